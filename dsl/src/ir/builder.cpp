@@ -1,0 +1,551 @@
+#include "tilefuse/ir/builder.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace tilefuse::ir {
+
+void Builder::fail(const std::string& what, const std::string& fix) const { user_error(what, loc_, fix); }
+
+void Builder::check_block_shape(const Shape& s, const char* what) const {
+  for (auto d : s)
+    if (!is_pow2(d))
+      fail(std::string("block shape ") + shape_str(s) + " in " + what + " is not a power of two",
+           "Tile dimensions must be powers of two: round the block size up (e.g. to " +
+               std::to_string(d <= 0 ? 1 : int64_t(1) << (64 - __builtin_clzll(uint64_t(d)) - (is_pow2(d) ? 1 : 0))) +
+               ") and mask the tail");
+}
+
+int Builder::normalize_axis(int axis, int rank, const char* what) const {
+  int a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
+    fail(std::string(what) + " axis " + std::to_string(axis) + " is out of range for a tile of rank " +
+             std::to_string(rank),
+         "Use an axis in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]");
+  return a;
+}
+
+Op* Builder::append(std::unique_ptr<Op> op) {
+  op->parent = block_;
+  op->loc = loc_;
+  block_->ops.push_back(std::move(op));
+  return block_->ops.back().get();
+}
+
+Op* Builder::create(OpKind k, std::vector<Value*> operands, std::vector<Type> result_types) {
+  auto op = std::make_unique<Op>(k);
+  op->operands = std::move(operands);
+  for (size_t i = 0; i < result_types.size(); ++i) {
+    Value* v = f_.new_value(result_types[i]);
+    v->def = op.get();
+    v->index = static_cast<int>(i);
+    op->results.push_back(v);
+  }
+  return append(std::move(op));
+}
+
+Value* Builder::param(const std::string& name, Type t, bool is_const) {
+  Value* v = f_.new_value(std::move(t));
+  v->block = &f_.body;
+  v->index = static_cast<int>(f_.body.args.size());
+  f_.body.args.push_back(v);
+  f_.params.push_back(Param{name, v, is_const});
+  return v;
+}
+
+Value* Builder::program_id(int axis) {
+  if (axis < 0 || axis > 2) fail("program_id axis " + std::to_string(axis) + " is out of range", "Use 0, 1 or 2");
+  Op* op = create(OpKind::ProgramId, {}, {Type::scalar(DType::i32)});
+  op->axis = axis;
+  return op->result();
+}
+
+Value* Builder::num_programs(int axis) {
+  if (axis < 0 || axis > 2) fail("num_programs axis " + std::to_string(axis) + " is out of range", "Use 0, 1 or 2");
+  Op* op = create(OpKind::NumPrograms, {}, {Type::scalar(DType::i32)});
+  op->axis = axis;
+  return op->result();
+}
+
+Value* Builder::const_int(int64_t v, Type t) {
+  if (t.is_ptr || is_float(t.dtype)) internal_error("const_int with non-integer type " + t.str());
+  check_block_shape(t.shape, "a constant tile");
+  Op* op = create(OpKind::Constant, {}, {t});
+  op->ival = t.dtype == DType::i1 ? (v != 0) : v;
+  return op->result();
+}
+
+Value* Builder::const_float(double v, Type t) {
+  if (t.is_ptr || !is_float(t.dtype)) internal_error("const_float with non-float type " + t.str());
+  check_block_shape(t.shape, "a constant tile");
+  Op* op = create(OpKind::Constant, {}, {t});
+  op->fval = v;
+  return op->result();
+}
+
+Value* Builder::constant(double v, Type t) {
+  return is_float(t.dtype) ? const_float(v, std::move(t)) : const_int(static_cast<int64_t>(v), std::move(t));
+}
+
+Value* Builder::arange(int64_t start, int64_t end) {
+  if (end <= start)
+    fail("arange(" + std::to_string(start) + ", " + std::to_string(end) + ") is empty",
+         "The end must be greater than the start");
+  check_block_shape({end - start}, "arange");
+  Op* op = create(OpKind::Arange, {}, {Type::tile(DType::i32, {end - start})});
+  op->start = start;
+  op->end = end;
+  return op->result();
+}
+
+Value* Builder::splat(Value* s, const Shape& shape) {
+  if (!s->type.is_scalar()) internal_error("splat of a tile");
+  if (shape.empty()) return s;
+  check_block_shape(shape, "a broadcast");
+  return create(OpKind::Splat, {s}, {s->type.with_shape(shape)})->result();
+}
+
+Shape Builder::broadcast_shapes(const Shape& a, const Shape& b, const char* what) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    int64_t db = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (da != db && da != 1 && db != 1)
+      fail(std::string("shape mismatch in ") + what + ": " + shape_str(a) + " vs " + shape_str(b),
+           "Operands must have equal shapes or broadcast by numpy rules (a dimension of 1 stretches); "
+           "use .col()/.row()/expand_dims to add dimensions");
+    out[i] = std::max(da, db);
+  }
+  return out;
+}
+
+Value* Builder::broadcast_to(Value* x, const Shape& shape) {
+  if (x->type.shape == shape) return x;
+  if (x->type.is_scalar()) return splat(x, shape);
+  if (x->type.rank() > static_cast<int>(shape.size()))
+    fail("cannot broadcast a tile of shape " + shape_str(x->type.shape) + " to " + shape_str(shape),
+         "The target shape must have at least the tile's rank");
+  Value* v = x;
+  while (v->type.rank() < static_cast<int>(shape.size())) v = expand_dims(v, 0);
+  for (int i = 0; i < v->type.rank(); ++i)
+    if (v->type.shape[i] != shape[i] && v->type.shape[i] != 1)
+      fail("cannot broadcast a tile of shape " + shape_str(x->type.shape) + " to " + shape_str(shape),
+           "Only dimensions of size 1 can be broadcast");
+  if (v->type.shape == shape) return v;
+  return create(OpKind::Broadcast, {v}, {v->type.with_shape(shape)})->result();
+}
+
+Value* Builder::expand_dims(Value* x, int axis) {
+  int r = x->type.rank();
+  int a = normalize_axis(axis, r + 1, "expand_dims");
+  Shape s = x->type.shape;
+  s.insert(s.begin() + a, 1);
+  Op* op = create(OpKind::ExpandDims, {x}, {x->type.with_shape(s)});
+  op->axis = a;
+  return op->result();
+}
+
+Value* Builder::reshape(Value* x, const Shape& shape) {
+  Type t = x->type.with_shape(shape);
+  if (t.numel() != x->type.numel())
+    fail("reshape from " + shape_str(x->type.shape) + " to " + shape_str(shape) + " changes the number of elements",
+         "The new shape must have " + std::to_string(x->type.numel()) + " elements");
+  check_block_shape(shape, "reshape");
+  if (shape == x->type.shape) return x;
+  return create(OpKind::Reshape, {x}, {t})->result();
+}
+
+Value* Builder::trans(Value* x, std::vector<int> perm) {
+  int r = x->type.rank();
+  if (r < 2) fail("trans of a tile of rank " + std::to_string(r), "trans needs a tile of rank 2 or more");
+  if (perm.empty()) {
+    perm.resize(r);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[r - 1], perm[r - 2]);
+  }
+  std::vector<int> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < r; ++i)
+    if (static_cast<int>(sorted.size()) != r || sorted[i] != i)
+      fail("trans permutation is not a permutation of the " + std::to_string(r) + " axes",
+           "Pass each axis exactly once");
+  Shape s(r);
+  for (int i = 0; i < r; ++i) s[i] = x->type.shape[perm[i]];
+  Op* op = create(OpKind::Trans, {x}, {x->type.with_shape(s)});
+  op->perm = perm;
+  return op->result();
+}
+
+Value* Builder::cast(Value* x, DType to) {
+  if (x->type.is_ptr) fail("cast of a pointer " + x->type.str(), "Offset pointers with +, do not cast them");
+  if (x->type.dtype == to) return x;
+  return create(OpKind::Cast, {x}, {x->type.with_dtype(to)})->result();
+}
+
+std::pair<Value*, Value*> Builder::unify(Value* a, Value* b, const char* what) {
+  if (a->type.is_ptr || b->type.is_ptr)
+    fail(std::string(what) + " of " + a->type.str() + " and " + b->type.str() + " involves a pointer",
+         "Only + with an integer offset is defined on pointers");
+  DType d = promote(a->type.dtype, b->type.dtype);
+  Shape s = broadcast_shapes(a->type.shape, b->type.shape, what);
+  return {broadcast_to(cast(a, d), s), broadcast_to(cast(b, d), s)};
+}
+
+Value* Builder::binary(BinaryOp opc, Value* a, Value* b) {
+  auto [x, y] = unify(a, b, name(opc));
+  DType d = x->type.dtype;
+  bool bitwise = opc == BinaryOp::And || opc == BinaryOp::Or || opc == BinaryOp::Xor ||
+                 opc == BinaryOp::Shl || opc == BinaryOp::Shr;
+  if (bitwise && is_float(d))
+    fail(std::string(name(opc)) + " is a bitwise op but its operands are " + name(d),
+         "Bitwise ops need integer or bool operands; cast first");
+  if (d == DType::i1 && !bitwise && opc != BinaryOp::Min && opc != BinaryOp::Max) {
+    x = cast(x, DType::i32);
+    y = cast(y, DType::i32);
+  }
+  Op* op = create(OpKind::Binary, {x, y}, {x->type});
+  op->code = static_cast<uint8_t>(opc);
+  return op->result();
+}
+
+Value* Builder::unary(UnaryOp opc, Value* a, bool approx) {
+  if (a->type.is_ptr) fail(std::string(name(opc)) + " of a pointer " + a->type.str(), "Load the values first");
+  Value* x = a;
+  bool math = opc != UnaryOp::Neg && opc != UnaryOp::Not && opc != UnaryOp::Abs;
+  if (math && !is_float(x->type.dtype)) x = cast(x, DType::f32);
+  if (opc == UnaryOp::Not && is_float(x->type.dtype))
+    fail(std::string("not of a float tile ") + x->type.str(), "Use a comparison or cast to an integer first");
+  if (opc == UnaryOp::Neg && x->type.dtype == DType::i1) x = cast(x, DType::i32);
+  Op* op = create(OpKind::Unary, {x}, {x->type});
+  op->code = static_cast<uint8_t>(opc);
+  op->approx = approx;
+  return op->result();
+}
+
+Value* Builder::compare(CmpPred p, Value* a, Value* b) {
+  auto [x, y] = unify(a, b, name(p));
+  Op* op = create(OpKind::Compare, {x, y}, {x->type.with_dtype(DType::i1)});
+  op->code = static_cast<uint8_t>(p);
+  return op->result();
+}
+
+Value* Builder::select(Value* cond, Value* a, Value* b) {
+  if (cond->type.is_ptr || cond->type.dtype != DType::i1)
+    fail("where condition has type " + cond->type.str() + ", not a bool",
+         "Pass a comparison result (e.g. cols < n) as the condition");
+  if (a->type.is_ptr || b->type.is_ptr) {
+    if (a->type.element() != b->type.element())
+      fail("where of different pointer types " + a->type.str() + " and " + b->type.str());
+    Shape s = broadcast_shapes(cond->type.shape, broadcast_shapes(a->type.shape, b->type.shape, "where"), "where");
+    return create(OpKind::Select, {broadcast_to(cond, s), broadcast_to(a, s), broadcast_to(b, s)},
+                  {a->type.with_shape(s)})->result();
+  }
+  auto [x, y] = unify(a, b, "where");
+  Shape s = broadcast_shapes(cond->type.shape, x->type.shape, "where");
+  x = broadcast_to(x, s);
+  y = broadcast_to(y, s);
+  return create(OpKind::Select, {broadcast_to(cond, s), x, y}, {x->type})->result();
+}
+
+Value* Builder::fma(Value* a, Value* b, Value* c) {
+  auto [x, y] = unify(a, b, "fma");
+  auto [xy, z] = unify(x, c, "fma");
+  if (!is_float(z->type.dtype)) {
+    z = cast(z, DType::f32);
+    xy = cast(xy, DType::f32);
+  }
+  x = broadcast_to(cast(x, z->type.dtype), z->type.shape);
+  y = broadcast_to(cast(y, z->type.dtype), z->type.shape);
+  return create(OpKind::Fma, {x, y, z}, {z->type})->result();
+}
+
+Value* Builder::add_ptr(Value* ptr, Value* offset) {
+  if (!ptr->type.is_ptr) internal_error("add_ptr on a non-pointer");
+  if (offset->type.is_ptr)
+    fail("pointer + pointer (" + ptr->type.str() + " + " + offset->type.str() + ")",
+         "Add an integer offset to a pointer; subtracting pointers is not supported");
+  if (!is_int(offset->type.dtype) || offset->type.dtype == DType::i1)
+    fail("pointer offset has type " + offset->type.str() + ", not an integer", "Cast the offset to i32 or i64");
+  Shape s = broadcast_shapes(ptr->type.shape, offset->type.shape, "pointer offset");
+  return create(OpKind::AddPtr, {broadcast_to(ptr, s), broadcast_to(offset, s)}, {ptr->type.with_shape(s)})->result();
+}
+
+Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
+  if (!ptr->type.is_ptr) fail("load from " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
+  std::vector<Value*> ops{ptr};
+  if (other && !mask) fail("load has an 'other' value but no mask", "Pass a mask; 'other' fills masked-off lanes");
+  if (mask) {
+    if (mask->type.is_ptr || mask->type.dtype != DType::i1)
+      fail("load mask has type " + mask->type.str() + ", not bool", "Pass a comparison such as cols < n");
+    Shape s = broadcast_shapes(ptr->type.shape, mask->type.shape, "load mask");
+    if (s != ptr->type.shape)
+      fail("load mask shape " + shape_str(mask->type.shape) + " does not match the pointer tile shape " +
+               shape_str(ptr->type.shape),
+           "The mask must have the pointer tile's shape (or broadcast to it)");
+    ops.push_back(broadcast_to(mask, s));
+    if (other) {
+      if (other->type.is_ptr) fail("load 'other' is a pointer");
+      if (!other->type.is_scalar() && broadcast_shapes(ptr->type.shape, other->type.shape, "load other") != ptr->type.shape)
+        fail("load 'other' shape " + shape_str(other->type.shape) + " does not match the pointer tile shape " +
+             shape_str(ptr->type.shape));
+      ops.push_back(broadcast_to(cast(other, ptr->type.dtype), ptr->type.shape));
+    }
+  }
+  Op* op = create(OpKind::Load, ops, {Type{ptr->type.dtype, false, ptr->type.shape}});
+  op->evict = e;
+  return op->result();
+}
+
+void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
+  if (!ptr->type.is_ptr) fail("store to " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
+  if (value->type.is_ptr) fail("store of a pointer value " + value->type.str());
+  if (value->type.dtype != ptr->type.dtype)
+    fail(std::string("store of a ") + name(value->type.dtype) + " value through a pointer to " + name(ptr->type.dtype),
+         std::string("Cast the value first: value.cast<") + name(ptr->type.dtype) + ">()");
+  if (!value->type.is_scalar() &&
+      broadcast_shapes(ptr->type.shape, value->type.shape, "store value") != ptr->type.shape)
+    fail("store value shape " + shape_str(value->type.shape) + " does not match the pointer tile shape " +
+         shape_str(ptr->type.shape));
+  std::vector<Value*> ops{ptr, broadcast_to(value, ptr->type.shape)};
+  if (mask) {
+    if (mask->type.is_ptr || mask->type.dtype != DType::i1)
+      fail("store mask has type " + mask->type.str() + ", not bool", "Pass a comparison such as cols < n");
+    Shape s = broadcast_shapes(ptr->type.shape, mask->type.shape, "store mask");
+    if (s != ptr->type.shape)
+      fail("store mask shape " + shape_str(mask->type.shape) + " does not match the pointer tile shape " +
+               shape_str(ptr->type.shape),
+           "The mask must have the pointer tile's shape (or broadcast to it)");
+    ops.push_back(broadcast_to(mask, s));
+  }
+  Op* op = create(OpKind::Store, ops, {});
+  op->evict = e;
+}
+
+Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask) {
+  if (!ptr->type.is_ptr) fail(std::string("atomic_") + name(a) + " on " + ptr->type.str() + ", which is not a pointer");
+  DType d = ptr->type.dtype;
+  if (d == DType::f16 || d == DType::bf16 || d == DType::i8 || d == DType::u8 || d == DType::i16 || d == DType::i1)
+    fail(std::string("atomic_") + name(a) + " on " + name(d) + " elements is not supported",
+         "Use i32, u32, i64, f32 or f64 elements");
+  if ((a == AtomicOp::Max || a == AtomicOp::Min) && d == DType::f64)
+    fail(std::string("atomic_") + name(a) + " on f64 is not supported", "Use f32 or an integer type");
+  Value* v = broadcast_to(cast(value, d), ptr->type.shape);
+  std::vector<Value*> ops{ptr, v};
+  if (mask) {
+    Shape s = broadcast_shapes(ptr->type.shape, mask->type.shape, "atomic mask");
+    if (s != ptr->type.shape || mask->type.dtype != DType::i1)
+      fail("atomic mask " + mask->type.str() + " does not match the pointer tile " + ptr->type.str());
+    ops.push_back(broadcast_to(mask, s));
+  }
+  Op* op = create(OpKind::AtomicRMW, ops, {Type{d, false, ptr->type.shape}});
+  op->code = static_cast<uint8_t>(a);
+  return op->result();
+}
+
+Value* Builder::atomic_cas(Value* ptr, Value* cmp, Value* value) {
+  if (!ptr->type.is_ptr) fail("atomic_cas on " + ptr->type.str() + ", which is not a pointer");
+  DType d = ptr->type.dtype;
+  if (d != DType::i32 && d != DType::u32 && d != DType::i64 && d != DType::f32)
+    fail(std::string("atomic_cas on ") + name(d) + " elements is not supported", "Use i32, u32, i64 or f32");
+  return create(OpKind::AtomicCas,
+                {ptr, broadcast_to(cast(cmp, d), ptr->type.shape), broadcast_to(cast(value, d), ptr->type.shape)},
+                {Type{d, false, ptr->type.shape}})->result();
+}
+
+Value* Builder::reduce(Value* x, int axis, ReduceKind k) {
+  if (k == ReduceKind::Custom) internal_error("use reduce_custom");
+  if (x->type.is_scalar()) fail(std::string(name(k)) + " of a scalar", "Reductions take a tile");
+  if (x->type.is_ptr) fail(std::string(name(k)) + " of a pointer tile");
+  int a = normalize_axis(axis, x->type.rank(), name(k));
+  Shape s = x->type.shape;
+  s.erase(s.begin() + a);
+  Value* in = x;
+  if (k == ReduceKind::Sum && in->type.dtype == DType::i1) in = cast(in, DType::i32);
+  DType d = (k == ReduceKind::Argmax || k == ReduceKind::Argmin) ? DType::i32 : in->type.dtype;
+  Op* op = create(OpKind::Reduce, {in}, {Type{d, false, s}});
+  op->axis = a;
+  op->code = static_cast<uint8_t>(k);
+  return op->result();
+}
+
+Value* Builder::reduce_custom(Value* x, int axis, const Combine& combine) {
+  if (x->type.is_scalar() || x->type.is_ptr) fail("reduce of " + x->type.str(), "Reductions take a tile of values");
+  int a = normalize_axis(axis, x->type.rank(), "reduce");
+  Shape s = x->type.shape;
+  s.erase(s.begin() + a);
+  Op* op = create(OpKind::Reduce, {x}, {x->type.with_shape(s)});
+  op->axis = a;
+  op->code = static_cast<uint8_t>(ReduceKind::Custom);
+  auto body = std::make_unique<Block>();
+  body->parent = op;
+  for (int i = 0; i < 2; ++i) {
+    Value* arg = f_.new_value(x->type.element());
+    arg->block = body.get();
+    arg->index = i;
+    body->args.push_back(arg);
+  }
+  Block* bb = body.get();
+  op->regions.push_back(std::move(body));
+  Block* saved = block_;
+  block_ = bb;
+  Value* r = combine(*this, bb->args[0], bb->args[1]);
+  if (r->type != x->type.element())
+    fail("reduce combine returns " + r->type.str() + " but the elements are " + x->type.element().str(),
+         "The combine function must return the element type");
+  create(OpKind::Yield, {r}, {});
+  block_ = saved;
+  return op->result();
+}
+
+Value* Builder::scan(Value* x, int axis, ReduceKind k) {
+  if (k != ReduceKind::Sum) fail(std::string("scan with ") + name(k) + " is not supported", "Use cumsum");
+  if (x->type.is_scalar() || x->type.is_ptr) fail("cumsum of " + x->type.str(), "Scans take a tile of values");
+  int a = normalize_axis(axis, x->type.rank(), "cumsum");
+  Value* in = x->type.dtype == DType::i1 ? cast(x, DType::i32) : x;
+  Op* op = create(OpKind::Scan, {in}, {in->type});
+  op->axis = a;
+  op->code = static_cast<uint8_t>(k);
+  return op->result();
+}
+
+Value* Builder::dot(Value* a, Value* b, Value* acc) {
+  if (a->type.rank() != 2 || b->type.rank() != 2)
+    fail("dot needs two rank-2 tiles, got " + a->type.str() + " and " + b->type.str(), "Reshape the operands to 2-D");
+  DType da = a->type.dtype, db = b->type.dtype;
+  bool ok = !a->type.is_ptr && !b->type.is_ptr && da == db &&
+            (da == DType::f16 || da == DType::bf16 || da == DType::f32);
+  if (!ok)
+    fail(std::string("dot does not support ") + a->type.str() + " x " + b->type.str() + " inputs",
+         "Supported: f16 x f16, bf16 x bf16 and f32 x f32 (accumulating in f32); cast the operands");
+  const Shape& sa = a->type.shape;
+  const Shape& sb = b->type.shape;
+  if (sa[1] != sb[0])
+    fail("dot inner dimensions differ: a is " + shape_str(sa) + ", b is " + shape_str(sb),
+         "a must be [M, K] and b [K, N]; transpose with trans() if needed");
+  Type rt = Type::tile(DType::f32, {sa[0], sb[1]});
+  if (!acc) acc = const_float(0.0, rt);
+  if (acc->type != rt)
+    fail("dot accumulator is " + acc->type.str() + " but the product is " + rt.str(),
+         "Pass an f32 accumulator of shape [M, N]");
+  return create(OpKind::Dot, {a, b, acc}, {rt})->result();
+}
+
+std::vector<Value*> Builder::for_(Value* lo, Value* hi, Value* step, const std::vector<Value*>& inits,
+                                  const ForBody& body) {
+  for (Value* v : {lo, hi, step})
+    if (!v->type.is_scalar() || v->type.is_ptr || !is_int(v->type.dtype) || v->type.dtype == DType::i1)
+      fail("for_range bounds must be integer scalars, got " + v->type.str(), "Pass I32/I64 values or integers");
+  DType d = promote(promote(lo->type.dtype, hi->type.dtype), step->type.dtype);
+  std::vector<Value*> operands{cast(lo, d), cast(hi, d), cast(step, d)};
+  std::vector<Type> types;
+  for (Value* v : inits) {
+    operands.push_back(v);
+    types.push_back(v->type);
+  }
+  Op* op = create(OpKind::For, operands, types);
+  auto region = std::make_unique<Block>();
+  region->parent = op;
+  Value* iv = f_.new_value(Type::scalar(d));
+  iv->block = region.get();
+  region->args.push_back(iv);
+  std::vector<Value*> iters;
+  for (size_t i = 0; i < inits.size(); ++i) {
+    Value* a = f_.new_value(inits[i]->type);
+    a->block = region.get();
+    a->index = static_cast<int>(i + 1);
+    region->args.push_back(a);
+    iters.push_back(a);
+  }
+  Block* rb = region.get();
+  op->regions.push_back(std::move(region));
+  Block* saved = block_;
+  SourceLoc saved_loc = loc_;
+  block_ = rb;
+  std::vector<Value*> yields = body(*this, iv, iters);
+  block_ = saved;
+  loc_ = saved_loc;
+  if (yields.size() != inits.size())
+    internal_error("for_ body yields " + std::to_string(yields.size()) + " values for " +
+                   std::to_string(inits.size()) + " iteration values");
+  for (size_t i = 0; i < yields.size(); ++i)
+    if (yields[i]->type != inits[i]->type)
+      fail("loop-carried value #" + std::to_string(i) + " changes type inside the loop: " + inits[i]->type.str() +
+               " before the loop, " + yields[i]->type.str() + " at the end of the body",
+           "A value assigned in a for_range body must keep its shape and dtype; cast or reshape it back, "
+           "or use a new variable");
+  // Drop invariant iteration values: uses of the argument become uses of the init.
+  std::vector<Value*> results(op->results.begin(), op->results.end());
+  std::vector<Value*> out(inits.size());
+  std::vector<Value*> kept_yields;
+  std::vector<Value*> new_results;
+  std::vector<Value*> new_args{iv};
+  std::vector<Value*> new_operands(op->operands.begin(), op->operands.begin() + 3);
+  for (size_t i = 0; i < inits.size(); ++i) {
+    if (yields[i] == iters[i]) {
+      replace_uses(*rb, iters[i], inits[i]);
+      out[i] = inits[i];
+    } else {
+      iters[i]->index = static_cast<int>(new_args.size());
+      new_args.push_back(iters[i]);
+      new_operands.push_back(inits[i]);
+      results[i]->index = static_cast<int>(new_results.size());
+      new_results.push_back(results[i]);
+      kept_yields.push_back(yields[i]);
+      out[i] = results[i];
+    }
+  }
+  rb->args = new_args;
+  op->operands = new_operands;
+  op->results = new_results;
+  block_ = rb;
+  create(OpKind::Yield, kept_yields, {});
+  block_ = saved;
+  return out;
+}
+
+std::vector<Value*> Builder::if_(Value* cond, const Branch& then_branch, const Branch& else_branch) {
+  if (!cond->type.is_scalar() || cond->type.is_ptr || cond->type.dtype != DType::i1)
+    fail("if_ condition must be a bool scalar, got " + cond->type.str(),
+         "Compare scalars (e.g. pid < n) for the condition; use where() for tiles");
+  Op* op = create(OpKind::If, {cond}, {});
+  Block* saved = block_;
+  SourceLoc saved_loc = loc_;
+  std::vector<Value*> ys[2];
+  for (int i = 0; i < 2; ++i) {
+    auto region = std::make_unique<Block>();
+    region->parent = op;
+    block_ = region.get();
+    op->regions.push_back(std::move(region));
+    const Branch& br = i == 0 ? then_branch : else_branch;
+    if (br) ys[i] = br(*this);
+    loc_ = saved_loc;
+  }
+  if (ys[0].size() != ys[1].size())
+    internal_error("if_ branches yield different numbers of values");
+  for (size_t i = 0; i < ys[0].size(); ++i) {
+    if (ys[0][i]->type != ys[1][i]->type)
+      fail("if_ branches give value #" + std::to_string(i) + " different types: " + ys[0][i]->type.str() +
+               " in then, " + ys[1][i]->type.str() + " in else",
+           "Both branches must assign values of the same shape and dtype");
+    Value* r = f_.new_value(ys[0][i]->type);
+    r->def = op;
+    r->index = static_cast<int>(i);
+    op->results.push_back(r);
+  }
+  for (int i = 0; i < 2; ++i) {
+    block_ = op->region(i);
+    create(OpKind::Yield, ys[i], {});
+  }
+  block_ = saved;
+  return op->results;
+}
+
+void replace_uses(Block& b, Value* from, Value* to) {
+  walk(b, [&](Op& op) {
+    for (auto*& o : op.operands)
+      if (o == from) o = to;
+  });
+}
+
+}  // namespace tilefuse::ir

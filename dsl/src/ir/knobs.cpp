@@ -1,0 +1,63 @@
+#include "tilefuse/ir/knobs.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "tilefuse/ir/errors.hpp"
+
+namespace tilefuse {
+
+const std::vector<Knob>& knobs() {
+  static const std::vector<Knob> all = {
+      {"TILEFUSE_DUMP_IR", "print the tile IR after tracing and after each pass (1 or kernel names)", false},
+      {"TILEFUSE_DUMP_LLVM", "print the LLVM IR before and after optimization (1 or kernel names)", false},
+      {"TILEFUSE_DUMP_PTX", "print the generated PTX (1 or kernel names)", false},
+      {"TILEFUSE_DEBUG", "explain backend decisions, e.g. why a load was not vectorized", false},
+      {"TILEFUSE_CACHE_DIR", "directory of the on-disk kernel and autotuning caches", false},
+      {"TILEFUSE_NO_CACHE", "disable the on-disk kernel cache", false},
+      {"TILEFUSE_EXECUTOR", "force the executor: interp or cuda", false},
+      {"TILEFUSE_AUTOTUNE", "autotuning mode: off, cached or always", false},
+      {"TILEFUSE_PRINT_AUTOTUNING", "print the autotuner's choice and tuning time", false},
+      {"TILEFUSE_PTX_OPT", "LLVM optimization level for device code (0-3)", true},
+      {"TILEFUSE_FAST_MATH", "allow approximate exp/log/div for all math ops", true},
+  };
+  return all;
+}
+
+static const Knob* find(const char* name) {
+  for (auto& k : knobs())
+    if (std::strcmp(k.name, name) == 0) return &k;
+  return nullptr;
+}
+
+std::string knob(const char* name) {
+  if (!find(name)) internal_error(std::string("unregistered knob ") + name);
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+bool knob_on(const char* name) {
+  std::string v = knob(name);
+  return !v.empty() && v != "0" && v != "off" && v != "false";
+}
+
+bool knob_selects(const char* name, const std::string& kernel) {
+  std::string v = knob(name);
+  if (v.empty() || v == "0" || v == "off") return false;
+  if (v == "1" || v == "on" || v == "all") return true;
+  std::stringstream ss(v);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (item == kernel) return true;
+  return false;
+}
+
+std::string cache_affecting_knobs() {
+  std::string r;
+  for (auto& k : knobs())
+    if (k.invalidates_cache) r += std::string(k.name) + "=" + knob(k.name) + ";";
+  return r;
+}
+
+}  // namespace tilefuse
