@@ -523,22 +523,32 @@ std::vector<Value*> Builder::if_(Value* cond, const Branch& then_branch, const B
   }
   if (ys[0].size() != ys[1].size())
     internal_error("if_ branches yield different numbers of values");
+  // A value both branches leave the same needs no result.
+  std::vector<Value*> out(ys[0].size());
+  std::vector<Value*> kept[2];
   for (size_t i = 0; i < ys[0].size(); ++i) {
     if (ys[0][i]->type != ys[1][i]->type)
       fail("if_ branches give value #" + std::to_string(i) + " different types: " + ys[0][i]->type.str() +
                " in then, " + ys[1][i]->type.str() + " in else",
            "Both branches must assign values of the same shape and dtype");
+    if (ys[0][i] == ys[1][i]) {
+      out[i] = ys[0][i];
+      continue;
+    }
     Value* r = f_.new_value(ys[0][i]->type);
     r->def = op;
-    r->index = static_cast<int>(i);
+    r->index = static_cast<int>(op->results.size());
     op->results.push_back(r);
+    kept[0].push_back(ys[0][i]);
+    kept[1].push_back(ys[1][i]);
+    out[i] = r;
   }
   for (int i = 0; i < 2; ++i) {
     block_ = op->region(i);
-    create(OpKind::Yield, ys[i], {});
+    create(OpKind::Yield, kept[i], {});
   }
   block_ = saved;
-  return op->results;
+  return out;
 }
 
 void replace_uses(Block& b, Value* from, Value* to) {
