@@ -1,0 +1,43 @@
+#pragma once
+// A launch configuration: meta-parameter values + num_warps + num_stages.
+// {{"BLOCK", 1024}, num_warps(4)} builds one.
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+
+namespace tilefuse {
+
+struct ConfigItem {
+  std::string name;
+  int64_t value;
+  ConfigItem(const char* n, int64_t v) : name(n), value(v) {}
+  ConfigItem(std::string n, int64_t v) : name(std::move(n)), value(v) {}
+};
+inline ConfigItem num_warps(int w) { return {"num_warps", w}; }
+inline ConfigItem num_stages(int s) { return {"num_stages", s}; }
+
+struct Config {
+  std::map<std::string, int64_t> meta;
+  int num_warps = 4;
+  int num_stages = 1;
+
+  Config() = default;
+  Config(std::initializer_list<ConfigItem> items) {
+    for (auto& it : items) set(it.name, it.value);
+  }
+  Config& set(const std::string& name, int64_t v) {
+    if (name == "num_warps") num_warps = static_cast<int>(v);
+    else if (name == "num_stages") num_stages = static_cast<int>(v);
+    else meta[name] = v;
+    return *this;
+  }
+  bool has(const std::string& name) const { return meta.count(name) != 0; }
+  int64_t get(const std::string& name) const { return meta.at(name); }
+  // "BLOCK=1024 num_warps=4 num_stages=1": stable, also the cache-key form.
+  std::string str() const;
+  bool operator==(const Config& o) const = default;
+  bool operator<(const Config& o) const { return str() < o.str(); }
+};
+
+}  // namespace tilefuse

@@ -1,0 +1,306 @@
+#pragma once
+// The DSL's named operations: indices, constructors, shape ops, math, memory,
+// reductions, scans and dot. Each takes the caller's source location as a defaulted
+// last argument, so trace-time errors name the user's line.
+#include <algorithm>
+#include <cstddef>
+#include <source_location>
+
+#include "tilefuse/dsl/tile.hpp"
+
+namespace tilefuse {
+
+using loc_t = std::source_location;
+#define TF_HERE loc_t loc = loc_t::current()
+
+namespace detail {
+template <class T>
+int64_t as_int(const T& v) {
+  if constexpr (MetaLike<T>) return v.meta_value();
+  else return static_cast<int64_t>(v);
+}
+template <size_t R>
+ir::Shape to_shape(const int64_t (&dims)[R]) {
+  return ir::Shape(dims, dims + R);
+}
+// A tile or a C++ number, as an IR value next to element type E.
+template <class E, class X>
+ir::Value* value_of(ir::Builder& b, const X& x) {
+  if constexpr (is_tile_v<X>) return x.value;
+  else return literal<E>(b, x);
+}
+template <class X, class E>
+struct elem_or { using type = E; };
+template <class T, int R, class E>
+struct elem_or<Tile<T, R>, E> { using type = T; };
+template <class X>
+constexpr int rank_of() {
+  if constexpr (is_tile_v<X>) return std::remove_cvref_t<X>::rank;
+  else return 0;
+}
+}  // namespace detail
+
+// ---- program indices ----
+inline I32 program_id(int axis, TF_HERE) { return I32(detail::builder("program_id", loc).program_id(axis)); }
+inline I32 num_programs(int axis, TF_HERE) { return I32(detail::builder("num_programs", loc).num_programs(axis)); }
+
+// arange(start, end): the integers [start, end) as a 1-D i32 tile; end - start must be a power of two.
+template <class A, class B>
+  requires Literal<A> && Literal<B>
+Tile<int32_t, 1> arange(const A& start, const B& end, TF_HERE) {
+  return Tile<int32_t, 1>(detail::builder("arange", loc).arange(detail::as_int(start), detail::as_int(end)));
+}
+
+// ---- constructors ----
+template <class T, size_t R>
+Tile<T, static_cast<int>(R)> full(const int64_t (&shape)[R], double value, TF_HERE) {
+  return Tile<T, static_cast<int>(R)>(
+      detail::builder("full", loc).constant(value, detail::type_for<T>(detail::to_shape(shape))));
+}
+template <class T, size_t R>
+Tile<T, static_cast<int>(R)> zeros(const int64_t (&shape)[R], TF_HERE) {
+  return full<T>(shape, 0.0, loc);
+}
+// A scalar constant of element type T.
+template <class T>
+Scalar<T> scalar(double value, TF_HERE) {
+  return Scalar<T>(detail::builder("scalar", loc).constant(value, detail::type_for<T>({})));
+}
+
+// ---- shape manipulation ----
+template <class T, int R>
+Tile<T, R + 1> expand_dims(const Tile<T, R>& x, int axis, TF_HERE) {
+  return Tile<T, R + 1>(detail::builder("expand_dims", loc).expand_dims(x.value, axis));
+}
+template <int R2, class T, int R>
+Tile<T, R2> reshape(const Tile<T, R>& x, const int64_t (&shape)[R2], TF_HERE) {
+  return Tile<T, R2>(detail::builder("reshape", loc).reshape(x.value, detail::to_shape(shape)));
+}
+template <class T, int R>
+Tile<T, R> trans(const Tile<T, R>& x, TF_HERE) {
+  static_assert(R >= 2, "trans needs a tile of rank 2 or more");
+  return Tile<T, R>(detail::builder("trans", loc).trans(x.value));
+}
+template <class T, int R, size_t R2>
+Tile<T, static_cast<int>(R2)> broadcast_to(const Tile<T, R>& x, const int64_t (&shape)[R2], TF_HERE) {
+  static_assert(static_cast<int>(R2) >= R, "broadcast_to cannot lower the rank");
+  return Tile<T, static_cast<int>(R2)>(detail::builder("broadcast_to", loc).broadcast_to(x.value, detail::to_shape(shape)));
+}
+template <class U, class T, int R>
+Tile<U, R> cast(const Tile<T, R>& x, TF_HERE) {
+  return x.template cast<U>(loc);
+}
+
+// ---- element-wise math ----
+#define TF_UNARY_MATH(fn, opcode, approx_flag)                                                      \
+  template <class T, int R>                                                                         \
+  auto fn(const Tile<T, R>& x, TF_HERE) {                                                           \
+    static_assert(!is_ptr_elem_v<T>, #fn ": not defined on pointers");                               \
+    using RT = std::conditional_t<is_float(dtype_v<T>), T, float>;                                   \
+    return Tile<RT, R>(detail::builder(#fn, loc).unary(ir::UnaryOp::opcode, x.value, approx_flag)); \
+  }
+TF_UNARY_MATH(exp, Exp, false)
+TF_UNARY_MATH(exp2, Exp2, false)
+TF_UNARY_MATH(log, Log, false)
+TF_UNARY_MATH(log2, Log2, false)
+TF_UNARY_MATH(sqrt, Sqrt, false)
+TF_UNARY_MATH(rsqrt, Rsqrt, false)
+TF_UNARY_MATH(sin, Sin, false)
+TF_UNARY_MATH(cos, Cos, false)
+TF_UNARY_MATH(tanh, Tanh, false)
+TF_UNARY_MATH(erf, Erf, false)
+TF_UNARY_MATH(sigmoid, Sigmoid, false)
+TF_UNARY_MATH(floor, Floor, false)
+TF_UNARY_MATH(ceil, Ceil, false)
+// Hardware approximations (ex2.approx, rsqrt.approx): a few ulp, much faster.
+TF_UNARY_MATH(fast_exp, Exp, true)
+TF_UNARY_MATH(fast_exp2, Exp2, true)
+TF_UNARY_MATH(fast_rsqrt, Rsqrt, true)
+#undef TF_UNARY_MATH
+
+template <class T, int R>
+Tile<T, R> abs(const Tile<T, R>& x, TF_HERE) {
+  static_assert(!is_ptr_elem_v<T>, "abs: not defined on pointers");
+  return Tile<T, R>(detail::builder("abs", loc).unary(ir::UnaryOp::Abs, x.value));
+}
+
+// minimum/maximum: element-wise, with promotion and broadcasting.
+#define TF_BINARY_FN(fn, opcode)                                                                         \
+  template <class A, class B>                                                                            \
+    requires(is_tile_v<A> || is_tile_v<B>)                                                               \
+  auto fn(const A& a, const B& b, TF_HERE) {                                                             \
+    using AE = typename detail::elem_or<std::remove_cvref_t<A>, typename detail::elem_or<std::remove_cvref_t<B>, float>::type>::type; \
+    using BE = typename detail::elem_or<std::remove_cvref_t<B>, AE>::type;                               \
+    constexpr int RR = detail::rank_of<A>() > detail::rank_of<B>() ? detail::rank_of<A>() : detail::rank_of<B>(); \
+    ir::Builder& bld = detail::builder(#fn, loc);                                                        \
+    return Tile<promote_t<AE, BE>, RR>(bld.binary(ir::BinaryOp::opcode, detail::value_of<AE>(bld, a),    \
+                                                  detail::value_of<BE>(bld, b)));                        \
+  }
+TF_BINARY_FN(minimum, Min)
+TF_BINARY_FN(maximum, Max)
+#undef TF_BINARY_FN
+
+// fma(a, b, c) = a * b + c with one rounding.
+template <class A, class B, class C>
+  requires is_tile_v<A>
+auto fma(const A& a, const B& b, const C& c, TF_HERE) {
+  using E = typename std::remove_cvref_t<A>::element_type;
+  using BE = typename detail::elem_or<std::remove_cvref_t<B>, E>::type;
+  using CE = typename detail::elem_or<std::remove_cvref_t<C>, E>::type;
+  using P = promote_t<promote_t<E, BE>, CE>;
+  using RE = std::conditional_t<is_float(dtype_v<P>), P, float>;
+  constexpr int RR = std::max({detail::rank_of<A>(), detail::rank_of<B>(), detail::rank_of<C>()});
+  ir::Builder& bld = detail::builder("fma", loc);
+  return Tile<RE, RR>(bld.fma(a.value, detail::value_of<E>(bld, b), detail::value_of<E>(bld, c)));
+}
+
+// where(cond, a, b): a where cond is true, else b (broadcasting all three).
+template <int RC, class A, class B>
+auto where(const Tile<bool, RC>& cond, const A& a, const B& b, TF_HERE) {
+  static_assert(is_tile_v<A> || is_tile_v<B>, "where: at least one of the values must be a tile or scalar handle");
+  using AE = typename detail::elem_or<std::remove_cvref_t<A>, typename detail::elem_or<std::remove_cvref_t<B>, float>::type>::type;
+  using BE = typename detail::elem_or<std::remove_cvref_t<B>, AE>::type;
+  constexpr int RR = std::max({RC, detail::rank_of<A>(), detail::rank_of<B>()});
+  ir::Builder& bld = detail::builder("where", loc);
+  using RE = std::conditional_t<is_ptr_elem_v<AE>, AE, promote_t<AE, BE>>;
+  return Tile<RE, RR>(bld.select(cond.value, detail::value_of<AE>(bld, a), detail::value_of<BE>(bld, b)));
+}
+
+// cdiv(a, b) = ceil(a / b) for positive integers.
+template <class A, class B>
+auto cdiv(const A& a, const B& b, TF_HERE) {
+  if constexpr (!is_tile_v<A> && !is_tile_v<B>) {
+    return (detail::as_int(a) + detail::as_int(b) - 1) / detail::as_int(b);
+  } else {
+    static_assert(is_tile_v<A>, "cdiv: put the tile first or use plain integers");
+    return detail::binary_op<ir::BinaryOp::Div>(
+        detail::binary_op<ir::BinaryOp::Sub>(detail::binary_op<ir::BinaryOp::Add>(a, b, loc), 1, loc), b, loc);
+  }
+}
+
+// ---- memory ----
+enum class Cache { Normal, EvictFirst, EvictLast };
+namespace detail {
+inline ir::Evict to_evict(Cache c) {
+  return c == Cache::EvictFirst ? ir::Evict::First : c == Cache::EvictLast ? ir::Evict::Last : ir::Evict::Normal;
+}
+}  // namespace detail
+
+// load(ptrs [, mask [, other]]): masked-off lanes read `other` (0 when absent) and never touch memory.
+template <class T, int R>
+Tile<std::remove_const_t<T>, R> load(const Tile<PtrTo<T>, R>& ptrs, TF_HERE) {
+  return Tile<std::remove_const_t<T>, R>(detail::builder("load", loc).load(ptrs.value));
+}
+template <class T, int R, int RM>
+Tile<std::remove_const_t<T>, R> load(const Tile<PtrTo<T>, R>& ptrs, const Tile<bool, RM>& mask, TF_HERE) {
+  static_assert(RM <= R, "load: the mask has a higher rank than the pointer tile");
+  return Tile<std::remove_const_t<T>, R>(detail::builder("load", loc).load(ptrs.value, mask.value));
+}
+template <class T, int R, int RM, class O>
+Tile<std::remove_const_t<T>, R> load(const Tile<PtrTo<T>, R>& ptrs, const Tile<bool, RM>& mask, const O& other,
+                                     Cache cache = Cache::Normal, TF_HERE) {
+  static_assert(RM <= R, "load: the mask has a higher rank than the pointer tile");
+  using E = std::remove_const_t<T>;
+  ir::Builder& b = detail::builder("load", loc);
+  ir::Value* o = detail::value_of<E>(b, other);
+  return Tile<E, R>(b.load(ptrs.value, mask.value, o, detail::to_evict(cache)));
+}
+
+template <class T, int R, class V>
+void store(const Tile<PtrTo<T>, R>& ptrs, const V& value, TF_HERE) {
+  static_assert(!std::is_const_v<T>, "store: this pointer is Ptr<const T>, which is read-only");
+  static_assert(is_tile_v<V>, "store: the value must be a tile or scalar handle");
+  static_assert(std::is_same_v<typename V::element_type, T>,
+                "store: the value's dtype differs from the pointee type; convert it first with .cast<T>()");
+  static_assert(V::rank <= R, "store: the value has a higher rank than the pointer tile");
+  detail::builder("store", loc).store(ptrs.value, value.value);
+}
+template <class T, int R, class V, int RM>
+void store(const Tile<PtrTo<T>, R>& ptrs, const V& value, const Tile<bool, RM>& mask, Cache cache = Cache::Normal,
+           TF_HERE) {
+  static_assert(!std::is_const_v<T>, "store: this pointer is Ptr<const T>, which is read-only");
+  static_assert(is_tile_v<V>, "store: the value must be a tile or scalar handle");
+  static_assert(std::is_same_v<typename V::element_type, T>,
+                "store: the value's dtype differs from the pointee type; convert it first with .cast<T>()");
+  static_assert(V::rank <= R && RM <= R, "store: the value or mask has a higher rank than the pointer tile");
+  detail::builder("store", loc).store(ptrs.value, value.value, mask.value, detail::to_evict(cache));
+}
+
+// Atomics return the previous values.
+#define TF_ATOMIC(fn, opcode)                                                                       \
+  template <class T, int R, class V>                                                                \
+  Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, TF_HERE) {                           \
+    static_assert(!std::is_const_v<T>, #fn ": this pointer is Ptr<const T>, which is read-only");   \
+    ir::Builder& b = detail::builder(#fn, loc);                                                     \
+    return Tile<T, R>(b.atomic_rmw(ir::AtomicOp::opcode, ptrs.value, detail::value_of<T>(b, value))); \
+  }                                                                                                 \
+  template <class T, int R, class V, int RM>                                                        \
+  Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, const Tile<bool, RM>& mask, TF_HERE) { \
+    static_assert(!std::is_const_v<T>, #fn ": this pointer is Ptr<const T>, which is read-only");   \
+    ir::Builder& b = detail::builder(#fn, loc);                                                     \
+    return Tile<T, R>(b.atomic_rmw(ir::AtomicOp::opcode, ptrs.value, detail::value_of<T>(b, value), mask.value)); \
+  }
+TF_ATOMIC(atomic_add, Add)
+TF_ATOMIC(atomic_max, Max)
+TF_ATOMIC(atomic_min, Min)
+TF_ATOMIC(atomic_xchg, Xchg)
+#undef TF_ATOMIC
+
+template <class T, int R, class C, class V>
+Tile<T, R> atomic_cas(const Tile<PtrTo<T>, R>& ptrs, const C& cmp, const V& value, TF_HERE) {
+  static_assert(!std::is_const_v<T>, "atomic_cas: this pointer is Ptr<const T>, which is read-only");
+  ir::Builder& b = detail::builder("atomic_cas", loc);
+  return Tile<T, R>(b.atomic_cas(ptrs.value, detail::value_of<T>(b, cmp), detail::value_of<T>(b, value)));
+}
+
+// ---- reductions and scans ----
+#define TF_REDUCE(fn, kind, ...)                                                      \
+  template <class T, int R>                                                           \
+  auto fn(const Tile<T, R>& x, int axis, TF_HERE) {                                   \
+    static_assert(R >= 1, #fn ": needs a tile, not a scalar");                        \
+    static_assert(!is_ptr_elem_v<T>, #fn ": not defined on pointer tiles");           \
+    using E = __VA_ARGS__;                                                            \
+    return Tile<E, R - 1>(detail::builder(#fn, loc).reduce(x.value, axis, ir::ReduceKind::kind)); \
+  }
+TF_REDUCE(sum, Sum, std::conditional_t<std::is_same_v<T, bool>, int32_t, T>)
+TF_REDUCE(max, Max, T)
+TF_REDUCE(min, Min, T)
+TF_REDUCE(argmax, Argmax, int32_t)
+TF_REDUCE(argmin, Argmin, int32_t)
+#undef TF_REDUCE
+
+// reduce(x, axis, combine): a user-supplied associative combine of two scalars.
+template <class T, int R, class F>
+Tile<T, R - 1> reduce(const Tile<T, R>& x, int axis, F&& combine, TF_HERE) {
+  static_assert(R >= 1, "reduce: needs a tile, not a scalar");
+  static_assert(std::is_invocable_v<F, Scalar<T>, Scalar<T>>, "reduce: combine must take two Scalar<T> values");
+  ir::Builder& b = detail::builder("reduce", loc);
+  return Tile<T, R - 1>(b.reduce_custom(x.value, axis, [&](ir::Builder&, ir::Value* l, ir::Value* r) {
+    Scalar<T> ls(l), rs(r);
+    auto out = combine(ls, rs);
+    static_assert(is_tile_v<decltype(out)>, "reduce: combine must return a DSL scalar");
+    return out.value;
+  }));
+}
+
+template <class T, int R>
+auto cumsum(const Tile<T, R>& x, int axis, TF_HERE) {
+  static_assert(R >= 1, "cumsum: needs a tile, not a scalar");
+  using E = std::conditional_t<std::is_same_v<T, bool>, int32_t, T>;
+  return Tile<E, R>(detail::builder("cumsum", loc).scan(x.value, axis, ir::ReduceKind::Sum));
+}
+
+// ---- matrix multiply ----
+// dot(a [M, K], b [K, N] [, acc [M, N] f32]) -> [M, N] f32; f16/bf16/f32 inputs.
+template <class A, int RA, class B, int RB>
+Tile<float, 2> dot(const Tile<A, RA>& a, const Tile<B, RB>& b, TF_HERE) {
+  static_assert(RA == 2 && RB == 2, "dot: both operands must be rank-2 tiles ([M, K] and [K, N])");
+  return Tile<float, 2>(detail::builder("dot", loc).dot(a.value, b.value));
+}
+template <class A, int RA, class B, int RB>
+Tile<float, 2> dot(const Tile<A, RA>& a, const Tile<B, RB>& b, const Tile<float, 2>& acc, TF_HERE) {
+  static_assert(RA == 2 && RB == 2, "dot: both operands must be rank-2 tiles ([M, K] and [K, N])");
+  return Tile<float, 2>(detail::builder("dot", loc).dot(a.value, b.value, acc.value));
+}
+
+}  // namespace tilefuse

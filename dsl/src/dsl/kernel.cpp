@@ -1,0 +1,169 @@
+#include "tilefuse/dsl/kernel.hpp"
+
+#include <cctype>
+
+#include "tilefuse/ir/passes.hpp"
+
+namespace tilefuse {
+
+std::string Config::str() const {
+  std::string r;
+  for (auto& [k, v] : meta) r += k + "=" + std::to_string(v) + " ";
+  return r + "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages);
+}
+
+std::string ParamInfo::type_str() const {
+  switch (kind) {
+    case Kind::Pointer: return std::string("Ptr<") + (is_const ? "const " : "") + tilefuse::name(dtype) + ">";
+    case Kind::Meta: return "Meta<" + name + ">";
+    case Kind::Scalar: break;
+  }
+  std::string n = tilefuse::name(dtype);
+  for (auto& c : n) c = static_cast<char>(std::toupper(c));
+  return n;
+}
+
+KernelBase::KernelBase(std::string name, std::vector<ParamInfo> params, SourceLoc defined_at)
+    : name_(std::move(name)), params_(std::move(params)), defined_at_(std::move(defined_at)) {}
+
+std::vector<std::string> KernelBase::meta_names() const {
+  std::vector<std::string> r;
+  for (auto& p : params_)
+    if (p.kind == ParamInfo::Kind::Meta) r.push_back(p.name);
+  return r;
+}
+
+int KernelBase::num_runtime_params() const {
+  int n = 0;
+  for (auto& p : params_) n += p.kind != ParamInfo::Kind::Meta;
+  return n;
+}
+
+void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
+  std::string metas;
+  for (auto& m : meta_names()) metas += (metas.empty() ? "" : ", ") + m;
+  for (auto& m : meta_names())
+    if (!cfg.has(m))
+      user_error("kernel '" + name_ + "' needs meta-parameter " + m + ", but the launch config {" + cfg.str() +
+                     "} does not set it",
+                 loc, "Add {\"" + m + "\", <value>} to the config");
+  for (auto& [k, v] : cfg.meta) {
+    bool known = false;
+    for (auto& m : meta_names()) known |= m == k;
+    if (!known)
+      user_error("the launch config sets '" + k + "', which is not a meta-parameter of kernel '" + name_ + "'", loc,
+                 metas.empty() ? "This kernel has no meta-parameters" : "Its meta-parameters are: " + metas);
+  }
+  if (cfg.num_warps < 1 || cfg.num_warps > 32 || (cfg.num_warps & (cfg.num_warps - 1)))
+    user_error("num_warps = " + std::to_string(cfg.num_warps) + " for kernel '" + name_ + "'", loc,
+               "num_warps must be a power of two from 1 to 32");
+  if (cfg.num_stages < 1) user_error("num_stages must be at least 1", loc);
+}
+
+static std::string describe(const ArgValue& a) {
+  switch (a.kind) {
+    case ArgValue::Kind::HostBuffer: return std::string("a host buffer of ") + name(a.dtype);
+    case ArgValue::Kind::DevicePtr: return std::string("a device buffer of ") + name(a.dtype);
+    case ArgValue::Kind::Int: return std::string("an integer (") + name(a.dtype) + ")";
+    case ArgValue::Kind::Float: return std::string("a float (") + name(a.dtype) + ")";
+  }
+  return "?";
+}
+
+void KernelBase::check_args(std::vector<ArgValue>& args, const SourceLoc& loc) const {
+  std::string sig;
+  for (auto& p : params_)
+    if (p.kind != ParamInfo::Kind::Meta) sig += (sig.empty() ? "" : ", ") + p.name + ": " + p.type_str();
+  int n = num_runtime_params();
+  if (static_cast<int>(args.size()) != n)
+    user_error("kernel '" + name_ + "' takes " + std::to_string(n) + " arguments (" + sig + ") but the launch passes " +
+                   std::to_string(args.size()),
+               loc, "Pass one argument per non-Meta parameter, in order");
+  int i = 0;
+  for (auto& p : params_) {
+    if (p.kind == ParamInfo::Kind::Meta) continue;
+    ArgValue& a = args[i];
+    std::string which = "argument " + std::to_string(i + 1) + " ('" + p.name + "') of kernel '" + name_ + "'";
+    if (p.kind == ParamInfo::Kind::Pointer) {
+      if (!a.is_buffer() || a.dtype != p.dtype)
+        user_error(which + " must be a buffer of " + tilefuse::name(p.dtype) + " (" + p.type_str() + "), got " + describe(a), loc,
+                   std::string("Pass a std::span/std::vector of ") + tilefuse::name(p.dtype) + " or a DeviceBuffer of it");
+    } else if (is_float(p.dtype)) {
+      if (a.kind != ArgValue::Kind::Float && a.kind != ArgValue::Kind::Int)
+        user_error(which + " must be a number (" + p.type_str() + "), got " + describe(a), loc);
+      if (a.kind == ArgValue::Kind::Int) a = ArgValue::real(static_cast<double>(a.i), p.dtype);
+      a.dtype = p.dtype;
+    } else {
+      if (a.kind != ArgValue::Kind::Int)
+        user_error(which + " must be an integer (" + p.type_str() + "), got " + describe(a), loc,
+                   "Pass an integer value");
+      int bits = bit_width(p.dtype);
+      bool fits = bits >= 64 || (is_unsigned(p.dtype) ? (a.i >= 0 && a.i < (int64_t(1) << bits))
+                                                      : (a.i >= -(int64_t(1) << (bits - 1)) && a.i < (int64_t(1) << (bits - 1))));
+      if (!fits)
+        user_error(which + " is " + std::to_string(a.i) + ", which does not fit " + p.type_str(), loc,
+                   "Declare the parameter wider (e.g. I64) or pass a smaller value");
+      a.dtype = p.dtype;
+    }
+    ++i;
+  }
+}
+
+std::unique_ptr<ir::Function> KernelBase::trace(const Config& cfg, const std::vector<int64_t>& divisibility) const {
+  check_config(cfg, defined_at_);
+  auto f = std::make_unique<ir::Function>();
+  f->name = name_;
+  f->meta = cfg.meta;
+  f->num_warps = cfg.num_warps;
+  f->num_stages = cfg.num_stages;
+  ir::Builder b(*f);
+  b.set_loc(defined_at_);
+  std::vector<ir::Value*> rt;
+  int i = 0;
+  for (auto& p : params_) {
+    if (p.kind == ParamInfo::Kind::Meta) continue;
+    ir::Type t = p.kind == ParamInfo::Kind::Pointer ? ir::Type::pointer(p.dtype) : ir::Type::scalar(p.dtype);
+    rt.push_back(b.param(p.name, t, p.is_const));
+    if (i < static_cast<int>(divisibility.size())) f->params.back().divisibility = divisibility[i];
+    ++i;
+  }
+  detail::TraceContext ctx;
+  ctx.builder = &b;
+  detail::TraceContext* outer = detail::TraceContext::current();
+  detail::TraceContext::set_current(&ctx);
+  try {
+    trace_body(cfg, rt);
+  } catch (...) {
+    detail::TraceContext::set_current(outer);
+    throw;
+  }
+  detail::TraceContext::set_current(outer);
+  return f;
+}
+
+std::shared_ptr<const ir::Function> KernelBase::specialize(const Config& cfg,
+                                                           const std::vector<int64_t>& divisibility) const {
+  std::string key = cfg.str() + "|";
+  for (auto d : divisibility) key += std::to_string(d) + ",";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+  }
+  std::shared_ptr<ir::Function> f = trace(cfg, divisibility);
+  ir::run_frontend_passes(*f);
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.emplace(key, std::move(f)).first->second;
+}
+
+void KernelBase::launch_args(const LaunchGrid& g, const Config& cfg, std::vector<ArgValue> args, void* stream) const {
+  check_config(cfg, g.loc);
+  check_args(args, g.loc);
+  if (g.grid.x < 1 || g.grid.y < 1 || g.grid.z < 1)
+    user_error("launch of kernel '" + name_ + "' with an empty grid (" + std::to_string(g.grid.x) + ", " +
+                   std::to_string(g.grid.y) + ", " + std::to_string(g.grid.z) + ")",
+               g.loc, "Every grid dimension must be at least 1");
+  detail::execute(*this, cfg, g.grid, args, stream, g.loc);
+}
+
+}  // namespace tilefuse
