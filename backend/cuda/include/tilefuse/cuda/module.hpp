@@ -1,0 +1,95 @@
+#pragma once
+// Loading compiled kernels into the driver and launching them.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tilefuse/cuda/driver.hpp"
+#include "tilefuse/ir/kernel_args.hpp"
+#include "tilefuse/nvptx/compiled_kernel.hpp"
+
+namespace tilefuse::cuda {
+
+// PTX assembled to SASS by the driver's linker (cuLinkCreate/AddData/Complete), for the
+// current device. Errors throw CudaError with the JIT error log in the text.
+struct Cubin {
+  std::string bytes;     // the cubin image
+  std::string info_log;  // ptxas-style info (registers, spills, shared memory)
+  double jit_ms = 0;     // PTX -> SASS time
+};
+Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name);
+
+// One kernel loaded into the current device's primary context. Move-only; unloads its
+// module when destroyed.
+class LoadedKernel {
+ public:
+  // JIT-compiles the PTX with cuModuleLoadDataEx (info and error logs captured; the error
+  // log is in the exception text) and prepares the launch (shared memory opt-in, checks).
+  static LoadedKernel from_ptx(const nvptx::CompiledKernel& k);
+  // Loads a cubin produced by link_ptx_to_cubin for this device; `k` gives the launch ABI.
+  // jit_ms is the given value (the time spent producing the cubin, 0 for a cached one).
+  static LoadedKernel from_cubin(const nvptx::CompiledKernel& k, std::string_view cubin, double jit_ms = 0,
+                                 std::string jit_log = {});
+
+  LoadedKernel(LoadedKernel&&) noexcept;
+  LoadedKernel& operator=(LoadedKernel&&) noexcept;
+  ~LoadedKernel();
+
+  // Launches on `stream` (nullptr: the legacy default stream) with 32*num_warps threads
+  // per block and shared_bytes of dynamic shared memory. `args` follow params() in
+  // order: DevicePtr for pointers, Int for integer scalars, Float for float scalars.
+  // A grid with a zero dimension launches nothing. Errors throw CudaError naming the
+  // kernel and the launch configuration. Allocates nothing for up to 32 parameters.
+  void launch(const Grid& grid, const std::vector<ArgValue>& args, CUstream stream = nullptr) const;
+  // Launch with a ready cuLaunchKernel parameter array (one pointer per parameter).
+  void launch_raw(const Grid& grid, void** params, CUstream stream = nullptr) const;
+
+  const std::string& name() const { return name_; }
+  int num_warps() const { return num_warps_; }
+  int threads_per_block() const { return 32 * num_warps_; }
+  int shared_bytes() const { return shared_bytes_; }  // dynamic shared memory per launch
+  const std::vector<nvptx::ParamAbi>& params() const { return params_; }
+  nvptx::Target target() const { return target_; }
+  int device() const { return device_; }
+
+  double jit_ms() const { return jit_ms_; }    // PTX -> SASS (0 when loaded from a cached cubin)
+  double load_ms() const { return load_ms_; }  // module load + function setup
+  const std::string& jit_log() const { return jit_log_; }  // JIT info log (may be empty)
+  int num_regs() const { return num_regs_; }
+  int local_bytes() const { return local_bytes_; }          // per-thread local memory (spills)
+  int static_shared_bytes() const { return static_shared_; }
+  int max_threads_per_block() const { return max_threads_; }  // given registers and limits
+
+  CUfunction function() const { return func_; }
+  CUmodule module() const { return module_; }
+
+  // "kernel 'name' with grid (x, y, z), T threads per block, S bytes of dynamic shared memory"
+  std::string describe_launch(const Grid& grid) const;
+
+ private:
+  LoadedKernel() = default;
+  void init_function(const nvptx::CompiledKernel& k);
+  void launch_slow(const Grid& grid, const std::vector<ArgValue>& args, CUstream stream) const;
+  [[noreturn]] void bad_arg(size_t i, const ArgValue& a) const;
+  [[noreturn]] void bad_grid(const Grid& g) const;
+  [[noreturn]] void launch_failed(int rc, const Grid& g) const;
+
+  enum class Slot : uint8_t { Ptr, I32, U32, I64, F32, F64, F16, BF16 };
+  std::string name_;
+  nvptx::Target target_;
+  int num_warps_ = 4;
+  int shared_bytes_ = 0;
+  std::vector<nvptx::ParamAbi> params_;
+  std::vector<Slot> slots_;
+  int device_ = 0;
+  CUcontext ctx_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction func_ = nullptr;
+  double jit_ms_ = 0, load_ms_ = 0;
+  std::string jit_log_;
+  int num_regs_ = 0, local_bytes_ = 0, static_shared_ = 0, max_threads_ = 0;
+};
+
+}  // namespace tilefuse::cuda

@@ -1,0 +1,95 @@
+// Device memory through the driver table.
+#include "tilefuse/cuda/memory.hpp"
+
+#include "driver_api.hpp"
+
+namespace tilefuse::cuda {
+
+using detail::api;
+using detail::check;
+using detail::dptr;
+
+void* mem_alloc(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  detail::ensure_context();
+  CUdeviceptr p = 0;
+  CUresult rc = api().MemAlloc(&p, bytes);
+  if (rc != CUDA_SUCCESS) {
+    std::string ctx = "(allocating " + std::to_string(bytes) + " bytes";
+    size_t free = 0, total = 0;
+    if (api().MemGetInfo(&free, &total) == CUDA_SUCCESS)
+      ctx += "; " + std::to_string(free >> 20) + " MiB of " + std::to_string(total >> 20) + " MiB free";
+    detail::throw_error(rc, "cuMemAlloc", ctx + ")");
+  }
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+void mem_free(void* device) noexcept {
+  if (!device) return;
+  try {
+    detail::ensure_context();
+    api().MemFree(dptr(device));  // errors here (e.g. at process teardown) are ignored
+  } catch (...) {
+  }
+}
+
+void memcpy_htod(void* dst, const void* src, size_t bytes, CUstream stream) {
+  if (bytes == 0) return;
+  detail::ensure_context();
+  if (stream)
+    check(api().MemcpyHtoDAsync(dptr(dst), src, bytes, stream), "cuMemcpyHtoDAsync");
+  else
+    check(api().MemcpyHtoD(dptr(dst), src, bytes), "cuMemcpyHtoD", "(" + std::to_string(bytes) + " bytes)");
+}
+
+void memcpy_dtoh(void* dst, const void* src, size_t bytes, CUstream stream) {
+  if (bytes == 0) return;
+  detail::ensure_context();
+  if (stream)
+    check(api().MemcpyDtoHAsync(dst, dptr(src), bytes, stream), "cuMemcpyDtoHAsync");
+  else
+    check(api().MemcpyDtoH(dst, dptr(src), bytes), "cuMemcpyDtoH", "(" + std::to_string(bytes) + " bytes)");
+}
+
+void memcpy_dtod(void* dst, const void* src, size_t bytes, CUstream stream) {
+  if (bytes == 0) return;
+  detail::ensure_context();
+  if (stream)
+    check(api().MemcpyDtoDAsync(dptr(dst), dptr(src), bytes, stream), "cuMemcpyDtoDAsync");
+  else
+    check(api().MemcpyDtoD(dptr(dst), dptr(src), bytes), "cuMemcpyDtoD");
+}
+
+void memset_d8(void* dst, uint8_t value, size_t bytes, CUstream stream) {
+  if (bytes == 0) return;
+  detail::ensure_context();
+  if (stream)
+    check(api().MemsetD8Async(dptr(dst), value, bytes, stream), "cuMemsetD8Async");
+  else
+    check(api().MemsetD8(dptr(dst), value, bytes), "cuMemsetD8");
+}
+
+void memset_d32(void* dst, uint32_t value, size_t count, CUstream stream) {
+  if (count == 0) return;
+  detail::ensure_context();
+  if (stream)
+    check(api().MemsetD32Async(dptr(dst), value, count, stream), "cuMemsetD32Async");
+  else
+    check(api().MemsetD32(dptr(dst), value, count), "cuMemsetD32");
+}
+
+std::pair<size_t, size_t> mem_info() {
+  detail::ensure_context();
+  size_t free = 0, total = 0;
+  check(api().MemGetInfo(&free, &total), "cuMemGetInfo");
+  return {free, total};
+}
+
+namespace detail {
+void size_mismatch(const char* what, size_t have, size_t want) {
+  throw UserError(std::string(what) + ": " + std::to_string(have) + " elements requested but the device buffer holds " +
+                  std::to_string(want) + "; pass a span no longer than the buffer");
+}
+}  // namespace detail
+
+}  // namespace tilefuse::cuda

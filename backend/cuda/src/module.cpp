@@ -1,0 +1,339 @@
+// Module loading (driver JIT or cubin) and the kernel launch path.
+#include "tilefuse/cuda/module.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "driver_api.hpp"
+#include "tilefuse/ir/half.hpp"
+
+namespace tilefuse::cuda {
+
+using detail::api;
+using detail::check;
+
+namespace {
+
+constexpr size_t kLogBytes = 16 * 1024;
+constexpr int kDefaultSharedLimit = 48 * 1024;
+constexpr size_t kMaxFastParams = 32;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string trim_log(const char* buf) {
+  std::string s(buf, strnlen(buf, kLogBytes));
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\0' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+[[noreturn]] void jit_failed(CUresult rc, const char* call, const std::string& name, const std::string& err_log,
+                             const std::string& info_log) {
+  std::string ctx = "(JIT of kernel '" + name + "' from PTX failed";
+  std::string log = err_log.empty() ? info_log : err_log;
+  if (!log.empty()) ctx += "; JIT log:\n" + log + "\n";
+  ctx += ")";
+  detail::throw_error(rc, call, ctx);
+}
+
+}  // namespace
+
+Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name) {
+  detail::ensure_context();
+  const auto& A = api();
+  std::vector<char> info(kLogBytes, 0), err(kLogBytes, 0);
+  CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+  void* vals[] = {info.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(kLogBytes - 1)), err.data(),
+                  reinterpret_cast<void*>(static_cast<uintptr_t>(kLogBytes - 1)),
+                  reinterpret_cast<void*>(static_cast<uintptr_t>(1))};
+  auto t0 = std::chrono::steady_clock::now();
+  CUlinkState state = nullptr;
+  check(A.LinkCreate(5, opts, vals, &state), "cuLinkCreate", "(kernel '" + kernel_name + "')");
+  struct Guard {
+    CUlinkState s;
+    const detail::DriverApi& A;
+    ~Guard() { A.LinkDestroy(s); }
+  } guard{state, A};
+  // The PTX must be NUL-terminated; std::string guarantees it, and size+1 includes it.
+  std::string name = kernel_name + ".ptx";
+  CUresult rc = A.LinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, name.c_str(),
+                              0, nullptr, nullptr);
+  if (rc != CUDA_SUCCESS) jit_failed(rc, "cuLinkAddData", kernel_name, trim_log(err.data()), trim_log(info.data()));
+  void* image = nullptr;
+  size_t size = 0;
+  rc = A.LinkComplete(state, &image, &size);
+  if (rc != CUDA_SUCCESS) jit_failed(rc, "cuLinkComplete", kernel_name, trim_log(err.data()), trim_log(info.data()));
+  Cubin c;
+  c.bytes.assign(static_cast<const char*>(image), size);  // owned by the link state until destroyed
+  c.jit_ms = ms_since(t0);
+  c.info_log = trim_log(info.data());
+  return c;
+}
+
+LoadedKernel LoadedKernel::from_ptx(const nvptx::CompiledKernel& k) {
+  LoadedKernel K;
+  K.device_ = current_device();
+  K.ctx_ = detail::ensure_context(K.device_);
+  const auto& A = api();
+  std::vector<char> info(kLogBytes, 0), err(kLogBytes, 0);
+  CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                         CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+  void* vals[] = {info.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(kLogBytes - 1)), err.data(),
+                  reinterpret_cast<void*>(static_cast<uintptr_t>(kLogBytes - 1)),
+                  reinterpret_cast<void*>(static_cast<uintptr_t>(1))};
+  auto t0 = std::chrono::steady_clock::now();
+  CUresult rc = A.ModuleLoadDataEx(&K.module_, k.ptx.c_str(), 5, opts, vals);
+  if (rc != CUDA_SUCCESS) jit_failed(rc, "cuModuleLoadDataEx", k.name, trim_log(err.data()), trim_log(info.data()));
+  K.jit_ms_ = ms_since(t0);
+  K.jit_log_ = trim_log(info.data());
+  auto t1 = std::chrono::steady_clock::now();
+  K.init_function(k);
+  K.load_ms_ = K.jit_ms_ + ms_since(t1);
+  return K;
+}
+
+LoadedKernel LoadedKernel::from_cubin(const nvptx::CompiledKernel& k, std::string_view cubin, double jit_ms,
+                                      std::string jit_log) {
+  LoadedKernel K;
+  K.device_ = current_device();
+  K.ctx_ = detail::ensure_context(K.device_);
+  auto t0 = std::chrono::steady_clock::now();
+  // cuModuleLoadData reads the image in place; keep a suitably aligned copy.
+  std::vector<uint64_t> image((cubin.size() + 7) / 8 + 1, 0);
+  std::memcpy(image.data(), cubin.data(), cubin.size());
+  check(api().ModuleLoadData(&K.module_, image.data()), "cuModuleLoadData", "(cubin of kernel '" + k.name + "')");
+  K.jit_ms_ = jit_ms;
+  K.jit_log_ = std::move(jit_log);
+  K.init_function(k);
+  K.load_ms_ = ms_since(t0);
+  return K;
+}
+
+void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
+  const auto& A = api();
+  name_ = k.name;
+  target_ = k.target;
+  num_warps_ = k.num_warps;
+  shared_bytes_ = k.shared_bytes;
+  params_ = k.params;
+  CUresult rc = A.ModuleGetFunction(&func_, module_, k.name.c_str());
+  if (rc != CUDA_SUCCESS)
+    detail::throw_error(rc, "cuModuleGetFunction",
+                        "(the module has no kernel named '" + k.name + "'; the PTX must declare '.entry " + k.name + "')");
+  auto fattr = [&](CUfunction_attribute a) {
+    int v = 0;
+    check(A.FuncGetAttribute(&v, a, func_), "cuFuncGetAttribute", "(kernel '" + k.name + "')");
+    return v;
+  };
+  num_regs_ = fattr(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  local_bytes_ = fattr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  static_shared_ = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  max_threads_ = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+
+  const DeviceInfo& dev = device_info(device_);
+  if (num_warps_ < 1 || threads_per_block() > max_threads_)
+    throw UserError("kernel '" + name_ + "' cannot run with num_warps=" + std::to_string(num_warps_) + " (" +
+                    std::to_string(threads_per_block()) + " threads per block): with " + std::to_string(num_regs_) +
+                    " registers per thread " + dev.name + " allows at most " + std::to_string(max_threads_) +
+                    " threads per block; use num_warps <= " + std::to_string(max_threads_ / 32));
+  if (shared_bytes_ < 0 || static_cast<int64_t>(shared_bytes_) + static_shared_ > dev.shared_per_block_optin)
+    throw UserError("kernel '" + name_ + "' needs " + std::to_string(shared_bytes_) +
+                    " bytes of dynamic shared memory" +
+                    (static_shared_ ? " (plus " + std::to_string(static_shared_) + " static)" : std::string()) +
+                    " but " + dev.name + " allows at most " + std::to_string(dev.shared_per_block_optin) +
+                    " bytes per block; use smaller block sizes or fewer pipeline stages (num_stages)");
+  if (shared_bytes_ + static_shared_ > kDefaultSharedLimit)  // above 48 KB the kernel must opt in
+    check(A.FuncSetAttribute(func_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes_),
+          "cuFuncSetAttribute", "(MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(shared_bytes_) + " for kernel '" +
+                                    name_ + "')");
+
+  slots_.clear();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& p = params_[i];
+    Slot s;
+    if (p.is_pointer) {
+      s = Slot::Ptr;
+    } else {
+      switch (p.dtype) {
+        case DType::i1: case DType::i8: case DType::u8: case DType::i16: case DType::i32: s = Slot::I32; break;
+        case DType::u32: s = Slot::U32; break;
+        case DType::i64: s = Slot::I64; break;
+        case DType::f16: s = Slot::F16; break;
+        case DType::bf16: s = Slot::BF16; break;
+        case DType::f32: s = Slot::F32; break;
+        case DType::f64: s = Slot::F64; break;
+        default: internal_error("kernel '" + name_ + "': unsupported parameter type " + tilefuse::name(p.dtype));
+      }
+    }
+    slots_.push_back(s);
+  }
+}
+
+LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept { *this = std::move(o); }
+
+LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
+  if (this == &o) return *this;
+  if (module_) {
+    detail::ensure_context(device_);
+    api().ModuleUnload(module_);
+  }
+  name_ = std::move(o.name_);
+  target_ = o.target_;
+  num_warps_ = o.num_warps_;
+  shared_bytes_ = o.shared_bytes_;
+  params_ = std::move(o.params_);
+  slots_ = std::move(o.slots_);
+  device_ = o.device_;
+  ctx_ = o.ctx_;
+  module_ = std::exchange(o.module_, nullptr);
+  func_ = std::exchange(o.func_, nullptr);
+  jit_ms_ = o.jit_ms_;
+  load_ms_ = o.load_ms_;
+  jit_log_ = std::move(o.jit_log_);
+  num_regs_ = o.num_regs_;
+  local_bytes_ = o.local_bytes_;
+  static_shared_ = o.static_shared_;
+  max_threads_ = o.max_threads_;
+  return *this;
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (!module_) return;
+  try {
+    const auto& A = api();
+    CUcontext cur = nullptr;
+    A.CtxGetCurrent(&cur);
+    if (cur != ctx_) A.CtxSetCurrent(ctx_);
+    A.ModuleUnload(module_);
+  } catch (...) {
+  }
+}
+
+std::string LoadedKernel::describe_launch(const Grid& g) const {
+  return "kernel '" + name_ + "' with grid (" + std::to_string(g.x) + ", " + std::to_string(g.y) + ", " +
+         std::to_string(g.z) + "), " + std::to_string(threads_per_block()) + " threads per block, " +
+         std::to_string(shared_bytes_) + " bytes of dynamic shared memory";
+}
+
+void LoadedKernel::bad_arg(size_t i, const ArgValue& a) const {
+  const auto& p = params_[i];
+  std::string want = p.is_pointer ? std::string("a device pointer (") + tilefuse::name(p.dtype) + "*)"
+                                  : std::string("a scalar of type ") + tilefuse::name(p.dtype);
+  std::string got;
+  switch (a.kind) {
+    case ArgValue::Kind::HostBuffer: got = "a host buffer; copy it to the device first (tilefuse::to_device)"; break;
+    case ArgValue::Kind::DevicePtr: got = "a device pointer"; break;
+    case ArgValue::Kind::Int: got = "an integer"; break;
+    case ArgValue::Kind::Float: got = "a float"; break;
+  }
+  throw UserError("kernel '" + name_ + "': argument " + std::to_string(i) + " must be " + want + " but got " + got);
+}
+
+void LoadedKernel::bad_grid(const Grid& g) const {
+  throw UserError("cannot launch " + describe_launch(g) +
+                  ": grid dimensions must be non-negative, x <= 2147483647 and y, z <= 65535");
+}
+
+void LoadedKernel::launch_failed(int rc, const Grid& g) const {
+  detail::throw_error(static_cast<CUresult>(rc), "cuLaunchKernel", "launching " + describe_launch(g));
+}
+
+// Writes argument i into its 8-byte slot; returns false on a kind mismatch.
+#define TF_MARSHAL(slot, a, out)                                                       \
+  switch (slot) {                                                                      \
+    case Slot::Ptr:                                                                    \
+      if ((a).kind != ArgValue::Kind::DevicePtr) ok = false;                           \
+      else { uint64_t v = reinterpret_cast<uintptr_t>((a).ptr); std::memcpy(out, &v, 8); } \
+      break;                                                                           \
+    case Slot::I32:                                                                    \
+      if ((a).kind != ArgValue::Kind::Int) ok = false;                                 \
+      else { int32_t v = static_cast<int32_t>((a).i); std::memcpy(out, &v, 4); }       \
+      break;                                                                           \
+    case Slot::U32:                                                                    \
+      if ((a).kind != ArgValue::Kind::Int) ok = false;                                 \
+      else { uint32_t v = static_cast<uint32_t>((a).i); std::memcpy(out, &v, 4); }     \
+      break;                                                                           \
+    case Slot::I64:                                                                    \
+      if ((a).kind != ArgValue::Kind::Int) ok = false;                                 \
+      else { int64_t v = (a).i; std::memcpy(out, &v, 8); }                             \
+      break;                                                                           \
+    case Slot::F32:                                                                    \
+      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
+      else { float v = static_cast<float>((a).f); std::memcpy(out, &v, 4); }          \
+      break;                                                                           \
+    case Slot::F64:                                                                    \
+      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
+      else { double v = (a).f; std::memcpy(out, &v, 8); }                              \
+      break;                                                                           \
+    case Slot::F16:                                                                    \
+      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
+      else { uint16_t v = detail_half::to_f16((a).f); std::memcpy(out, &v, 2); }      \
+      break;                                                                           \
+    case Slot::BF16:                                                                   \
+      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
+      else { uint16_t v = detail_half::to_bf16((a).f); std::memcpy(out, &v, 2); }     \
+      break;                                                                           \
+  }
+
+namespace detail_half {
+inline uint16_t to_f16(double f) { return half(static_cast<float>(f)).bits; }
+inline uint16_t to_bf16(double f) { return bfloat16(static_cast<float>(f)).bits; }
+}  // namespace detail_half
+
+void LoadedKernel::launch(const Grid& g, const std::vector<ArgValue>& args, CUstream stream) const {
+  const size_t n = slots_.size();
+  if (args.size() != n) [[unlikely]]
+    throw UserError("kernel '" + name_ + "' takes " + std::to_string(n) + " arguments but " +
+                    std::to_string(args.size()) + " were given");
+  if (n > kMaxFastParams) [[unlikely]]
+    return launch_slow(g, args, stream);
+  alignas(8) uint64_t storage[kMaxFastParams];
+  void* ptrs[kMaxFastParams];
+  for (size_t i = 0; i < n; ++i) {
+    bool ok = true;
+    const ArgValue& a = args[i];
+    TF_MARSHAL(slots_[i], a, &storage[i])
+    if (!ok) [[unlikely]]
+      bad_arg(i, a);
+    ptrs[i] = &storage[i];
+  }
+  launch_raw(g, ptrs, stream);
+}
+
+void LoadedKernel::launch_slow(const Grid& g, const std::vector<ArgValue>& args, CUstream stream) const {
+  std::vector<uint64_t> storage(args.size());
+  std::vector<void*> ptrs(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    bool ok = true;
+    TF_MARSHAL(slots_[i], args[i], &storage[i])
+    if (!ok) bad_arg(i, args[i]);
+    ptrs[i] = &storage[i];
+  }
+  launch_raw(g, ptrs.data(), stream);
+}
+#undef TF_MARSHAL
+
+void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) const {
+  if (g.x <= 0 || g.y <= 0 || g.z <= 0) [[unlikely]] {
+    if (g.x < 0 || g.y < 0 || g.z < 0) bad_grid(g);
+    return;  // an empty grid launches nothing
+  }
+  if (g.x > 2147483647 || g.y > 65535 || g.z > 65535) [[unlikely]]
+    bad_grid(g);
+  const auto& A = api();
+  CUcontext cur = nullptr;
+  A.CtxGetCurrent(&cur);
+  if (cur != ctx_) [[unlikely]]
+    check(A.CtxSetCurrent(ctx_), "cuCtxSetCurrent", "(before launching kernel '" + name_ + "')");
+  CUresult rc = A.LaunchKernel(func_, static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
+                               static_cast<unsigned>(g.z), static_cast<unsigned>(32 * num_warps_), 1, 1,
+                               static_cast<unsigned>(shared_bytes_), stream, params, nullptr);
+  if (rc != CUDA_SUCCESS) [[unlikely]]
+    launch_failed(rc, g);
+}
+
+}  // namespace tilefuse::cuda
