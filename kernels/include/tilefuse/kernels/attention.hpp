@@ -1,0 +1,81 @@
+#pragma once
+// FlashAttention forward, v1 algorithm: each program owns BLOCK_M query rows and
+// loops over BLOCK_N-row tiles of K and V, keeping a running row max m, a running
+// sum l and an accumulator rescaled by exp(m_old - m_new). The N x N score matrix
+// never leaves the chip. Returns O and the log-sum-exp of each query row.
+#include <cmath>
+#include <string>
+
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/tilefuse.hpp"
+
+namespace tilefuse::kernels {
+
+// Q, K, V, O: [batch*heads, seq, HEAD_DIM] with row stride `stride_n` and head
+// stride `stride_h` (elements); lse: [batch*heads, seq] f32 (natural log).
+template <class T>
+const auto& attention_fwd_kernel() {
+  static auto k = kernel(std::string("attention_fwd_") + name(dtype_v<T>),
+      {"out", "lse", "q", "k", "v", "seq_len", "stride_h", "stride_n", "sm_scale"},
+      [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
+         I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
+         Meta<"CAUSAL", bool> CAUSAL) {
+        auto start_m = program_id(0);
+        auto head = program_id(1);
+        auto offs_m = start_m * BLOCK_M + arange(0, BLOCK_M);
+        auto offs_n = arange(0, BLOCK_N);
+        auto offs_d = arange(0, HEAD_DIM);
+        auto head_off = head * stride_h;
+        auto row_ok = offs_m < seq_len;
+        auto q_tile = load(q + head_off + offs_m.col() * stride_n + offs_d.row(), row_ok.col(), 0.0f);
+        auto m_i = full<f32>({BLOCK_M}, -inf);
+        auto l_i = zeros<f32>({BLOCK_M});
+        auto acc = zeros<f32>({BLOCK_M, HEAD_DIM});
+        auto qk_scale = sm_scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
+        auto hi = CAUSAL ? minimum((start_m + 1) * BLOCK_M, seq_len) : seq_len;
+        for_range(0, hi, BLOCK_N, [&](I32 start_n) {
+          auto kn = start_n + offs_n;
+          auto col_ok = kn < seq_len;
+          auto k_t = load(k + head_off + kn.row() * stride_n + offs_d.col(), col_ok.row(), 0.0f);  // [D, BN]
+          auto qk = dot(q_tile, k_t);                                                                // [BM, BN]
+          auto valid = col_ok.row();
+          auto keep = CAUSAL ? (valid && (offs_m.col() >= kn.row())) : valid;
+          auto s = where(keep, qk * qk_scale, -inf);
+          auto m_new = maximum(m_i, max(s, 1));
+          auto p = exp2(s - m_new.col());
+          auto alpha = exp2(m_i - m_new);
+          l_i = l_i * alpha + sum(p, 1);
+          auto v_tile = load(v + head_off + kn.col() * stride_n + offs_d.row(), col_ok.col(), 0.0f);  // [BN, D]
+          acc = acc * alpha.col() + dot(p.template cast<T>(), v_tile);
+          m_i = m_new;
+        });
+        auto o = acc / l_i.col();
+        store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
+        // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
+        store(lse + head * seq_len + offs_m, (m_i + log2(l_i)) * 0.6931471805599453f, row_ok);
+      });
+  return k;
+}
+
+inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal) {
+  int64_t bm = seq_len >= 128 ? 128 : 64;
+  int64_t bn = head_dim <= 64 ? 64 : 32;
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"HEAD_DIM", head_dim}, {"CAUSAL", causal ? 1 : 0}, num_warps(bm / 16)};
+}
+
+// attention_fwd(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal[, sm_scale]):
+// softmax(q k^T * sm_scale [+ causal mask]) v for contiguous [batch_heads, seq_len, head_dim] tensors.
+template <class Out, class Lse, class Q, class K, class V>
+void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads, int64_t seq_len,
+                   int64_t head_dim, bool causal, float sm_scale = 0.0f, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<Out>;
+  if (sm_scale == 0.0f) sm_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  Config c = cfg ? *cfg : attention_heuristic(seq_len, head_dim, causal);
+  c.set("HEAD_DIM", head_dim);
+  c.set("CAUSAL", causal);
+  int64_t bm = c.get("BLOCK_M");
+  attention_fwd_kernel<T>().launch(grid((seq_len + bm - 1) / bm, batch_heads), c, out, lse, q, k, v, seq_len,
+                                   seq_len * head_dim, head_dim, sm_scale);
+}
+
+}  // namespace tilefuse::kernels

@@ -1,0 +1,6 @@
+#pragma once
+// The gallery: reference kernels written in the tilefuse DSL, with host functions.
+#include "tilefuse/kernels/attention.hpp"
+#include "tilefuse/kernels/bias_relu_log.hpp"
+#include "tilefuse/kernels/norms.hpp"
+#include "tilefuse/kernels/softmax.hpp"

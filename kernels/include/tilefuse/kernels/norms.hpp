@@ -1,0 +1,179 @@
+#pragma once
+// RMSNorm (optionally fused with a residual add that also writes the sum) and
+// LayerNorm over rows, f32 math. Each has a one-tile-per-row program and a looped
+// program for rows longer than one tile.
+#include <string>
+
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/tilefuse.hpp"
+
+namespace tilefuse::kernels {
+
+// y = x * rsqrt(mean(x^2) + eps) * w; with RESIDUAL: x = x + res, and x is written to res_out.
+template <class T>
+const auto& rmsnorm_row_kernel() {
+  static auto k = kernel(std::string("rmsnorm_") + name(dtype_v<T>),
+      {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
+      [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
+         F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+        auto row = program_id(0);
+        auto cols = arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto offs = row * stride + cols;
+        auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        if (RESIDUAL) {
+          // The sum is rounded to T once and normalized from there, as it is stored.
+          auto s = (x + load(res + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>()).template cast<T>();
+          store(res_out + offs, s, mask);
+          x = s.template cast<f32>();
+        }
+        auto rstd = rsqrt(sum(x * x, 0) / n_cols + eps);
+        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
+        store(out + offs, (x * rstd * w).template cast<T>(), mask);
+      });
+  return k;
+}
+
+template <class T>
+const auto& rmsnorm_looped_kernel() {
+  static auto k = kernel(std::string("rmsnorm_looped_") + name(dtype_v<T>),
+      {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
+      [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
+         F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+        auto row = program_id(0);
+        auto cols = arange(0, BLOCK);
+        auto base = row * stride;
+        auto acc = zeros<f32>({BLOCK});
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          auto x = load(in + base + c, mask, 0.0f).template cast<f32>();
+          if (RESIDUAL) {
+            auto s = (x + load(res + base + c, mask, 0.0f).template cast<f32>()).template cast<T>();
+            store(res_out + base + c, s, mask);
+            x = s.template cast<f32>();
+          }
+          acc = acc + x * x;
+        });
+        auto rstd = rsqrt(sum(acc, 0) / n_cols + eps);
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          // With RESIDUAL the sum was rounded to T when stored; re-read it from there.
+          auto x = RESIDUAL ? load(res_out + base + c, mask, 0.0f).template cast<f32>()
+                            : load(in + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto w = load(weight + c, mask, 0.0f).template cast<f32>();
+          store(out + base + c, (x * rstd * w).template cast<T>(), mask);
+        });
+      });
+  return k;
+}
+
+// y = (x - mean) * rsqrt(var + eps) * w + b
+template <class T>
+const auto& layernorm_row_kernel() {
+  static auto k = kernel(std::string("layernorm_") + name(dtype_v<T>),
+      {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
+      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
+         Meta<"BLOCK"> BLOCK) {
+        auto row = program_id(0);
+        auto cols = arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto offs = row * stride + cols;
+        auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto mean = sum(x, 0) / n_cols;
+        auto d = where(mask, x - mean, 0.0f);
+        auto rstd = rsqrt(sum(d * d, 0) / n_cols + eps);
+        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
+        auto b = load(bias + cols, mask, 0.0f).template cast<f32>();
+        store(out + offs, (d * rstd * w + b).template cast<T>(), mask);
+      });
+  return k;
+}
+
+template <class T>
+const auto& layernorm_looped_kernel() {
+  static auto k = kernel(std::string("layernorm_looped_") + name(dtype_v<T>),
+      {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
+      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
+         Meta<"BLOCK"> BLOCK) {
+        auto row = program_id(0);
+        auto cols = arange(0, BLOCK);
+        auto base = row * stride;
+        // Pass 1: the mean. Pass 2: the variance around it (stable for large means).
+        auto acc = zeros<f32>({BLOCK});
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          acc = acc + load(in + base + c, c < n_cols, 0.0f).template cast<f32>();
+        });
+        auto mean = sum(acc, 0) / n_cols;
+        auto acc2 = zeros<f32>({BLOCK});
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          auto d = where(mask, load(in + base + c, mask, 0.0f).template cast<f32>() - mean, 0.0f);
+          acc2 = acc2 + d * d;
+        });
+        auto rstd = rsqrt(sum(acc2, 0) / n_cols + eps);
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          auto x = load(in + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto w = load(weight + c, mask, 0.0f).template cast<f32>();
+          auto b = load(bias + c, mask, 0.0f).template cast<f32>();
+          store(out + base + c, ((x - mean) * rstd * w + b).template cast<T>(), mask);
+        });
+      });
+  return k;
+}
+
+// Same rule as softmax: the whole row in one tile while it fits the registers.
+inline Config norm_heuristic(int64_t n_cols, DType dtype) {
+  int64_t max_block = dtype == DType::f32 || dtype == DType::f64 ? 8192 : 16384;
+  int64_t block = next_pow2(n_cols);
+  if (block <= max_block) {
+    int warps = block <= 1024 ? 4 : block <= 4096 ? 8 : 16;
+    return Config{{"BLOCK", block}, num_warps(warps)};
+  }
+  return Config{{"BLOCK", 4096}, num_warps(16)};
+}
+
+// rmsnorm(out, in, weight, rows, cols, eps): rows of `in` normalized by their RMS, times weight.
+template <class Out, class In, class W>
+void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f,
+             ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<Out>;
+  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
+  c.set("RESIDUAL", 0);
+  // Without a residual the res/res_out parameters are never touched; pass `in`/`out`.
+  if (c.get("BLOCK") < cols)
+    rmsnorm_looped_kernel<T>().launch(grid(rows), c, out, out, in, in, weight, cols, cols, eps);
+  else
+    rmsnorm_row_kernel<T>().launch(grid(rows), c, out, out, in, in, weight, cols, cols, eps);
+}
+
+// Fused residual add + RMSNorm: res_out = in + res; out = rmsnorm(res_out) * weight.
+template <class Out, class ResOut, class In, class Res, class W>
+void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, const W& weight, int64_t rows,
+                 int64_t cols, float eps = 1e-6f, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<Out>;
+  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
+  c.set("RESIDUAL", 1);
+  if (c.get("BLOCK") < cols)
+    rmsnorm_looped_kernel<T>().launch(grid(rows), c, out, res_out, in, res, weight, cols, cols, eps);
+  else
+    rmsnorm_row_kernel<T>().launch(grid(rows), c, out, res_out, in, res, weight, cols, cols, eps);
+}
+
+template <class Out, class In, class W, class B>
+void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
+               float eps = 1e-5f, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<Out>;
+  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
+  if (c.get("BLOCK") < cols)
+    layernorm_looped_kernel<T>().launch(grid(rows), c, out, in, weight, bias, cols, cols, eps);
+  else
+    layernorm_row_kernel<T>().launch(grid(rows), c, out, in, weight, bias, cols, cols, eps);
+}
+
+}  // namespace tilefuse::kernels

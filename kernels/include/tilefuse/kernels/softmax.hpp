@@ -1,0 +1,92 @@
+#pragma once
+// Fused row softmax: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)), f32 math.
+// Two tile programs: one block per row when the row fits one tile, and a looped
+// online-softmax variant (running max and sum) for longer rows.
+#include <string>
+
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/tilefuse.hpp"
+
+namespace tilefuse::kernels {
+
+// One row per program, whole row in one tile of BLOCK >= n_cols columns.
+template <class T>
+const auto& softmax_row_kernel() {
+  static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
+      [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK) {
+        auto row = program_id(0);
+        auto cols = arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto x = load(in + row * in_stride + cols, mask, -inf, Cache::EvictFirst).template cast<f32>();
+        auto e = exp(x - max(x, 0));
+        auto y = e / sum(e, 0);
+        store(out + row * out_stride + cols, y.template cast<T>(), mask);
+      });
+  return k;
+}
+
+// Rows longer than one tile: pass 1 keeps a running max and rescaled sum per lane,
+// pass 2 re-reads the row and writes the normalized values.
+template <class T>
+const auto& softmax_looped_kernel() {
+  static auto k = kernel(std::string("softmax_looped_") + name(dtype_v<T>),
+      {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
+      [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK) {
+        auto row = program_id(0);
+        auto cols = arange(0, BLOCK);
+        auto in_row = in + row * in_stride;
+        auto m = full<f32>({BLOCK}, -inf);
+        auto l = zeros<f32>({BLOCK});
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto x = load(in_row + c, c < n_cols, -inf).template cast<f32>();
+          auto m_new = maximum(m, x);
+          // Lanes still at -inf have nothing to rescale (avoids -inf - -inf).
+          auto scale = where(m_new == -inf, 1.0f, exp(m - m_new));
+          l = l * scale + where(m_new == -inf, 0.0f, exp(x - m_new));
+          m = m_new;
+        });
+        auto row_max = max(m, 0);
+        auto row_sum = sum(where(m == -inf, 0.0f, l * exp(m - row_max)), 0);
+        auto out_row = out + row * out_stride;
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          auto x = load(in_row + c, mask, -inf, Cache::EvictFirst).template cast<f32>();
+          store(out_row + c, (exp(x - row_max) / row_sum).template cast<T>(), mask);
+        });
+      });
+  return k;
+}
+
+// Heuristic: the whole row in one tile up to 16K columns (8K for f32, whose
+// registers fill twice as fast); warps grow with the tile so each thread holds
+// 8-16 elements.
+inline Config softmax_heuristic(int64_t n_cols, DType dtype) {
+  int64_t max_block = dtype == DType::f32 || dtype == DType::f64 ? 8192 : 16384;
+  int64_t block = next_pow2(n_cols);
+  if (block <= max_block) {
+    int warps = block <= 1024 ? 4 : block <= 4096 ? 8 : 16;
+    return Config{{"BLOCK", block}, num_warps(warps)};
+  }
+  return Config{{"BLOCK", 4096}, num_warps(16)};
+}
+inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") < n_cols; }
+
+// softmax(out, in, rows, cols): row-wise softmax of a [rows, cols] matrix with
+// row strides (elements) out_stride/in_stride (default: cols).
+template <class Out, class In>
+void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_stride = -1, int64_t in_stride = -1,
+             ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<Out>;
+  static_assert(std::is_same_v<T, buffer_elem_t<In>>, "softmax: in and out must have the same dtype");
+  if (out_stride < 0) out_stride = cols;
+  if (in_stride < 0) in_stride = cols;
+  Config c = cfg ? *cfg : softmax_heuristic(cols, dtype_v<T>);
+  if (softmax_uses_loop(c, cols))
+    softmax_looped_kernel<T>().launch(grid(rows), c, out, in, rows, cols, out_stride, in_stride);
+  else
+    softmax_row_kernel<T>().launch(grid(rows), c, out, in, rows, cols, out_stride, in_stride);
+}
+
+}  // namespace tilefuse::kernels

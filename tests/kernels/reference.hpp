@@ -1,0 +1,111 @@
+#pragma once
+// Plain C++ references for the gallery kernels (double accumulation), and helpers
+// for random inputs and tolerant comparison.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include <tilefuse/ir/half.hpp>
+
+namespace ref {
+
+template <class T>
+std::vector<T> random_vec(size_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = T(d(g));
+  return v;
+}
+
+template <class T>
+float f(T x) { return static_cast<float>(x); }
+
+inline void softmax(std::vector<double>& out, const std::vector<float>& x, int64_t rows, int64_t cols) {
+  out.assign(rows * cols, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t c = 0; c < cols; ++c) m = std::max(m, double(x[r * cols + c]));
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += std::exp(double(x[r * cols + c]) - m);
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = std::exp(double(x[r * cols + c]) - m) / s;
+  }
+}
+
+inline void rmsnorm(std::vector<double>& out, const std::vector<float>& x, const std::vector<float>& w, int64_t rows,
+                    int64_t cols, double eps) {
+  out.assign(rows * cols, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t c = 0; c < cols; ++c) ss += double(x[r * cols + c]) * x[r * cols + c];
+    double rstd = 1.0 / std::sqrt(ss / cols + eps);
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = x[r * cols + c] * rstd * w[c];
+  }
+}
+
+inline void layernorm(std::vector<double>& out, const std::vector<float>& x, const std::vector<float>& w,
+                      const std::vector<float>& b, int64_t rows, int64_t cols, double eps) {
+  out.assign(rows * cols, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += x[r * cols + c];
+    mean /= cols;
+    for (int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
+    var /= cols;
+    double rstd = 1.0 / std::sqrt(var + eps);
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = (x[r * cols + c] - mean) * rstd * w[c] + b[c];
+  }
+}
+
+// q, k, v: [bh, n, d]; out: [bh, n, d]; lse: [bh, n].
+inline void attention(std::vector<double>& out, std::vector<double>& lse, const std::vector<float>& q,
+                      const std::vector<float>& k, const std::vector<float>& v, int64_t bh, int64_t n, int64_t d,
+                      bool causal, double scale) {
+  out.assign(bh * n * d, 0);
+  lse.assign(bh * n, 0);
+  std::vector<double> s(n);
+  for (int64_t h = 0; h < bh; ++h)
+    for (int64_t i = 0; i < n; ++i) {
+      double m = -std::numeric_limits<double>::infinity();
+      int64_t hi = causal ? i + 1 : n;
+      for (int64_t j = 0; j < hi; ++j) {
+        double acc = 0;
+        for (int64_t t = 0; t < d; ++t) acc += double(q[(h * n + i) * d + t]) * k[(h * n + j) * d + t];
+        s[j] = acc * scale;
+        m = std::max(m, s[j]);
+      }
+      double l = 0;
+      for (int64_t j = 0; j < hi; ++j) l += std::exp(s[j] - m);
+      for (int64_t t = 0; t < d; ++t) {
+        double acc = 0;
+        for (int64_t j = 0; j < hi; ++j) acc += std::exp(s[j] - m) * v[(h * n + j) * d + t];
+        out[(h * n + i) * d + t] = acc / l;
+      }
+      lse[h * n + i] = m + std::log(l);
+    }
+}
+
+template <class T>
+std::vector<float> to_float(const std::vector<T>& v) {
+  std::vector<float> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) r[i] = static_cast<float>(v[i]);
+  return r;
+}
+
+// Largest |got - want| / (atol + rtol*|want|); <= 1 passes. NaN never passes.
+template <class T>
+double max_rel_err(const std::vector<T>& got, const std::vector<double>& want, double atol, double rtol) {
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double g = static_cast<float>(got[i]);
+    if (std::isnan(g) != std::isnan(want[i])) return std::numeric_limits<double>::infinity();
+    if (std::isinf(want[i]) && g == want[i]) continue;
+    worst = std::max(worst, std::fabs(g - want[i]) / (atol + rtol * std::fabs(want[i])));
+  }
+  return worst;
+}
+
+}  // namespace ref

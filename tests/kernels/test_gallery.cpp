@@ -1,0 +1,161 @@
+// Every gallery kernel on the interpreter against a plain C++ reference, on random
+// inputs at odd shapes (tails masked), for each dtype it supports.
+#include <doctest/doctest.h>
+
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+
+template <class T>
+constexpr double rtol() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, half>) return 2e-3;
+  else return 1e-2;
+}
+
+TEST_CASE_TEMPLATE("softmax matches the reference at odd shapes", T, float, half, bfloat16) {
+  struct Shape { int64_t rows, cols; };
+  for (Shape s : {Shape{7, 1}, Shape{5, 37}, Shape{3, 1000}, Shape{2, 5000}}) {
+    CAPTURE(s.rows);
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 11 + s.cols);
+    std::vector<T> y(x.size());
+    tk::softmax(y, x, s.rows, s.cols);
+    std::vector<double> want;
+    ref::softmax(want, ref::to_float(x), s.rows, s.cols);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("looped online softmax handles rows longer than one tile", T, float, bfloat16) {
+  int64_t rows = 3, cols = 333;
+  auto x = ref::random_vec<T>(rows * cols, 5, -20.0f, 20.0f);
+  std::vector<T> y(x.size());
+  tk::softmax(y, x, rows, cols, -1, -1, Config{{"BLOCK", 64}, num_warps(2)});
+  std::vector<double> want;
+  ref::softmax(want, ref::to_float(x), rows, cols);
+  CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+}
+
+TEST_CASE("softmax on strided rows, -inf entries and large magnitudes") {
+  int64_t rows = 4, cols = 45, stride = 51;
+  auto x = ref::random_vec<float>(rows * stride, 9, -1e4f, 1e4f);
+  for (int64_t c = 0; c < cols; c += 3) x[1 * stride + c] = -inf;  // a row with many -inf
+  std::vector<float> y(rows * stride, 7.0f);
+  tk::softmax(y, x, rows, cols, stride, stride);
+  std::vector<float> packed(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) packed[r * cols + c] = x[r * stride + c];
+  std::vector<double> want;
+  ref::softmax(want, packed, rows, cols);
+  std::vector<float> got(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) got[r * cols + c] = y[r * stride + c];
+  CHECK(ref::max_rel_err(got, want, 1e-6, 1e-5) <= 1.0);
+  CHECK(y[cols] == 7.0f);  // the padding between rows is untouched
+}
+
+TEST_CASE_TEMPLATE("rmsnorm matches the reference", T, float, half, bfloat16) {
+  struct Shape { int64_t rows, cols; Config cfg; };
+  for (auto& s : {Shape{6, 1, tk::norm_heuristic(1, dtype_v<T>)}, Shape{5, 77, tk::norm_heuristic(77, dtype_v<T>)},
+                  Shape{3, 300, Config{{"BLOCK", 128}, num_warps(4)}}}) {
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 3 + s.cols);
+    auto w = ref::random_vec<T>(s.cols, 4, 0.5f, 1.5f);
+    std::vector<T> y(x.size());
+    tk::rmsnorm(y, x, w, s.rows, s.cols, 1e-6f, s.cfg);
+    std::vector<double> want;
+    ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), s.rows, s.cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("fused residual add + rmsnorm writes the sum and the normalized rows", T, float, bfloat16) {
+  for (int64_t block : {int64_t(0), int64_t(32)}) {
+    int64_t rows = 4, cols = 90;
+    auto x = ref::random_vec<T>(rows * cols, 21);
+    auto r = ref::random_vec<T>(rows * cols, 22);
+    auto w = ref::random_vec<T>(cols, 23, 0.5f, 1.5f);
+    std::vector<T> y(x.size()), sum_out(x.size());
+    tk::ConfigOverride cfg;
+    if (block) cfg = Config{{"BLOCK", block}, num_warps(1)};
+    tk::add_rmsnorm(y, sum_out, x, r, w, rows, cols, 1e-6f, cfg);
+    std::vector<float> s(x.size());
+    std::vector<double> want_sum(x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      s[i] = static_cast<float>(T(float(x[i]) + float(r[i])));  // rounded to T, as stored
+      want_sum[i] = s[i];
+    }
+    CHECK(ref::max_rel_err(sum_out, want_sum, 0, 0) == 0.0);
+    std::vector<double> want;
+    ref::rmsnorm(want, s, ref::to_float(w), rows, cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("layernorm matches the reference", T, float, half, bfloat16) {
+  struct Shape { int64_t rows, cols; int64_t block; };
+  for (auto& s : {Shape{3, 1, 0}, Shape{5, 123, 0}, Shape{3, 250, 64}}) {
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 30 + s.cols, 2.0f, 6.0f);  // non-zero mean
+    auto w = ref::random_vec<T>(s.cols, 31, 0.5f, 1.5f);
+    auto b = ref::random_vec<T>(s.cols, 32);
+    std::vector<T> y(x.size());
+    tk::ConfigOverride cfg;
+    if (s.block) cfg = Config{{"BLOCK", s.block}, num_warps(2)};
+    tk::layernorm(y, x, w, b, s.rows, s.cols, 1e-5f, cfg);
+    std::vector<double> want;
+    ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+    CHECK(ref::max_rel_err(y, want, 1e-4, rtol<T>() * 2) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfloat16) {
+  struct Case { int64_t bh, n, d; bool causal; Config cfg; };
+  Case cases[] = {
+      {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
+      {1, 50, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, num_warps(2)}},
+      {1, 21, 128, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
+      {1, 19, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, num_warps(1)}},
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.n);
+    CAPTURE(c.d);
+    CAPTURE(c.causal);
+    size_t sz = c.bh * c.n * c.d;
+    auto q = ref::random_vec<T>(sz, 41, -1.0f, 1.0f);
+    auto k = ref::random_vec<T>(sz, 42, -1.0f, 1.0f);
+    auto v = ref::random_vec<T>(sz, 43, -1.0f, 1.0f);
+    std::vector<T> o(sz);
+    std::vector<float> lse(c.bh * c.n);
+    double scale = 1.0 / std::sqrt(double(c.d));
+    tk::attention_fwd(o, lse, q, k, v, c.bh, c.n, c.d, c.causal, 0.0f, c.cfg);
+    std::vector<double> want_o, want_lse;
+    ref::attention(want_o, want_lse, ref::to_float(q), ref::to_float(k), ref::to_float(v), c.bh, c.n, c.d, c.causal,
+                   scale);
+    CHECK(ref::max_rel_err(o, want_o, 1e-2, 1e-2) <= 1.0);
+    CHECK(ref::max_rel_err(lse, want_lse, 1e-3, 1e-3) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("fused and unfused log(relu(x + b)) agree with the reference", T, float, bfloat16) {
+  int64_t rows = 7, cols = 301;
+  auto x = ref::random_vec<T>(rows * cols, 51);
+  auto b = ref::random_vec<T>(cols, 52);
+  std::vector<T> y(x.size()), y2(x.size()), t(x.size()), u(x.size());
+  Config cfg{{"BLOCK", 256}, num_warps(2)};
+  tk::bias_relu_log(y, x, b, rows, cols, cfg);
+  tk::bias_relu_log_unfused(y2, x, b, t, u, rows, cols, cfg);
+  std::vector<double> want(x.size());
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    float s = float(T(float(x[i]) + float(b[i % cols])));  // unfused rounds the sum to T
+    want[i] = std::log(std::max(double(float(x[i]) + float(b[i % cols])), 0.0));
+    (void)s;
+  }
+  CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+  // The unfused pipeline rounds its temporaries to T, so compare it loosely too.
+  CHECK(ref::max_rel_err(y2, want, 1e-2, rtol<T>() * 4) <= 1.0);
+}
