@@ -6,5 +6,6 @@
 #include "tilefuse/dsl/kernel.hpp"
 #include "tilefuse/dsl/ops.hpp"
 #include "tilefuse/dsl/tile.hpp"
+#include "tilefuse/gpu.hpp"
 #include "tilefuse/interp/interpreter.hpp"
 #include "tilefuse/ir/printer.hpp"

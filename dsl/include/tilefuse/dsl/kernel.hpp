@@ -124,12 +124,12 @@ ParamInfo param_info(const std::string& name) {
 }
 
 // Host-side argument conversion. Host memory travels as std::span / std::vector
-// (the interpreter needs sizes); device memory as anything with as_kernel_arg().
+// (the interpreter needs sizes); device memory as anything with an arg() -> ArgValue.
 template <class T>
 ArgValue to_arg(const T& v) {
   using U = std::remove_cvref_t<T>;
-  if constexpr (requires { v.as_kernel_arg(); }) {
-    return v.as_kernel_arg();
+  if constexpr (requires { { v.arg() } -> std::same_as<ArgValue>; }) {
+    return v.arg();  // device memory (DeviceBuffer, DevicePtr) or anything that knows its ArgValue
   } else if constexpr (std::is_same_v<U, bool>) {
     return ArgValue::integer(v, DType::i1);
   } else if constexpr (std::is_integral_v<U>) {

@@ -13,8 +13,16 @@
 namespace tilefuse::kernels {
 
 // Element type of a buffer argument (std::vector, std::span, DeviceBuffer, DevicePtr).
+namespace detail {
 template <class B>
-using buffer_elem_t = std::remove_cv_t<typename std::remove_cvref_t<B>::value_type>;
+auto buffer_elem() {
+  using U = std::remove_cvref_t<B>;
+  if constexpr (requires { typename U::value_type; }) return std::type_identity<std::remove_cv_t<typename U::value_type>>{};
+  else return std::type_identity<std::remove_cv_t<std::remove_pointer_t<decltype(std::declval<const U&>().data())>>>{};
+}
+}  // namespace detail
+template <class B>
+using buffer_elem_t = typename decltype(detail::buffer_elem<B>())::type;
 
 constexpr int64_t next_pow2(int64_t v) {
   int64_t p = 1;

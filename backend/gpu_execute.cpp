@@ -1,0 +1,118 @@
+// The GPU side of a launch: specialize the kernel on its arguments' alignment and
+// divisibility, compile it for the current device (memory cache, then disk cache,
+// then the NVPTX compiler), load it once, and launch it.
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "tilefuse/cuda/driver.hpp"
+#include "tilefuse/cuda/kernel_cache.hpp"
+#include "tilefuse/dsl/kernel.hpp"
+#include "tilefuse/gpu.hpp"
+#include "tilefuse/ir/printer.hpp"
+#include "tilefuse/nvptx/compiler.hpp"
+
+namespace tilefuse {
+
+bool gpu_available(std::string* why) {
+  if (!cuda::driver_available(why)) return false;
+  try {
+    if (cuda::device_count() > 0) return true;
+    if (why) *why = "the CUDA driver reports no devices";
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+  }
+  return false;
+}
+
+namespace detail {
+namespace {
+
+// Divisibility facts the compile key carries (like Triton's specialization): a
+// pointer 16-byte aligned, an integer divisible by 16. Anything else: nothing known.
+int64_t divisibility_of(const ArgValue& a) {
+  if (a.kind == ArgValue::Kind::DevicePtr) return reinterpret_cast<uintptr_t>(a.ptr) % 16 == 0 ? 16 : 1;
+  if (a.kind == ArgValue::Kind::Int) return a.i % 16 == 0 ? 16 : 1;
+  return 1;
+}
+
+struct LaunchKey {
+  const KernelBase* kernel;
+  std::string config;  // Config::str() + divisibility bits
+  int device;
+  bool operator==(const LaunchKey&) const = default;
+};
+struct LaunchKeyHash {
+  size_t operator()(const LaunchKey& k) const {
+    return std::hash<const void*>()(k.kernel) ^ (std::hash<std::string>()(k.config) * 31) ^ k.device;
+  }
+};
+
+std::shared_mutex g_mu;
+std::unordered_map<LaunchKey, const cuda::LoadedKernel*, LaunchKeyHash> g_loaded;
+
+const cuda::LoadedKernel& load(const KernelBase& k, const Config& cfg, const std::vector<int64_t>& div,
+                               LaunchKey key) {
+  auto f = k.specialize(cfg, div);
+  nvptx::Target target = cuda::device_info().target();
+  std::string options = "warps=" + std::to_string(f->num_warps) + " stages=" + std::to_string(f->num_stages);
+  cuda::CacheKey ck = cuda::make_cache_key(ir::to_string(*f), target, options, compiler_version());
+  const cuda::LoadedKernel& lk =
+      cuda::KernelCache::global().get(ck, [&] { return nvptx::compile(*f, nvptx::CompileOptions{target}); });
+  std::unique_lock lock(g_mu);
+  g_loaded.emplace(std::move(key), &lk);
+  return lk;
+}
+
+}  // namespace
+
+void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::vector<ArgValue>& args, void* stream,
+                 const SourceLoc& loc) {
+  std::string why;
+  if (!cuda::driver_available(&why))
+    user_error("kernel '" + k.name() + "' was given device buffers, but " + why, loc,
+               "Run on a machine with an NVIDIA driver, or pass host buffers to use the interpreter");
+  for (auto& a : args)
+    if (a.kind == ArgValue::Kind::HostBuffer)
+      user_error("kernel '" + k.name() + "' runs on the GPU but was given a host buffer", loc,
+                 "Copy the data to a DeviceBuffer first");
+  std::vector<int64_t> div(args.size());
+  LaunchKey key{&k, cfg.str(), cuda::current_device()};
+  key.config.push_back('|');
+  for (size_t i = 0; i < args.size(); ++i) {
+    div[i] = divisibility_of(args[i]);
+    key.config.push_back(div[i] == 16 ? 'd' : '-');
+  }
+  const cuda::LoadedKernel* lk = nullptr;
+  {
+    std::shared_lock lock(g_mu);
+    auto it = g_loaded.find(key);
+    if (it != g_loaded.end()) lk = it->second;
+  }
+  if (!lk) lk = &load(k, cfg, div, key);
+  lk->launch(grid, args, static_cast<CUstream>(stream));
+}
+
+}  // namespace detail
+}  // namespace tilefuse
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+namespace tilefuse {
+
+const char* compiler_version() {
+  // The library's own size and modification time stand in for a build id, so any
+  // rebuild of the compiler invalidates the kernels it cached.
+  static const std::string v = [] {
+    std::string id = "tilefuse 0.1.0 (LLVM 19)";
+    Dl_info info{};
+    struct stat st{};
+    if (dladdr(reinterpret_cast<void*>(&compiler_version), &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+      id += " build " + std::to_string(st.st_size) + "-" + std::to_string(st.st_mtime);
+    return id;
+  }();
+  return v.c_str();
+}
+
+}  // namespace tilefuse

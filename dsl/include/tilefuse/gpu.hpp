@@ -1,0 +1,15 @@
+#pragma once
+// Whether kernels can run on a GPU in this process, and the compiler's version string
+// (part of every compiled-kernel cache key).
+#include <string>
+
+namespace tilefuse {
+
+// True when a CUDA driver loads and reports at least one device; otherwise false with
+// the reason in *why. Never throws.
+bool gpu_available(std::string* why = nullptr);
+
+// "tilefuse <version> (LLVM <version>)": changes invalidate compiled-kernel caches.
+const char* compiler_version();
+
+}  // namespace tilefuse

@@ -1,0 +1,86 @@
+#include "tilefuse/kernels/registry.hpp"
+
+#include "tilefuse/kernels/kernels.hpp"
+
+namespace tilefuse::kernels {
+namespace {
+
+// Instantiates `Make<T>()` for the requested dtype.
+template <template <class> class Make>
+std::function<const KernelBase&(DType)> by_dtype() {
+  return [](DType d) -> const KernelBase& {
+    switch (d) {
+      case DType::f32: return Make<float>::get();
+      case DType::f16: return Make<half>::get();
+      case DType::bf16: return Make<bfloat16>::get();
+      default: break;
+    }
+    user_error(std::string("gallery kernels support f32, f16 and bf16, not ") + name(d), SourceLoc{},
+               "Pick --dtype f32, f16 or bf16");
+  };
+}
+
+#define TF_GALLERY_MAKER(maker, fn) \
+  template <class T>                \
+  struct maker {                    \
+    static const KernelBase& get() { return fn<T>(); } \
+  };
+TF_GALLERY_MAKER(SoftmaxRow, softmax_row_kernel)
+TF_GALLERY_MAKER(SoftmaxLooped, softmax_looped_kernel)
+TF_GALLERY_MAKER(RmsRow, rmsnorm_row_kernel)
+TF_GALLERY_MAKER(RmsLooped, rmsnorm_looped_kernel)
+TF_GALLERY_MAKER(LnRow, layernorm_row_kernel)
+TF_GALLERY_MAKER(LnLooped, layernorm_looped_kernel)
+TF_GALLERY_MAKER(BiasReluLog, bias_relu_log_kernel)
+TF_GALLERY_MAKER(AddBias, add_bias_kernel)
+TF_GALLERY_MAKER(Relu, relu_kernel)
+TF_GALLERY_MAKER(Log, log_kernel)
+#undef TF_GALLERY_MAKER
+
+template <class T>
+struct Attention {
+  static const KernelBase& get() {
+    if constexpr (std::is_same_v<T, float>)
+      user_error("attention_fwd takes f16 or bf16 inputs", SourceLoc{}, "Pick --dtype f16 or bf16");
+    else
+      return attention_fwd_kernel<T>();
+  }
+};
+
+}  // namespace
+
+const std::vector<GalleryKernel>& gallery() {
+  const std::vector<DType> floats = {DType::f32, DType::f16, DType::bf16};
+  static const std::vector<GalleryKernel> all = {
+      {"softmax", "row softmax, one tile per row", floats, Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<SoftmaxRow>()},
+      {"softmax_looped", "row softmax for long rows (online max/sum, two passes)", floats,
+       Config{{"BLOCK", 4096}, num_warps(16)}, by_dtype<SoftmaxLooped>()},
+      {"rmsnorm", "RMSNorm with weight (RESIDUAL=1: fused residual add)", floats,
+       Config{{"BLOCK", 1024}, {"RESIDUAL", 0}, num_warps(4)}, by_dtype<RmsRow>()},
+      {"rmsnorm_looped", "RMSNorm for long rows", floats, Config{{"BLOCK", 4096}, {"RESIDUAL", 0}, num_warps(16)},
+       by_dtype<RmsLooped>()},
+      {"layernorm", "LayerNorm with weight and bias", floats, Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<LnRow>()},
+      {"layernorm_looped", "LayerNorm for long rows", floats, Config{{"BLOCK", 4096}, num_warps(16)},
+       by_dtype<LnLooped>()},
+      {"attention_fwd", "FlashAttention forward (v1 algorithm), returns O and LSE", {DType::f16, DType::bf16},
+       Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", 64}, {"CAUSAL", 0}, num_warps(4)},
+       by_dtype<Attention>()},
+      {"bias_relu_log", "fused y = log(relu(x + b))", floats, Config{{"BLOCK", 2048}, num_warps(8)},
+       by_dtype<BiasReluLog>()},
+      {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},
+      {"relu", "unfused step 2: u = relu(t)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Relu>()},
+      {"log", "unfused step 3: y = log(u)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Log>()},
+  };
+  return all;
+}
+
+const GalleryKernel& gallery_kernel(const std::string& name) {
+  std::string names;
+  for (auto& k : gallery()) {
+    if (k.name == name) return k;
+    names += (names.empty() ? "" : ", ") + k.name;
+  }
+  user_error("no gallery kernel named '" + name + "'", SourceLoc{}, "Known kernels: " + names);
+}
+
+}  // namespace tilefuse::kernels

@@ -1,0 +1,207 @@
+#include "runners.hpp"
+
+#include <cmath>
+#include <random>
+
+#include "bench_util.hpp"
+#include "tilefuse/kernels/kernels.hpp"
+
+namespace tilefuse::bench {
+namespace {
+
+template <class T>
+std::vector<T> random_host(size_t n, uint32_t seed, float lo, float hi) {
+  std::vector<T> v(n);
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (auto& x : v) x = T(d(g));
+  return v;
+}
+
+// Worst |a - b| / (atol + rtol |b|) over the sample.
+template <class T>
+double rel_err(const std::vector<T>& got, const std::vector<T>& want, double atol, double rtol) {
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    double g = float(got[i]), w = float(want[i]);
+    if (std::isnan(g) || std::isnan(w)) return std::isnan(g) && std::isnan(w) ? worst : 1e30;
+    if (std::isinf(w) && g == w) continue;
+    worst = std::max(worst, std::fabs(g - w) / (atol + rtol * std::fabs(w)));
+  }
+  return worst;
+}
+
+template <class T>
+double rtol_for() {
+  return std::is_same_v<T, float> ? 1e-4 : std::is_same_v<T, half> ? 4e-3 : 2e-2;
+}
+
+struct RowShape {
+  int64_t rows, cols;
+};
+RowShape parse_rows(const std::string& s) {
+  auto x = s.find('x');
+  if (x == std::string::npos) user_error("shape '" + s + "' is not ROWSxCOLS", SourceLoc{});
+  return {std::stoll(s.substr(0, x)), std::stoll(s.substr(x + 1))};
+}
+
+Config apply(Config c, const std::vector<std::pair<std::string, int64_t>>& sets) {
+  for (auto& [k, v] : sets) c.set(k, v);
+  return c;
+}
+
+// The rows [0, rows/2, rows-1] of a row-major matrix.
+std::vector<int64_t> sample_rows(int64_t rows) {
+  std::vector<int64_t> r{0};
+  if (rows > 2) r.push_back(rows / 2);
+  if (rows > 1) r.push_back(rows - 1);
+  return r;
+}
+template <class T>
+std::vector<T> gather_rows(const std::vector<T>& m, int64_t cols, const std::vector<int64_t>& rows) {
+  std::vector<T> out;
+  for (auto r : rows) out.insert(out.end(), m.begin() + r * cols, m.begin() + (r + 1) * cols);
+  return out;
+}
+
+template <class T>
+Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std::pair<std::string, int64_t>>& sets,
+                   int reps) {
+  namespace tk = kernels;
+  size_t n = size_t(s.rows) * s.cols;
+  auto x = random_host<T>(n, 1, -4.0f, 4.0f);
+  auto r = random_host<T>(n, 2, -4.0f, 4.0f);
+  auto w = random_host<T>(s.cols, 3, 0.5f, 1.5f);
+  auto b = random_host<T>(s.cols, 4, -1.0f, 1.0f);
+  auto dx = to_device(x), dr = to_device(r), dw = to_device(w), db = to_device(b);
+  DeviceBuffer<T> dy(n), ds(n);
+  Config cfg;
+  size_t es = sizeof(T);
+  double bytes = 0;
+  std::function<void(std::vector<T>&, std::vector<T>&, const std::vector<T>&, const std::vector<T>&, int64_t)> host;
+  std::function<void()> gpu;
+  if (kernel == "softmax") {
+    cfg = apply(tk::softmax_heuristic(s.cols, dtype_v<T>), sets);
+    gpu = [&] { tk::softmax(dy, dx, s.rows, s.cols, -1, -1, cfg); };
+    host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::softmax(y, xs, rows, s.cols, -1, -1, cfg); };
+    bytes = 2.0 * n * es;
+  } else if (kernel == "rmsnorm") {
+    cfg = apply(tk::norm_heuristic(s.cols, dtype_v<T>), sets);
+    gpu = [&] { tk::rmsnorm(dy, dx, dw, s.rows, s.cols, 1e-6f, cfg); };
+    host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::rmsnorm(y, xs, w, rows, s.cols, 1e-6f, cfg); };
+    bytes = 2.0 * n * es + s.cols * es;
+  } else if (kernel == "add_rmsnorm") {
+    cfg = apply(tk::norm_heuristic(s.cols, dtype_v<T>), sets);
+    gpu = [&] { tk::add_rmsnorm(dy, ds, dx, dr, dw, s.rows, s.cols, 1e-6f, cfg); };
+    host = [&](auto& y, auto& so, auto& xs, auto& rs, int64_t rows) {
+      tk::add_rmsnorm(y, so, xs, rs, w, rows, s.cols, 1e-6f, cfg);
+    };
+    bytes = 4.0 * n * es + s.cols * es;
+  } else if (kernel == "layernorm") {
+    cfg = apply(tk::norm_heuristic(s.cols, dtype_v<T>), sets);
+    gpu = [&] { tk::layernorm(dy, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
+    host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::layernorm(y, xs, w, b, rows, s.cols, 1e-5f, cfg); };
+    bytes = 2.0 * n * es + 2.0 * s.cols * es;
+  } else if (kernel == "bias_relu_log") {
+    cfg = apply(tk::elementwise_heuristic(), sets);
+    gpu = [&] { tk::bias_relu_log(dy, dx, db, s.rows, s.cols, cfg); };
+    host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::bias_relu_log(y, xs, b, rows, s.cols, cfg); };
+    bytes = 2.0 * n * es + s.cols * es;
+  } else {
+    user_error("unknown benchmark kernel '" + kernel + "'", SourceLoc{}, "Known: " + runner_names());
+  }
+  Result res;
+  res.config = cfg.str();
+  res.ms = time_ms(gpu, reps);
+  res.gbs = bytes / (res.ms * 1e-3) / 1e9;
+  // Check sampled rows against the interpreter running the same program.
+  auto rows = sample_rows(s.rows);
+  auto xs = gather_rows(x, s.cols, rows), rs = gather_rows(r, s.cols, rows);
+  std::vector<T> want(xs.size()), want_sum(xs.size());
+  host(want, want_sum, xs, rs, static_cast<int64_t>(rows.size()));
+  auto got = gather_rows(dy.to_host(), s.cols, rows);
+  double atol = kernel == "bias_relu_log" ? 1e-3 : 1e-5;
+  res.max_err = rel_err(got, want, atol, rtol_for<T>());
+  if (kernel == "add_rmsnorm") res.max_err = std::max(res.max_err, rel_err(gather_rows(ds.to_host(), s.cols, rows), want_sum, 0, 1e-6));
+  res.check_ok = res.max_err <= 1.0;
+  return res;
+}
+
+template <class T>
+Result run_attention(const std::string& shape, const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
+  int64_t bsz, heads, seq, dim;
+  char c = 0;
+  if (std::sscanf(shape.c_str(), "%ldx%ldx%ldx%ld%c", &bsz, &heads, &seq, &dim, &c) < 4)
+    user_error("attention shape '" + shape + "' is not BxHxNxD[c]", SourceLoc{});
+  bool causal = c == 'c';
+  int64_t bh = bsz * heads;
+  size_t n = size_t(bh) * seq * dim;
+  auto q = random_host<T>(n, 11, -1, 1), k = random_host<T>(n, 12, -1, 1), v = random_host<T>(n, 13, -1, 1);
+  auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
+  DeviceBuffer<T> dout(n);
+  DeviceBuffer<float> dlse(size_t(bh) * seq);
+  Config cfg = apply(kernels::attention_heuristic(seq, dim, causal), sets);
+  Result res;
+  res.config = cfg.str();
+  res.ms = time_ms([&] { kernels::attention_fwd(dout, dlse, dq, dk, dv, bh, seq, dim, causal, 0.0f, cfg); }, reps);
+  double flops = 4.0 * bh * seq * seq * dim * (causal ? 0.5 : 1.0);
+  res.tflops = flops / (res.ms * 1e-3) / 1e12;
+  res.gbs = 4.0 * n * sizeof(T) / (res.ms * 1e-3) / 1e9;
+  // Check three query rows of the last head against a double-precision reference.
+  auto out = dout.to_host();
+  double scale = 1.0 / std::sqrt(double(dim)), worst = 0;
+  int64_t h = bh - 1;
+  for (int64_t i : sample_rows(seq)) {
+    int64_t hi = causal ? i + 1 : seq;
+    std::vector<double> s(hi);
+    double m = -1e300;
+    for (int64_t j = 0; j < hi; ++j) {
+      double acc = 0;
+      for (int64_t t = 0; t < dim; ++t) acc += double(float(q[(h * seq + i) * dim + t])) * float(k[(h * seq + j) * dim + t]);
+      s[j] = acc * scale;
+      m = std::max(m, s[j]);
+    }
+    double l = 0;
+    for (auto& x : s) l += std::exp(x - m);
+    for (int64_t t = 0; t < dim; ++t) {
+      double acc = 0;
+      for (int64_t j = 0; j < hi; ++j) acc += std::exp(s[j] - m) * float(v[(h * seq + j) * dim + t]);
+      double want = acc / l, got = float(out[(h * seq + i) * dim + t]);
+      worst = std::max(worst, std::fabs(got - want) / (1e-2 + 1e-2 * std::fabs(want)));
+    }
+  }
+  res.max_err = worst;
+  res.check_ok = worst <= 1.0;
+  return res;
+}
+
+template <class T>
+Result dispatch(const std::string& kernel, const std::string& shape,
+                const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
+  if (kernel == "attention") {
+    if constexpr (std::is_same_v<T, float>) user_error("attention runs on f16/bf16", SourceLoc{});
+    else return run_attention<T>(shape, sets, reps);
+  }
+  return run_rowwise<T>(kernel, parse_rows(shape), sets, reps);
+}
+
+}  // namespace
+
+std::string runner_names() { return "softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention"; }
+
+std::vector<std::string> default_shapes(const std::string& kernel) {
+  if (kernel == "attention") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
+  return {"65536x1024", "16384x4096", "8192x16384", "2048x65536", "16384x5000", "512x262144"};
+}
+
+Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
+               const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
+  switch (dtype) {
+    case DType::f32: return dispatch<float>(kernel, shape, sets, reps);
+    case DType::f16: return dispatch<half>(kernel, shape, sets, reps);
+    case DType::bf16: return dispatch<bfloat16>(kernel, shape, sets, reps);
+    default: user_error(std::string("benchmarks run f32, f16 or bf16, not ") + name(dtype), SourceLoc{});
+  }
+}
+
+}  // namespace tilefuse::bench

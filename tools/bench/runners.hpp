@@ -1,0 +1,26 @@
+#pragma once
+// One benchmark per gallery kernel: allocate random inputs on the device, time the
+// kernel, and check sampled rows against the interpreter (or a C++ reference).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tilefuse/ir/dtype.hpp"
+
+namespace tilefuse::bench {
+
+struct Result {
+  double ms = 0;       // median kernel time
+  double gbs = 0;      // bytes that must move / time
+  double tflops = 0;   // attention only
+  bool check_ok = false;
+  double max_err = 0;  // worst sampled error relative to the tolerance (<= 1 passes)
+  std::string config;
+};
+
+std::string runner_names();  // comma-separated
+std::vector<std::string> default_shapes(const std::string& kernel);
+Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
+               const std::vector<std::pair<std::string, int64_t>>& sets, int reps);
+
+}  // namespace tilefuse::bench

@@ -1,0 +1,72 @@
+#include "tilefuse/tools/ptxas.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace tilefuse::tools {
+
+std::string find_ptxas() {
+  namespace fs = std::filesystem;
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* root = std::getenv(env))
+      if (fs::exists(fs::path(root) / "bin" / "ptxas")) return (fs::path(root) / "bin" / "ptxas").string();
+  if (fs::exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
+  if (const char* path = std::getenv("PATH")) {
+    std::string p = path;
+    size_t start = 0;
+    while (start <= p.size()) {
+      size_t end = p.find(':', start);
+      if (end == std::string::npos) end = p.size();
+      fs::path cand = fs::path(p.substr(start, end - start)) / "ptxas";
+      if (!p.substr(start, end - start).empty() && fs::exists(cand)) return cand.string();
+      start = end + 1;
+    }
+  }
+  return "";
+}
+
+static int capture_int(const std::string& log, const char* pattern) {
+  std::smatch m;
+  if (std::regex_search(log, m, std::regex(pattern))) return std::stoi(m[1]);
+  return -1;
+}
+
+PtxasResult run_ptxas(const std::string& ptx, const std::string& arch) {
+  PtxasResult r;
+  std::string exe = find_ptxas();
+  if (exe.empty()) {
+    r.log = "no ptxas in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin or $PATH";
+    return r;
+  }
+  r.found = true;
+  char dir_tmpl[] = "/tmp/tilefuse-ptxas-XXXXXX";
+  if (!mkdtemp(dir_tmpl)) {
+    r.log = "cannot create a temporary directory";
+    return r;
+  }
+  std::filesystem::path dir(dir_tmpl);
+  { std::ofstream(dir / "k.ptx") << ptx; }
+  std::string cmd = "'" + exe + "' -arch=" + arch + " -O3 -v '" + (dir / "k.ptx").string() + "' -o '" +
+                    (dir / "k.cubin").string() + "' 2>&1";
+  std::array<char, 4096> buf;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.log.append(buf.data(), n);
+    int status = pclose(p);
+    r.ok = status == 0;
+  }
+  std::filesystem::remove_all(dir);
+  r.registers = capture_int(r.log, "Used (\\d+) registers");
+  r.spill_stores = capture_int(r.log, "(\\d+) bytes spill stores");
+  r.spill_loads = capture_int(r.log, "(\\d+) bytes spill loads");
+  r.shared_bytes = capture_int(r.log, "(\\d+) bytes smem");
+  return r;
+}
+
+}  // namespace tilefuse::tools
