@@ -298,8 +298,12 @@ TEST_CASE("launch errors name the kernel and the configuration") {
     CHECK(contains(m, "launching kernel 'needs64' with grid (2, 1, 1), 32 threads per block, 0 bytes of dynamic "
                       "shared memory"));
   }
-  // Too many warps for the kernel is caught at load time.
-  CHECK_THROWS_WITH_AS(LoadedKernel::from_ptx(tf_test::test_kernel("needs64", {}, 4)),
-                       doctest::Contains("kernel 'needs64' cannot run with num_warps=4"), UserError);
+  // More warps than the kernel's .maxntid allows is caught at load time (.reqntid is
+  // not reflected in MAX_THREADS_PER_BLOCK; the driver rejects that at launch, above).
+  CHECK_THROWS_WITH_AS(LoadedKernel::from_ptx(tf_test::test_kernel("max64", {}, 4)),
+                       doctest::Contains("kernel 'max64' cannot run with num_warps=4"), UserError);
+  auto m = LoadedKernel::from_ptx(tf_test::test_kernel("max64", {}, 2));
+  CHECK(m.max_threads_per_block() == 64);
+  m.launch(Grid(1), {});
   synchronize();
 }

@@ -104,6 +104,12 @@ DONE:
 {
   ret;
 }
+
+// At most 64 threads per block (reported by CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).
+.visible .entry max64() .maxntid 64, 1, 1
+{
+  ret;
+}
 )PTX";
 
 inline tilefuse::nvptx::CompiledKernel test_kernel(const char* name, std::vector<tilefuse::nvptx::ParamAbi> params,

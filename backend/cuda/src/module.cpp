@@ -137,9 +137,10 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
   const DeviceInfo& dev = device_info(device_);
   if (num_warps_ < 1 || threads_per_block() > max_threads_)
     throw UserError("kernel '" + name_ + "' cannot run with num_warps=" + std::to_string(num_warps_) + " (" +
-                    std::to_string(threads_per_block()) + " threads per block): with " + std::to_string(num_regs_) +
-                    " registers per thread " + dev.name + " allows at most " + std::to_string(max_threads_) +
-                    " threads per block; use num_warps <= " + std::to_string(max_threads_ / 32));
+                    std::to_string(threads_per_block()) + " threads per block): on " + dev.name +
+                    " it allows at most " + std::to_string(max_threads_) + " threads per block (its launch bounds and " +
+                    std::to_string(num_regs_) + " registers per thread); use num_warps <= " +
+                    std::to_string(max_threads_ / 32));
   if (shared_bytes_ < 0 || static_cast<int64_t>(shared_bytes_) + static_shared_ > dev.shared_per_block_optin)
     throw UserError("kernel '" + name_ + "' needs " + std::to_string(shared_bytes_) +
                     " bytes of dynamic shared memory" +
