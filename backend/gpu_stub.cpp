@@ -7,3 +7,12 @@ void gpu_execute(const KernelBase& k, const Config&, const Grid&, std::vector<Ar
              "Pass host buffers to run on the interpreter");
 }
 }  // namespace tilefuse::detail
+
+#include "tilefuse/gpu.hpp"
+namespace tilefuse {
+bool gpu_available(std::string* why) {
+  if (why) *why = "this build has no GPU backend";
+  return false;
+}
+const char* compiler_version() { return "tilefuse 0.1.0 (no GPU backend)"; }
+}  // namespace tilefuse
