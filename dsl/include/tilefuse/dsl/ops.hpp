@@ -154,11 +154,13 @@ auto fma(const A& a, const B& b, const C& c, TF_HERE) {
   return Tile<RE, RR>(bld.fma(a.value, detail::value_of<E>(bld, b), detail::value_of<E>(bld, c)));
 }
 
-// where(cond, a, b): a where cond is true, else b (broadcasting all three).
+// where(cond, a, b): a where cond is true, else b (broadcasting all three). Two C++
+// numbers take i32 (integers) or f32 (floats).
 template <int RC, class A, class B>
 auto where(const Tile<bool, RC>& cond, const A& a, const B& b, TF_HERE) {
-  static_assert(is_tile_v<A> || is_tile_v<B>, "where: at least one of the values must be a tile or scalar handle");
-  using AE = typename detail::elem_or<std::remove_cvref_t<A>, typename detail::elem_or<std::remove_cvref_t<B>, float>::type>::type;
+  using Default = std::conditional_t<std::is_floating_point_v<A> || std::is_floating_point_v<B>, float, int32_t>;
+  using AE = typename detail::elem_or<std::remove_cvref_t<A>,
+                                      typename detail::elem_or<std::remove_cvref_t<B>, Default>::type>::type;
   using BE = typename detail::elem_or<std::remove_cvref_t<B>, AE>::type;
   constexpr int RR = std::max({RC, detail::rank_of<A>(), detail::rank_of<B>()});
   ir::Builder& bld = detail::builder("where", loc);

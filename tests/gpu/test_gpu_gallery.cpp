@@ -1,0 +1,88 @@
+// Every gallery kernel on the GPU against the interpreter, at odd shapes and for each
+// dtype it supports. Label: gpu (skips without a driver).
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "differential.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+using difftest::gpu_matches_interp;
+
+template <class T>
+difftest::Tolerance tol() {
+  if constexpr (std::is_same_v<T, float>) return {1e-6, 1e-5};
+  else if constexpr (std::is_same_v<T, half>) return {1e-4, 2e-3};
+  else return {1e-3, 1.6e-2};
+}
+
+TEST_CASE_TEMPLATE("gpu: softmax (one tile and looped)", T, float, half, bfloat16) {
+  for (auto [rows, cols, block, warps] : {std::tuple{7, 1, 16, 1}, std::tuple{33, 1000, 1024, 4},
+                                          std::tuple{5, 5000, 8192, 16}, std::tuple{3, 3333, 512, 4}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, cols, -8, 8);
+    std::vector<T> y(x.size());
+    Config cfg{{"BLOCK", block}, num_warps(warps)};
+    if (block < cols)
+      gpu_matches_interp(tk::softmax_looped_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, rows, cols, int64_t(cols), int64_t(cols));
+    else
+      gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, rows, cols, int64_t(cols), int64_t(cols));
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: rmsnorm with and without residual", T, float, half, bfloat16) {
+  for (auto [rows, cols, block, residual] : {std::tuple{9, 77, 128, 0}, std::tuple{4, 4096, 4096, 1}, std::tuple{3, 1000, 256, 1}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, 1), r = ref::random_vec<T>(rows * cols, 2);
+    auto w = ref::random_vec<T>(cols, 3, 0.5, 1.5);
+    std::vector<T> y(x.size()), s(x.size());
+    Config cfg{{"BLOCK", block}, {"RESIDUAL", residual}, num_warps(4)};
+    if (block < cols)
+      gpu_matches_interp(tk::rmsnorm_looped_kernel<T>(), Grid(rows), cfg, tol<T>(), y, s, x, r, w, cols, int64_t(cols), 1e-6f);
+    else
+      gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows), cfg, tol<T>(), y, s, x, r, w, cols, int64_t(cols), 1e-6f);
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: layernorm", T, float, bfloat16) {
+  for (auto [rows, cols, block] : {std::tuple{6, 123, 128}, std::tuple{3, 2000, 512}}) {
+    auto x = ref::random_vec<T>(rows * cols, 4, 1, 5);
+    auto w = ref::random_vec<T>(cols, 5, 0.5, 1.5), b = ref::random_vec<T>(cols, 6);
+    std::vector<T> y(x.size());
+    Config cfg{{"BLOCK", block}, num_warps(4)};
+    if (block < cols)
+      gpu_matches_interp(tk::layernorm_looped_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, w, b, cols, int64_t(cols), 1e-5f);
+    else
+      gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, w, b, cols, int64_t(cols), 1e-5f);
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: flash attention forward", T, half, bfloat16) {
+  for (auto [n, d, causal, bm, bn, warps] : {std::tuple{77, 64, false, 64, 32, 4}, std::tuple{100, 64, true, 32, 32, 4},
+                                             std::tuple{45, 128, true, 16, 16, 1}, std::tuple{130, 128, false, 64, 64, 8}}) {
+    CAPTURE(n);
+    CAPTURE(d);
+    CAPTURE(causal);
+    int bh = 2;
+    size_t sz = size_t(bh) * n * d;
+    auto q = ref::random_vec<T>(sz, 7, -1, 1), k = ref::random_vec<T>(sz, 8, -1, 1), v = ref::random_vec<T>(sz, 9, -1, 1);
+    std::vector<T> o(sz);
+    std::vector<float> lse(bh * n);
+    Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"HEAD_DIM", d}, {"CAUSAL", causal}, num_warps(warps)};
+    gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v, n,
+                       int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: fused and unfused log(relu(x + b))", T, float, bfloat16) {
+  int rows = 37, cols = 1001;
+  int64_t n = int64_t(rows) * cols;
+  auto x = ref::random_vec<T>(n, 10), b = ref::random_vec<T>(cols, 11);
+  std::vector<T> y(n), t(n), u(n);
+  Config cfg{{"BLOCK", 1024}, num_warps(4)};
+  Grid g((n + 1023) / 1024);
+  gpu_matches_interp(tk::bias_relu_log_kernel<T>(), g, cfg, tol<T>(), y, x, b, n, cols);
+  gpu_matches_interp(tk::add_bias_kernel<T>(), g, cfg, tol<T>(), t, x, b, n, cols);
+  gpu_matches_interp(tk::relu_kernel<T>(), g, cfg, tol<T>(), u, t, n);
+  gpu_matches_interp(tk::log_kernel<T>(), g, cfg, tol<T>(), y, u, n);
+}
