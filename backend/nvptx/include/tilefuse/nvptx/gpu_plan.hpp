@@ -1,0 +1,85 @@
+#pragma once
+// The GPU passes' results, kept beside the (unchanged) tile IR: a layout for every
+// tile value, the layout each op needs for each operand (a difference is a layout
+// conversion), vector widths of memory ops, and shared-memory scratch per op.
+// Produced by plan_kernel(); consumed by the LLVM lowering; printed by dump_plan().
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tilefuse/ir/ir.hpp"
+#include "tilefuse/nvptx/axis_info.hpp"
+#include "tilefuse/nvptx/compiled_kernel.hpp"
+#include "tilefuse/nvptx/linear_layout.hpp"
+
+namespace tilefuse::nvptx {
+
+// An interned layout: equal layouts are the same object, so pointer equality is layout
+// equality. `desc` names the family it was built as (blocked{...}, slice{...}, ...).
+struct LayoutEntry {
+  LinearLayout ll;
+  std::string desc;
+  int id = 0;
+};
+using LayoutRef = const LayoutEntry*;
+
+struct OpPlan {
+  std::vector<LayoutRef> operands;  // required layout per operand; null for scalars
+  // Load/Store: elements per access along `fast_dim` (1 = scalar accesses).
+  int vec = 1;
+  int fast_dim = -1;
+  // Shared-memory scratch this op uses while it runs (conversions, reductions, dot).
+  int smem_offset = 0;
+  int smem_bytes = 0;
+};
+
+struct GpuPlan {
+  AxisInfoMap axis;
+  std::unordered_map<const ir::Value*, LayoutRef> layouts;
+  std::unordered_map<const ir::Op*, OpPlan> ops;
+  std::deque<LayoutEntry> pool;
+  // Shape-op results no consumer asked a layout of: produced on demand, directly in
+  // each consumer's layout, never on their own.
+  std::unordered_set<const ir::Value*> lazy;
+  int shared_bytes = 0;
+  int num_warps = 4;
+
+  LayoutRef intern(const LinearLayout& ll, const std::string& desc);
+  LayoutRef layout(const ir::Value* v) const;  // null for scalars
+  const OpPlan& op(const ir::Op* o) const;
+  OpPlan& op(const ir::Op* o) { return ops[o]; }
+};
+
+// Pass 1: axis info. Pass 2: layouts (coalescing anchors, backward propagation of wanted
+// layouts, forward assignment) and memory-op vector widths.
+void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan);
+// Pass 3: shared-memory scratch sizes and a liveness-based allocation of offsets.
+void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
+// All three, in order.
+GpuPlan plan_kernel(const ir::Function& f, const Target& t);
+
+// The tile IR annotated with layouts, conversions, vector widths and shared memory.
+std::string dump_plan(const ir::Function& f, const GpuPlan& plan);
+
+// A value whose op can be recomputed in any layout instead of converted.
+bool is_rematerializable(const ir::Value* v);
+// Shape ops (broadcast, expand_dims, reshape, trans) only relabel registers: a value
+// they produce is obtained in another layout by converting their operand instead.
+bool is_view_op(ir::OpKind k);
+// The layout the operand of view op `op` must have for its result to have layout `to`.
+LinearLayout view_source_layout(const ir::Op& op, const LinearLayout& to);
+// Every thread already holds the elements `to` gives it (a register renaming).
+bool register_only(const LinearLayout& from, const LinearLayout& to);
+// Whether giving `v` the layout `to` needs a round trip through shared memory (after
+// rematerializing constants and looking through view ops).
+bool conversion_needs_smem(const GpuPlan& plan, const ir::Value* v, const LinearLayout& to);
+// Bytes of one element in registers spilled to shared memory (i1 -> 1, pointers -> 8).
+int smem_elem_bytes(const ir::Type& t);
+
+// The coalesced layout family the planner gives memory ops and the FMA-dot layout, for
+// tests and for the planner itself.
+Blocked dot_fma_blocked(int64_t m, int64_t n, int num_warps);
+
+}  // namespace tilefuse::nvptx

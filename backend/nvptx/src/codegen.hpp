@@ -1,0 +1,136 @@
+#pragma once
+// Internal: the state of lowering one planned kernel to LLVM IR. Each tile value lives
+// as one LLVM value per register of its layout (scalars: one value, the same in every
+// thread). The per-family lowering files (lower_*.cpp) add instructions through it.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "target_info.hpp"
+#include "tilefuse/nvptx/gpu_plan.hpp"
+
+namespace tilefuse::nvptx {
+
+using Regs = std::vector<llvm::Value*>;
+
+class Codegen {
+ public:
+  Codegen(llvm::LLVMContext& ctx, llvm::Module& mod, const ir::Function& fn, const GpuPlan& plan,
+          const TargetInfo& ti);
+
+  llvm::LLVMContext& ctx;
+  llvm::Module& mod;
+  llvm::IRBuilder<> b;
+  const ir::Function& fn;
+  const GpuPlan& plan;
+  const TargetInfo& ti;
+  llvm::Function* kernel = nullptr;
+  bool fast_math = false;
+
+  // Builds the kernel function (signature, entry block, annotations) and lowers the body.
+  void lower_kernel();
+
+  // --- values ---
+  const Regs& regs(const ir::Value* v) const;
+  void set(const ir::Value* v, Regs r);
+  llvm::Value* scalar(const ir::Value* v) const { return regs(v).at(0); }
+  // Operand i of op in the layout the plan requires (converting or rematerializing).
+  Regs operand(const ir::Op& op, int i);
+  // Registers of `v` in layout `to` (a conversion when its layout differs).
+  Regs in_layout(const ir::Value* v, const LinearLayout& to, int smem_offset);
+
+  // --- types ---
+  llvm::Type* elem_type(const ir::Type& t);  // register type of one element
+  llvm::Type* elem_type(DType d);
+  llvm::Type* mem_type(DType d);             // in-memory type (i1 is a byte)
+  llvm::Type* i32() { return b.getInt32Ty(); }
+  llvm::Value* c32(int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Type* global_ptr_type();
+  llvm::Type* shared_ptr_type();
+
+  // --- thread geometry (emitted once in the entry block) ---
+  llvm::Value* tid();
+  llvm::Value* lane();
+  llvm::Value* warp();
+  // Tile coordinates of every register of `l`: coords[d][r].
+  std::vector<Regs> coords(const LinearLayout& l);
+  // Row-major flat index of every register of `l`.
+  Regs flat_indices(const LinearLayout& l);
+  // i1 that is true in the one thread owning each element of `l` (null: every thread
+  // owns its elements exclusively).
+  llvm::Value* owner_predicate(const LinearLayout& l);
+  // XOR over the set bits of `index` of vals[bit] (the linear map of a layout).
+  llvm::Value* linear_map(llvm::Value* index, const std::vector<uint32_t>& vals);
+
+  // --- shared memory and barriers ---
+  llvm::Value* smem_addr(int byte_offset, llvm::Value* dyn_bytes = nullptr);
+  void barrier();
+  void smem_before_write();  // barrier when earlier shared accesses may still be pending
+  void smem_after_write();   // barrier: the written data becomes visible to all threads
+  void smem_after_read();
+  void smem_unknown() { smem_pending_ = true; }
+  bool smem_pending() const { return smem_pending_; }
+  void set_smem_pending(bool p) { smem_pending_ = p; }
+  // Stores `vals` (elements of one tile in layout l) to shared memory at a row-major
+  // element offset base + flat index, once per element; loads them back in layout `to`.
+  void smem_store_tile(const Regs& vals, const LinearLayout& l, int byte_offset, llvm::Type* ty);
+  Regs smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type* ty);
+
+  // --- helpers ---
+  llvm::Function* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> tys = {});
+  llvm::Value* call_intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Value*> args,
+                              llvm::ArrayRef<llvm::Type*> tys = {});
+  llvm::Value* call_libdevice(const std::string& name, llvm::Type* ret, llvm::ArrayRef<llvm::Value*> args);
+  llvm::Value* inline_asm(llvm::Type* ret, const std::string& text, const std::string& constraints,
+                          llvm::ArrayRef<llvm::Value*> args, bool side_effects);
+  // Runs `body` only in threads where pred holds (pred null: everywhere).
+  void if_then(llvm::Value* pred, const std::function<void()>& body);
+  [[noreturn]] void unsupported(const ir::Op& op, const std::string& what);
+
+  // Lowers every op of a block in order (regions included).
+  void lower_block(const ir::Block& block);
+  void lower_op(const ir::Op& op);
+  // Lowers a scalar region (a custom combine) with its arguments bound; returns the
+  // yielded values.
+  Regs lower_scalar_region(const ir::Block& block, const Regs& args);
+
+ private:
+  void setup_thread_ids();
+  llvm::IRBuilderBase::InsertPoint entry_point();
+
+  std::unordered_map<const ir::Value*, Regs> vals_;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::Value* tid_ = nullptr;
+  llvm::Value* lane_ = nullptr;
+  llvm::Value* warp_ = nullptr;
+  llvm::GlobalVariable* smem_ = nullptr;
+  bool smem_pending_ = false;
+};
+
+// One entry point per op family (lower_<family>.cpp).
+void lower_index_op(Codegen& cg, const ir::Op& op);   // program ids, constants, arange, shape ops
+void lower_elementwise(Codegen& cg, const ir::Op& op);
+void lower_memory(Codegen& cg, const ir::Op& op);     // load, store
+void lower_atomic(Codegen& cg, const ir::Op& op);
+void lower_reduce(Codegen& cg, const ir::Op& op);
+void lower_scan(Codegen& cg, const ir::Op& op);
+void lower_dot(Codegen& cg, const ir::Op& op);
+void lower_control(Codegen& cg, const ir::Op& op);    // for, if
+// Recomputes a constant/splat/arange tile directly in another layout.
+Regs rematerialize(Codegen& cg, const ir::Value* v, const LinearLayout& l);
+// The registers of view op `op`'s result in layout `dst`, from its operand's registers
+// in view_source_layout(op, dst).
+Regs view_regs(Codegen& cg, const ir::Op& op, const Regs& src, const LinearLayout& src_layout,
+               const LinearLayout& dst);
+// Unary math on one element (libdevice, nvvm approximations, or plain LLVM).
+llvm::Value* lower_unary_math(Codegen& cg, ir::UnaryOp op, llvm::Value* x, DType dt, bool approx);
+// Element conversion between dtypes.
+llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to);
+// A binary combine of two elements (shared by elementwise ops and reductions).
+llvm::Value* binary_element(Codegen& cg, ir::BinaryOp op, llvm::Value* x, llvm::Value* y, DType dt);
+
+}  // namespace tilefuse::nvptx

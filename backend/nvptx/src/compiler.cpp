@@ -1,0 +1,100 @@
+// The compile script: one pass per line, each with its dump point.
+//
+//   axis-info      contiguity / divisibility / constancy of integers and pointers
+//   layouts        coalesced anchors, wanted-layout propagation, assignment, vector widths
+//   shared-memory  scratch per op, liveness-based offsets
+//   lower          LLVM IR, one op family per file (barriers placed while lowering)
+//   libdevice      link the __nv_* math actually used
+//   optimize       LLVM O3
+//   ptx            NVPTX code generation
+#include "tilefuse/nvptx/compiler.hpp"
+
+#include <chrono>
+#include <iostream>
+
+#include "codegen.hpp"
+#include "llvm_backend.hpp"
+#include "tilefuse/ir/knobs.hpp"
+
+namespace tilefuse::nvptx {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+int effective_opt_level(const CompileOptions& o) {
+  std::string k = knob("TILEFUSE_PTX_OPT");
+  if (k.size() == 1 && k[0] >= '0' && k[0] <= '3') return k[0] - '0';
+  return o.opt_level;
+}
+
+}  // namespace
+
+CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts) {
+  CompileArtifacts art;
+  TargetInfo ti(opts.target);
+  int level = effective_opt_level(opts);
+  bool dump_ir = knob_selects("TILEFUSE_DUMP_IR", f.name);
+  bool dump_llvm = knob_selects("TILEFUSE_DUMP_LLVM", f.name);
+  bool dump_ptx = knob_selects("TILEFUSE_DUMP_PTX", f.name);
+  if (f.num_warps < 1 || f.num_warps > 32 || (f.num_warps & (f.num_warps - 1)))
+    throw UserError("kernel '" + f.name + "' asks for " + std::to_string(f.num_warps) +
+                    " warps. Use a power of two between 1 and 32");
+
+  auto t0 = Clock::now();
+  GpuPlan plan;
+  plan.num_warps = f.num_warps;
+  auto dump = [&](const char* pass) {
+    if (dump_ir) std::cerr << "// ----- tile IR after " << pass << " (" << f.name << ") -----\n" << dump_plan(f, plan);
+  };
+  plan.axis = analyze_axis_info(f);                   dump("axis-info");
+  assign_layouts(f, opts.target, plan);               dump("layouts");
+  allocate_shared_memory(f, plan);                    dump("shared-memory");
+  if (plan.shared_bytes > ti.max_shared_bytes())
+    throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +
+                    " bytes of shared memory but " + ti.cpu() + " allows " + std::to_string(ti.max_shared_bytes()) +
+                    ". Use smaller block sizes");
+  art.plan = dump_plan(f, plan);
+  art.ms_plan = ms_since(t0);
+
+  auto t1 = Clock::now();
+  llvm::LLVMContext ctx;
+  auto mod = std::make_unique<llvm::Module>(f.name, ctx);
+  llvm::TargetMachine& tm = target_machine(ti, level);
+  prepare_module(*mod, tm);
+  Codegen cg(ctx, *mod, f, plan, ti);
+  cg.fast_math = knob_on("TILEFUSE_FAST_MATH");
+  cg.lower_kernel();                                  verify_module(*mod, "after lowering");
+  art.llvm_ir = module_text(*mod);
+  if (dump_llvm) std::cerr << "// ----- LLVM IR after lowering (" << f.name << ") -----\n" << art.llvm_ir;
+  art.linked_libdevice = needs_libdevice(*mod);
+  if (art.linked_libdevice) link_libdevice(*mod);
+  art.ms_lower = ms_since(t1);
+
+  auto t2 = Clock::now();
+  optimize_module(*mod, tm, level);
+  art.llvm_ir_opt = module_text(*mod);
+  if (dump_llvm) std::cerr << "// ----- LLVM IR after O" << level << " (" << f.name << ") -----\n" << art.llvm_ir_opt;
+  art.ms_opt = ms_since(t2);
+
+  auto t3 = Clock::now();
+  std::string ptx = emit_ptx(*mod, tm);
+  if (dump_ptx) std::cerr << "// ----- PTX (" << f.name << ") -----\n" << ptx;
+  art.ms_ptx = ms_since(t3);
+
+  CompiledKernel& k = art.kernel;
+  k.name = f.name;
+  k.ptx = std::move(ptx);
+  k.target = opts.target;
+  k.num_warps = f.num_warps;
+  k.shared_bytes = plan.shared_bytes;
+  for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
+  return art;
+}
+
+CompiledKernel compile(const ir::Function& f, const CompileOptions& opts) {
+  return std::move(compile_with_artifacts(f, opts).kernel);
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,124 @@
+// Target machines, the O3 pipeline and PTX emission.
+#include "llvm_backend.hpp"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "tilefuse/ir/errors.hpp"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace tilefuse::nvptx {
+
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+void init_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    // 32-bit shared-memory pointers (as nvcc and Triton use). The option is global to
+    // this library's private copy of LLVM.
+    auto& opts = llvm::cl::getRegisteredOptions();
+    auto it = opts.find("nvptx-short-ptr");
+    if (it != opts.end()) static_cast<llvm::cl::opt<bool>*>(it->second)->setValue(true);
+  });
+}
+
+}  // namespace
+
+llvm::TargetMachine& target_machine(const TargetInfo& ti, int opt_level) {
+  init_once();
+  thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> cache;
+  std::string key = ti.cpu() + "/" + ti.features() + "/" + std::to_string(opt_level);
+  auto& slot = cache[key];
+  if (!slot) {
+    std::string err;
+    const llvm::Target* t = llvm::TargetRegistry::lookupTarget(kTriple, err);
+    if (!t) internal_error("NVPTX target unavailable: " + err);
+    llvm::TargetOptions o;
+    o.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+    auto level = opt_level >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                 : opt_level == 0 ? llvm::CodeGenOptLevel::None
+                                  : llvm::CodeGenOptLevel::Default;
+    slot.reset(t->createTargetMachine(kTriple, ti.cpu(), ti.features(), o, llvm::Reloc::PIC_, std::nullopt, level));
+    if (!slot) internal_error("could not create the NVPTX target machine for " + ti.cpu());
+  }
+  return *slot;
+}
+
+void prepare_module(llvm::Module& m, llvm::TargetMachine& tm) {
+  m.setTargetTriple(kTriple);
+  m.setDataLayout(tm.createDataLayout());
+}
+
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (opt_level <= 0) {
+    // NVVMReflect must still resolve libdevice's __nvvm_reflect queries.
+    if (auto err = pb.parsePassPipeline(mpm, "function(nvvm-reflect),globaldce"))
+      internal_error("pass pipeline: " + llvm::toString(std::move(err)));
+  } else {
+    auto level = opt_level == 1 ? llvm::OptimizationLevel::O1
+                 : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                  : llvm::OptimizationLevel::O3;
+    mpm = pb.buildPerModuleDefaultPipeline(level);
+  }
+  mpm.run(m, mam);
+}
+
+std::string emit_ptx(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::SmallString<0> buf;
+  {
+    llvm::raw_svector_ostream os(buf);
+    llvm::legacy::PassManager pm;
+    if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))  // true = failure
+      internal_error("the NVPTX target cannot emit assembly");
+    pm.run(m);
+  }
+  return std::string(buf.str());
+}
+
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+void verify_module(const llvm::Module& m, const char* stage) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (llvm::verifyModule(m, &os)) internal_error(std::string("invalid LLVM IR ") + stage + ": " + s);
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,131 @@
+// Atomics: one predicated `atom.global` per element, performed by exactly one of the
+// threads holding the element; the old values then reach every copy through shared
+// memory.
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+using ir::AtomicOp;
+using ir::OpKind;
+
+namespace {
+
+struct RegKind {
+  llvm::Type* ty;
+  const char* constraint;
+};
+
+RegKind int_reg(Codegen& cg, DType dt) {
+  return bit_width(dt) == 64 ? RegKind{cg.b.getInt64Ty(), "l"} : RegKind{cg.b.getInt32Ty(), "r"};
+}
+
+// `@p atom.global.<op>.<type> $0, [$1], $2 [, $3];` returning the old value (0 where p is false).
+llvm::Value* atom(Codegen& cg, const std::string& opname, const std::string& type, RegKind k, llvm::Value* ptr,
+                  const std::vector<llvm::Value*>& vals, llvm::Value* pred) {
+  std::string text = pred ? "@$" + std::to_string(2 + vals.size()) + " " : "";
+  text += "atom.global." + opname + "." + type + " $0, [$1]";
+  std::string cons = std::string("=") + k.constraint + ",l";
+  std::vector<llvm::Value*> args{ptr};
+  for (size_t i = 0; i < vals.size(); ++i) {
+    text += ", $" + std::to_string(2 + i);
+    cons += std::string(",") + k.constraint;
+    args.push_back(vals[i]);
+  }
+  text += ";";
+  if (pred) {
+    cons += ",b,0";
+    args.push_back(pred);
+    args.push_back(llvm::Constant::getNullValue(k.ty));
+  }
+  cons += ",~{memory}";
+  return cg.inline_asm(k.ty, text, cons, args, true);
+}
+
+llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Value* v, llvm::Value* pred) {
+  auto& b = cg.b;
+  bool fp = is_float(dt);
+  int w = bit_width(dt);
+  std::string bits = w == 64 ? "64" : "32";
+  switch (a) {
+    case AtomicOp::Add: {
+      if (fp) {
+        RegKind k = w == 64 ? RegKind{b.getDoubleTy(), "d"} : RegKind{b.getFloatTy(), "f"};
+        return atom(cg, "add", "f" + bits, k, ptr, {v}, pred);
+      }
+      return atom(cg, "add", "u" + bits, int_reg(cg, dt), ptr, {v}, pred);
+    }
+    case AtomicOp::Xchg: {
+      RegKind k = int_reg(cg, dt);
+      llvm::Value* x = fp ? b.CreateBitCast(v, k.ty) : v;
+      llvm::Value* old = atom(cg, "exch", "b" + bits, k, ptr, {x}, pred);
+      return fp ? b.CreateBitCast(old, v->getType()) : old;
+    }
+    case AtomicOp::Max:
+    case AtomicOp::Min: {
+      bool mx = a == AtomicOp::Max;
+      RegKind k = int_reg(cg, dt);
+      if (!fp) return atom(cg, mx ? "max" : "min", (is_signed_int(dt) ? "s" : "u") + bits, k, ptr, {v}, pred);
+      // f32: non-negative floats order like signed ints, negative ones reversed like
+      // unsigned ints; pick the integer atomic by the sign of the operand.
+      llvm::Value* x = b.CreateBitCast(v, k.ty);
+      llvm::Value* neg = b.CreateICmpSLT(x, cg.c32(0));
+      llvm::Value* p = pred ? pred : b.getTrue();
+      llvm::Value* pos_old = atom(cg, mx ? "max" : "min", "s32", k, ptr, {x}, b.CreateAnd(p, b.CreateNot(neg)));
+      llvm::Value* neg_old = atom(cg, mx ? "min" : "max", "u32", k, ptr, {x}, b.CreateAnd(p, neg));
+      return b.CreateBitCast(b.CreateSelect(neg, neg_old, pos_old), v->getType());
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void lower_atomic(Codegen& cg, const ir::Op& op) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  DType dt = op.operand(0)->type.dtype;
+  LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
+  std::vector<Regs> in;
+  for (int i = 0; i < op.num_operands(); ++i) in.push_back(cg.operand(op, i));
+  llvm::Value* owner = l ? cg.owner_predicate(l->ll) : b.CreateICmpEQ(cg.tid(), cg.c32(0));
+  uint32_t dup_regs = l ? l->ll.redundancy().reg : 0;
+  int n = static_cast<int>(in[0].size());
+  llvm::Type* ty = cg.elem_type(dt);
+  Regs old(n, llvm::Constant::getNullValue(ty));
+  for (int r = 0; r < n; ++r) {
+    if (r & dup_regs) continue;
+    llvm::Value* pred = owner;
+    if (op.kind == OpKind::AtomicRMW && in.size() > 2) pred = pred ? b.CreateAnd(pred, in[2][r]) : in[2][r];
+    if (op.kind == OpKind::AtomicRMW) {
+      old[r] = rmw(cg, op.atomic(), dt, in[0][r], in[1][r], pred);
+    } else {
+      RegKind k = int_reg(cg, dt);
+      bool fp = is_float(dt);
+      llvm::Value* c = fp ? b.CreateBitCast(in[1][r], k.ty) : in[1][r];
+      llvm::Value* v = fp ? b.CreateBitCast(in[2][r], k.ty) : in[2][r];
+      llvm::Value* o = atom(cg, "cas", bit_width(dt) == 64 ? "b64" : "b32", k, in[0][r], {c, v}, pred);
+      old[r] = fp ? b.CreateBitCast(o, ty) : o;
+    }
+  }
+  // Every copy of an element gets the old value the performing thread saw.
+  bool copies = !l || l->ll.redundancy().any();
+  if (copies) {
+    if (l) {
+      cg.smem_before_write();
+      cg.smem_store_tile(old, l->ll, p.smem_offset, ty);
+      cg.smem_after_write();
+      old = cg.smem_load_tile(l->ll, p.smem_offset, ty);
+      cg.smem_after_read();
+    } else {
+      cg.smem_before_write();
+      llvm::Value* addr = cg.smem_addr(p.smem_offset);
+      cg.if_then(owner, [&] { b.CreateStore(old[0], addr); });
+      cg.smem_after_write();
+      old[0] = b.CreateLoad(ty, addr);
+      cg.smem_after_read();
+    }
+  }
+  cg.set(op.result(), std::move(old));
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,152 @@
+// dot(a, b, acc), the FMA path: a (stored K-major) and b go to shared memory; each
+// thread then walks k, loading the a values of its rows and the b values of its
+// columns once per k and updating its accumulator registers with f32 FMAs (an outer
+// product per k). Tensor-core paths (mma.sync, wgmma) will replace the operand layouts
+// and this inner loop, not the interface.
+#include <algorithm>
+#include <map>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+namespace {
+
+struct Axis {
+  // Distinct register parts of the thread's coordinates along one acc dimension, each
+  // with the register whose runtime coordinate it is, grouped into vector loads.
+  std::vector<uint32_t> parts;
+  std::vector<int> rep;         // a register with that part
+  std::map<uint32_t, int> slot;  // part -> index into loaded values
+  std::vector<int> group_start;  // indices into parts starting a vector load
+  std::vector<int> group_len;
+};
+
+Axis distinct_parts(const LinearLayout& l, int dim, int max_vec) {
+  Axis a;
+  for (int r = 0; r < l.num_regs(); ++r) {
+    uint32_t c = static_cast<uint32_t>(l.coord(l.reg_part(r), dim));
+    if (std::find(a.parts.begin(), a.parts.end(), c) == a.parts.end()) {
+      a.parts.push_back(c);
+      a.rep.push_back(r);
+    }
+  }
+  // Sort by coordinate so runs of consecutive coordinates can become vector loads.
+  std::vector<int> idx(a.parts.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+  std::sort(idx.begin(), idx.end(), [&](int x, int y) { return a.parts[x] < a.parts[y]; });
+  Axis s;
+  for (int i : idx) {
+    s.parts.push_back(a.parts[i]);
+    s.rep.push_back(a.rep[i]);
+  }
+  for (size_t i = 0; i < s.parts.size(); ++i) s.slot[s.parts[i]] = static_cast<int>(i);
+  uint32_t tb = l.thread_bits(dim);
+  for (size_t i = 0; i < s.parts.size();) {
+    int v = max_vec;
+    while (v > 1) {
+      bool ok = (s.parts[i] % v == 0) && (tb & (v - 1)) == 0 && i + v <= s.parts.size();
+      for (int k = 1; ok && k < v; ++k) ok = s.parts[i + k] == s.parts[i] + k;
+      if (ok) break;
+      v /= 2;
+    }
+    s.group_start.push_back(static_cast<int>(i));
+    s.group_len.push_back(v);
+    i += v;
+  }
+  return s;
+}
+
+}  // namespace
+
+void lower_dot(Codegen& cg, const ir::Op& op) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  const ir::Value* av = op.operand(0);
+  const ir::Value* bv = op.operand(1);
+  int64_t M = av->type.shape[0], K = av->type.shape[1], N = bv->type.shape[1];
+  DType dt = av->type.dtype;
+  int es = byte_size(dt);
+  llvm::Type* ety = cg.elem_type(dt);
+  llvm::Type* f32 = b.getFloatTy();
+  const LinearLayout& la = p.operands[0]->ll;
+  const LinearLayout& lb = p.operands[1]->ll;
+  const LinearLayout& lc = p.operands[2]->ll;
+  Regs A = cg.operand(op, 0), B = cg.operand(op, 1), C = cg.operand(op, 2);
+  int off_a = p.smem_offset;
+  int off_b = off_a + static_cast<int>((M * K * es + 15) / 16 * 16);
+
+  // Stage the operands: a as [K][M] (so a thread's rows are contiguous), b as [K][N].
+  cg.smem_before_write();
+  {
+    auto ca = cg.coords(la);
+    auto red = la.redundancy();
+    cg.if_then(cg.owner_predicate(la), [&] {
+      for (int r = 0; r < la.num_regs(); ++r) {
+        if (r & red.reg) continue;
+        llvm::Value* idx = b.CreateAdd(b.CreateMul(ca[1][r], cg.c32(M)), ca[0][r]);
+        b.CreateStore(A[r], cg.smem_addr(off_a, b.CreateMul(idx, cg.c32(es))));
+      }
+    });
+  }
+  cg.smem_store_tile(B, lb, off_b, ety);
+  cg.smem_after_write();
+
+  auto cc = cg.coords(lc);
+  Axis rows = distinct_parts(lc, 0, 1);
+  Axis cols = distinct_parts(lc, 1, 16 / es);
+
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* loop = llvm::BasicBlock::Create(cg.ctx, "dot.k", f);
+  auto* exit = llvm::BasicBlock::Create(cg.ctx, "dot.end", f);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* k = b.CreatePHI(cg.i32(), 2, "k");
+  k->addIncoming(cg.c32(0), pre);
+  std::vector<llvm::PHINode*> acc;
+  for (auto* c : C) {
+    auto* phi = b.CreatePHI(f32, 2);
+    phi->addIncoming(c, pre);
+    acc.push_back(phi);
+  }
+  auto load_row = [&](int base_off, int64_t stride, const Axis& ax, int dim) {
+    std::vector<llvm::Value*> vals(ax.parts.size());
+    llvm::Value* row = b.CreateMul(k, cg.c32(stride));
+    for (size_t g = 0; g < ax.group_start.size(); ++g) {
+      int i = ax.group_start[g], v = ax.group_len[g];
+      llvm::Value* idx = b.CreateAdd(row, cc[dim][ax.rep[i]]);
+      llvm::Value* addr = cg.smem_addr(base_off, b.CreateMul(idx, cg.c32(es)));
+      if (v == 1) {
+        vals[i] = b.CreateFPExt(b.CreateAlignedLoad(ety, addr, llvm::Align(es)), f32);  // no-op for f32
+      } else {
+        llvm::Value* vec = b.CreateAlignedLoad(llvm::FixedVectorType::get(ety, v), addr, llvm::Align(es * v));
+        for (int j = 0; j < v; ++j) {
+          llvm::Value* e = b.CreateExtractElement(vec, j);
+          vals[i + j] = b.CreateFPExt(e, f32);
+        }
+      }
+    }
+    return vals;
+  };
+  auto avals = load_row(off_a, M, rows, 0);
+  auto bvals = load_row(off_b, N, cols, 1);
+  Regs next;
+  for (int r = 0; r < lc.num_regs(); ++r) {
+    uint32_t rm = static_cast<uint32_t>(lc.coord(lc.reg_part(r), 0));
+    uint32_t rn = static_cast<uint32_t>(lc.coord(lc.reg_part(r), 1));
+    llvm::Value* x = avals[rows.slot.at(rm)];
+    llvm::Value* y = bvals[cols.slot.at(rn)];
+    next.push_back(cg.call_intrinsic(llvm::Intrinsic::fma, {x, y, acc[r]}, {f32}));
+  }
+  llvm::Value* k1 = b.CreateAdd(k, cg.c32(1), "", true, true);
+  llvm::BasicBlock* end = b.GetInsertBlock();
+  b.CreateCondBr(b.CreateICmpULT(k1, cg.c32(K)), loop, exit);
+  k->addIncoming(k1, end);
+  for (size_t r = 0; r < acc.size(); ++r) acc[r]->addIncoming(next[r], end);
+  b.SetInsertPoint(exit);
+  cg.smem_after_read();
+  cg.set(op.result(), Regs(next.begin(), next.end()));
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,153 @@
+// Elementwise ops: binary, unary, compare, select, fma, cast, pointer offsets.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+using ir::BinaryOp;
+using ir::CmpPred;
+using ir::OpKind;
+using ir::UnaryOp;
+
+llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to) {
+  auto& b = cg.b;
+  if (from == to) return x;
+  llvm::Type* ty = cg.elem_type(to);
+  if (to == DType::i1) {
+    if (is_float(from)) return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    return b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (is_float(from) && is_float(to)) {
+    bool halves = (from == DType::f16 && to == DType::bf16) || (from == DType::bf16 && to == DType::f16);
+    if (halves) x = b.CreateFPExt(x, b.getFloatTy());
+    if (bit_width(to) > bit_width(from) && !halves) return b.CreateFPExt(x, ty);
+    return b.CreateFPTrunc(x, ty);  // cvt.rn
+  }
+  if (is_int(from) && is_float(to)) return is_signed_int(from) ? b.CreateSIToFP(x, ty) : b.CreateUIToFP(x, ty);
+  if (is_float(from) && is_int(to)) return is_signed_int(to) ? b.CreateFPToSI(x, ty) : b.CreateFPToUI(x, ty);
+  int fw = bit_width(from), tw = bit_width(to);
+  if (tw < fw) return b.CreateTrunc(x, ty);
+  if (tw > fw) return is_signed_int(from) ? b.CreateSExt(x, ty) : b.CreateZExt(x, ty);
+  return x;  // same width, signedness only
+}
+
+llvm::Value* binary_element(Codegen& cg, BinaryOp op, llvm::Value* x, llvm::Value* y, DType dt) {
+  auto& b = cg.b;
+  bool fp = is_float(dt);
+  bool sgn = is_signed_int(dt);
+  using llvm::Intrinsic::ID;
+  switch (op) {
+    case BinaryOp::Add: return fp ? b.CreateFAdd(x, y) : b.CreateAdd(x, y);
+    case BinaryOp::Sub: return fp ? b.CreateFSub(x, y) : b.CreateSub(x, y);
+    case BinaryOp::Mul: return fp ? b.CreateFMul(x, y) : b.CreateMul(x, y);
+    case BinaryOp::Div:
+      if (fp) {
+        if (cg.fast_math && dt == DType::f32) return cg.call_intrinsic(llvm::Intrinsic::nvvm_div_approx_f, {x, y});
+        return b.CreateFDiv(x, y);
+      }
+      return sgn ? b.CreateSDiv(x, y) : b.CreateUDiv(x, y);
+    case BinaryOp::Rem:
+      if (fp) {
+        if (dt == DType::f64) return cg.call_libdevice("__nv_fmod", x->getType(), {x, y});
+        llvm::Value* xf = dt == DType::f32 ? x : b.CreateFPExt(x, b.getFloatTy());
+        llvm::Value* yf = dt == DType::f32 ? y : b.CreateFPExt(y, b.getFloatTy());
+        llvm::Value* r = cg.call_libdevice("__nv_fmodf", b.getFloatTy(), {xf, yf});
+        return dt == DType::f32 ? r : b.CreateFPTrunc(r, x->getType());
+      }
+      return sgn ? b.CreateSRem(x, y) : b.CreateURem(x, y);
+    case BinaryOp::Min:
+    case BinaryOp::Max: {
+      bool mx = op == BinaryOp::Max;
+      ID id = fp ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
+                 : sgn ? (mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
+                       : (mx ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
+      return cg.call_intrinsic(id, {x, y}, {x->getType()});
+    }
+    case BinaryOp::And: return b.CreateAnd(x, y);
+    case BinaryOp::Or: return b.CreateOr(x, y);
+    case BinaryOp::Xor: return b.CreateXor(x, y);
+    case BinaryOp::Shl: return b.CreateShl(x, y);
+    case BinaryOp::Shr: return sgn ? b.CreateAShr(x, y) : b.CreateLShr(x, y);
+  }
+  return nullptr;
+}
+
+namespace {
+
+llvm::Value* compare_element(Codegen& cg, CmpPred p, llvm::Value* x, llvm::Value* y, const ir::Type& t) {
+  auto& b = cg.b;
+  if (!t.is_ptr && is_float(t.dtype)) {
+    switch (p) {
+      case CmpPred::Eq: return b.CreateFCmpOEQ(x, y);
+      case CmpPred::Ne: return b.CreateFCmpUNE(x, y);
+      case CmpPred::Lt: return b.CreateFCmpOLT(x, y);
+      case CmpPred::Le: return b.CreateFCmpOLE(x, y);
+      case CmpPred::Gt: return b.CreateFCmpOGT(x, y);
+      case CmpPred::Ge: return b.CreateFCmpOGE(x, y);
+    }
+  }
+  bool sgn = !t.is_ptr && is_signed_int(t.dtype);
+  switch (p) {
+    case CmpPred::Eq: return b.CreateICmpEQ(x, y);
+    case CmpPred::Ne: return b.CreateICmpNE(x, y);
+    case CmpPred::Lt: return sgn ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y);
+    case CmpPred::Le: return sgn ? b.CreateICmpSLE(x, y) : b.CreateICmpULE(x, y);
+    case CmpPred::Gt: return sgn ? b.CreateICmpSGT(x, y) : b.CreateICmpUGT(x, y);
+    case CmpPred::Ge: return sgn ? b.CreateICmpSGE(x, y) : b.CreateICmpUGE(x, y);
+  }
+  return nullptr;
+}
+
+llvm::Value* unary_element(Codegen& cg, const ir::Op& op, llvm::Value* x, DType dt) {
+  auto& b = cg.b;
+  bool fp = is_float(dt);
+  switch (op.un()) {
+    case UnaryOp::Neg: return fp ? b.CreateFNeg(x) : b.CreateNeg(x);
+    case UnaryOp::Not: return b.CreateNot(x);
+    case UnaryOp::Abs:
+      if (fp) return cg.call_intrinsic(llvm::Intrinsic::fabs, {x}, {x->getType()});
+      if (!is_signed_int(dt)) return x;
+      return cg.call_intrinsic(llvm::Intrinsic::abs, {x, b.getFalse()}, {x->getType()});
+    case UnaryOp::Floor: return cg.call_intrinsic(llvm::Intrinsic::floor, {x}, {x->getType()});
+    case UnaryOp::Ceil: return cg.call_intrinsic(llvm::Intrinsic::ceil, {x}, {x->getType()});
+    default: return lower_unary_math(cg, op.un(), x, dt, op.approx || cg.fast_math);
+  }
+}
+
+}  // namespace
+
+void lower_elementwise(Codegen& cg, const ir::Op& op) {
+  auto& b = cg.b;
+  std::vector<Regs> in;
+  for (int i = 0; i < op.num_operands(); ++i) in.push_back(cg.operand(op, i));
+  size_t n = in[0].size();
+  for (auto& r : in) n = std::max(n, r.size());
+  auto at = [&](int i, size_t k) { return in[i].size() == 1 ? in[i][0] : in[i][k]; };
+  const ir::Type& t0 = op.operand(0)->type;
+  DType dt = t0.dtype;
+  Regs out(n);
+  for (size_t k = 0; k < n; ++k) {
+    switch (op.kind) {
+      case OpKind::Binary: out[k] = binary_element(cg, op.bin(), at(0, k), at(1, k), dt); break;
+      case OpKind::Unary: out[k] = unary_element(cg, op, at(0, k), dt); break;
+      case OpKind::Compare: out[k] = compare_element(cg, op.cmp(), at(0, k), at(1, k), t0); break;
+      case OpKind::Select: out[k] = b.CreateSelect(at(0, k), at(1, k), at(2, k)); break;
+      case OpKind::Fma:
+        out[k] = cg.call_intrinsic(llvm::Intrinsic::fma, {at(0, k), at(1, k), at(2, k)}, {at(0, k)->getType()});
+        break;
+      case OpKind::Cast: out[k] = convert_element(cg, at(0, k), dt, op.result()->type.dtype); break;
+      case OpKind::AddPtr: {
+        DType od = op.operand(1)->type.dtype;
+        llvm::Value* off = at(1, k);
+        if (!is_signed_int(od)) off = b.CreateZExt(off, b.getInt64Ty());
+        out[k] = b.CreateGEP(cg.mem_type(t0.dtype), at(0, k), off);
+        break;
+      }
+      default: internal_error("lower_elementwise: unexpected op");
+    }
+  }
+  cg.set(op.result(), std::move(out));
+}
+
+}  // namespace tilefuse::nvptx

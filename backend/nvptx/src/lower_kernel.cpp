@@ -1,0 +1,72 @@
+// The kernel function: signature, entry block with thread indices, the body, and the
+// nvvm annotations (kernel, maxntid) LLVM 19 reads.
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Metadata.h>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+namespace {
+
+bool valid_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+}  // namespace
+
+void Codegen::lower_kernel() {
+  if (!valid_identifier(fn.name))
+    throw UserError("kernel name '" + fn.name +
+                    "' is not a valid PTX entry name. Use letters, digits and underscores, not starting with a digit");
+  std::vector<llvm::Type*> tys;
+  for (auto& p : fn.params) {
+    const ir::Type& t = p.value->type;
+    if (t.is_ptr) {
+      tys.push_back(global_ptr_type());
+      continue;
+    }
+    DType d = t.dtype;
+    bool ok = t.is_scalar() && (d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::f32 ||
+                                d == DType::f64);
+    if (!ok)
+      throw UserError("kernel '" + fn.name + "' parameter '" + p.name + "' has type " + t.str() +
+                      ", which the GPU backend cannot pass. Use i32, u32, i64, f32, f64 or a pointer (widen " +
+                      "narrow integers and bools to i32)");
+    tys.push_back(elem_type(d));
+  }
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), tys, false);
+  kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
+  kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  entry_ = llvm::BasicBlock::Create(ctx, "entry", kernel);
+  auto* body = llvm::BasicBlock::Create(ctx, "body", kernel);
+  b.SetInsertPoint(entry_);
+  b.CreateBr(body);
+  setup_thread_ids();
+  b.SetInsertPoint(body);
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    llvm::Argument* a = kernel->getArg(static_cast<unsigned>(i));
+    a->setName(fn.params[i].name);
+    vals_[fn.params[i].value] = {a};
+  }
+  lower_block(fn.body);
+  b.CreateRetVoid();
+
+  auto* md = mod.getOrInsertNamedMetadata("nvvm.annotations");
+  auto* i32t = b.getInt32Ty();
+  auto entry = [&](const char* key, int v) {
+    llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(ctx, key),
+                             llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(i32t, v))};
+    md->addOperand(llvm::MDNode::get(ctx, ops));
+  };
+  entry("kernel", 1);
+  entry("maxntidx", 32 * fn.num_warps);
+  entry("maxntidy", 1);
+  entry("maxntidz", 1);
+}
+
+}  // namespace tilefuse::nvptx

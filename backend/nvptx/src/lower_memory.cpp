@@ -1,0 +1,211 @@
+// Global loads and stores. Each access moves `vec` consecutive elements (up to 16
+// bytes): unmasked ones are plain LLVM vector loads/stores, masked ones predicated
+// inline PTX (`@p ld.global.v4.b32`) with the "other" value moved in first. Elements
+// held by several threads are stored by one of them only.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+using ir::Evict;
+using ir::OpKind;
+
+namespace {
+
+// How a run of `vec` elements of `dt` travels through inline PTX: `n` words of `bits`.
+struct Words {
+  int n, bits;
+  llvm::Type* ty;
+  const char* constraint;
+  std::string ptx_type;
+};
+
+Words words_for(Codegen& cg, DType dt, int vec) {
+  int eb = bit_width(dt) == 1 ? 8 : bit_width(dt);
+  int total = eb * vec;
+  if (eb == 64) return {vec, 64, cg.b.getInt64Ty(), "l", ".b64"};
+  if (total >= 32) return {total / 32, 32, cg.b.getInt32Ty(), "r", ".b32"};
+  if (total == 16) return {1, 16, cg.b.getInt16Ty(), "h", ".b16"};
+  return {1, 16, cg.b.getInt16Ty(), "h", ".u8"};
+}
+
+std::string evict_suffix(Evict e) {
+  switch (e) {
+    case Evict::First: return ".L1::evict_first";
+    case Evict::Last: return ".L1::evict_last";
+    default: return "";
+  }
+}
+
+std::string vec_prefix(int n) { return n == 1 ? "" : ".v" + std::to_string(n); }
+
+std::string operand_list(int first, int n) {
+  if (n == 1) return "$" + std::to_string(first);
+  std::string s = "{";
+  for (int i = 0; i < n; ++i) s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+// Elements (register values) <-> words.
+std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w) {
+  auto& b = cg.b;
+  llvm::Type* mt = cg.mem_type(dt);
+  int vec = static_cast<int>(elems.size());
+  auto mem = [&](llvm::Value* v) { return dt == DType::i1 ? b.CreateZExt(v, mt) : v; };
+  llvm::Value* packed;
+  if (vec == 1) {
+    packed = mem(elems[0]);
+  } else {
+    packed = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, vec));
+    for (int i = 0; i < vec; ++i) packed = b.CreateInsertElement(packed, mem(elems[i]), i);
+  }
+  int total = static_cast<int>(vec * mt->getPrimitiveSizeInBits());
+  if (total < w.bits) return {b.CreateZExt(b.CreateBitCast(packed, b.getIntNTy(total)), w.ty)};
+  if (w.n == 1) return {b.CreateBitCast(packed, w.ty)};
+  llvm::Value* v = b.CreateBitCast(packed, llvm::FixedVectorType::get(w.ty, w.n));
+  std::vector<llvm::Value*> out;
+  for (int i = 0; i < w.n; ++i) out.push_back(b.CreateExtractElement(v, i));
+  return out;
+}
+
+Regs from_words(Codegen& cg, const std::vector<llvm::Value*>& words, DType dt, int vec, const Words& w) {
+  auto& b = cg.b;
+  llvm::Type* mt = cg.mem_type(dt);
+  int total = static_cast<int>(vec * mt->getPrimitiveSizeInBits());
+  llvm::Value* packed;
+  if (w.n == 1) {
+    packed = words[0];
+    if (total < w.bits) packed = b.CreateTrunc(packed, b.getIntNTy(total));
+  } else {
+    packed = llvm::PoisonValue::get(llvm::FixedVectorType::get(w.ty, w.n));
+    for (int i = 0; i < w.n; ++i) packed = b.CreateInsertElement(packed, words[i], i);
+  }
+  Regs out;
+  auto fix = [&](llvm::Value* v) { return dt == DType::i1 ? b.CreateICmpNE(v, llvm::ConstantInt::get(mt, 0)) : v; };
+  if (vec == 1) return {fix(b.CreateBitCast(packed, mt))};
+  llvm::Value* v = b.CreateBitCast(packed, llvm::FixedVectorType::get(mt, vec));
+  for (int i = 0; i < vec; ++i) out.push_back(fix(b.CreateExtractElement(v, i)));
+  return out;
+}
+
+Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, Evict ev) {
+  auto& b = cg.b;
+  llvm::Type* mt = cg.mem_type(dt);
+  int es = byte_size(dt);
+  if (!pred && ev == Evict::Normal) {
+    llvm::Type* ty = vec == 1 ? mt : llvm::FixedVectorType::get(mt, vec);
+    llvm::Value* v = b.CreateAlignedLoad(ty, ptr, llvm::Align(es * vec));
+    Regs out;
+    for (int i = 0; i < vec; ++i) {
+      llvm::Value* e = vec == 1 ? v : b.CreateExtractElement(v, i);
+      out.push_back(dt == DType::i1 ? b.CreateICmpNE(e, llvm::ConstantInt::get(mt, 0)) : e);
+    }
+    return out;
+  }
+  Words w = words_for(cg, dt, vec);
+  std::string text = (pred ? "@$" + std::to_string(w.n + 1) + " " : std::string()) + "ld.global" +
+                     evict_suffix(ev) + vec_prefix(w.n) + w.ptx_type + " " + operand_list(0, w.n) + ", [$" +
+                     std::to_string(w.n) + "];";
+  std::string cons;
+  for (int i = 0; i < w.n; ++i) cons += std::string(i ? "," : "") + "=" + w.constraint;
+  cons += ",l";
+  std::vector<llvm::Value*> args{ptr};
+  if (pred) {
+    cons += ",b";
+    args.push_back(pred);
+    Regs fill = other;
+    if (fill.empty()) fill.assign(vec, llvm::Constant::getNullValue(cg.elem_type(dt)));
+    for (int i = 0; i < w.n; ++i) cons += "," + std::to_string(i);
+    for (auto* x : to_words(cg, fill, dt, w)) args.push_back(x);
+  }
+  llvm::Type* ret = w.ty;
+  if (w.n > 1) ret = llvm::StructType::get(cg.ctx, std::vector<llvm::Type*>(w.n, w.ty));
+  llvm::Value* res = cg.inline_asm(ret, text, cons, args, true);
+  std::vector<llvm::Value*> words;
+  if (w.n == 1) words.push_back(res);
+  else
+    for (int i = 0; i < w.n; ++i) words.push_back(b.CreateExtractValue(res, i));
+  return from_words(cg, words, dt, vec, w);
+}
+
+void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pred, DType dt, Evict ev) {
+  auto& b = cg.b;
+  int vec = static_cast<int>(vals.size());
+  llvm::Type* mt = cg.mem_type(dt);
+  int es = byte_size(dt);
+  if (!pred && ev == Evict::Normal) {
+    auto mem = [&](llvm::Value* v) { return dt == DType::i1 ? b.CreateZExt(v, mt) : v; };
+    llvm::Value* v;
+    if (vec == 1) {
+      v = mem(vals[0]);
+    } else {
+      v = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, vec));
+      for (int i = 0; i < vec; ++i) v = b.CreateInsertElement(v, mem(vals[i]), i);
+    }
+    b.CreateAlignedStore(v, ptr, llvm::Align(es * vec));
+    return;
+  }
+  Words w = words_for(cg, dt, vec);
+  std::string text = (pred ? "@$" + std::to_string(w.n + 1) + " " : std::string()) + "st.global" +
+                     evict_suffix(ev) + vec_prefix(w.n) + w.ptx_type + " [$0], " + operand_list(1, w.n) + ";";
+  std::string cons = "l";
+  std::vector<llvm::Value*> args{ptr};
+  for (auto* x : to_words(cg, vals, dt, w)) {
+    cons += std::string(",") + w.constraint;
+    args.push_back(x);
+  }
+  if (pred) {
+    cons += ",b";
+    args.push_back(pred);
+  }
+  cons += ",~{memory}";
+  cg.inline_asm(b.getVoidTy(), text, cons, args, true);
+}
+
+llvm::Value* and_pred(Codegen& cg, llvm::Value* a, llvm::Value* b) {
+  if (!a) return b;
+  if (!b) return a;
+  return cg.b.CreateAnd(a, b);
+}
+
+}  // namespace
+
+void lower_memory(Codegen& cg, const ir::Op& op) {
+  const OpPlan& p = cg.plan.op(&op);
+  const ir::Value* ptr = op.operand(0);
+  DType dt = ptr->type.dtype;
+  bool is_load = op.kind == OpKind::Load;
+  Regs ptrs = cg.operand(op, 0);
+  Regs mask, other, vals;
+  if (is_load) {
+    if (op.num_operands() > 1) mask = cg.operand(op, 1);
+    if (op.num_operands() > 2) other = cg.operand(op, 2);
+  } else {
+    vals = cg.operand(op, 1);
+    if (op.num_operands() > 2) mask = cg.operand(op, 2);
+  }
+  LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
+  int vec = l ? p.vec : 1;
+  int n = static_cast<int>(ptrs.size());
+  if (is_load) {
+    Regs out(n);
+    for (int r = 0; r < n; r += vec) {
+      Regs oth;
+      if (!other.empty()) oth.assign(other.begin() + r, other.begin() + r + vec);
+      Regs got = emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], oth, dt, vec, op.evict);
+      for (int i = 0; i < vec; ++i) out[r + i] = got[i];
+    }
+    cg.set(op.result(), std::move(out));
+    return;
+  }
+  llvm::Value* owner = l ? cg.owner_predicate(l->ll) : cg.b.CreateICmpEQ(cg.tid(), cg.c32(0));
+  uint32_t dup_regs = l ? l->ll.redundancy().reg : 0;
+  for (int r = 0; r < n; r += vec) {
+    if (r & dup_regs) continue;
+    Regs v(vals.begin() + r, vals.begin() + r + vec);
+    emit_store(cg, ptrs[r], v, and_pred(cg, mask.empty() ? nullptr : mask[r], owner), dt, op.evict);
+  }
+}
+
+}  // namespace tilefuse::nvptx

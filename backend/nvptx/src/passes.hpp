@@ -1,0 +1,27 @@
+#pragma once
+// Internal interfaces between the planning passes (no LLVM here).
+#include <unordered_map>
+
+#include "tilefuse/nvptx/gpu_plan.hpp"
+
+namespace tilefuse::nvptx {
+
+// Layouts fixed by the op itself (coalesced memory accesses, the dot accumulator).
+using AnchorMap = std::unordered_map<const ir::Op*, LayoutRef>;
+
+// Coalescing: a blocked layout per memory op over a tile pointer, with as many
+// contiguous elements per thread as axis info allows (up to 16 bytes).
+void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anchors);
+// After layouts are assigned: the vector width of every load/store, explaining losses
+// on stderr when TILEFUSE_DEBUG is set.
+void choose_vector_widths(const ir::Function& f, GpuPlan& plan);
+
+bool is_memory_op(ir::OpKind k);
+bool is_elementwise(ir::OpKind k);
+
+}  // namespace tilefuse::nvptx
+
+namespace tilefuse::nvptx {
+// Element type reductions and scans accumulate in (f32 for f16/bf16 sums).
+DType accumulate_dtype(const ir::Op& reduce_or_scan);
+}  // namespace tilefuse::nvptx

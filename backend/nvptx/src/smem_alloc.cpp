@@ -1,0 +1,128 @@
+// Shared memory: the scratch each op needs while it runs, placed by a liveness-based
+// first-fit allocator (buffers whose live ranges overlap never share bytes). All
+// buffers today are op-local scratch; long-lived buffers (pipelining stages) will
+// simply have longer live ranges.
+#include <algorithm>
+
+#include "passes.hpp"
+
+namespace tilefuse::nvptx {
+
+using ir::Op;
+using ir::OpKind;
+
+int smem_elem_bytes(const ir::Type& t) { return t.is_ptr ? 8 : byte_size(t.dtype); }
+
+DType accumulate_dtype(const ir::Op& op) {
+  DType d = op.operand(0)->type.dtype;
+  bool sum = op.red() == ir::ReduceKind::Sum;
+  return sum && (d == DType::f16 || d == DType::bf16) ? DType::f32 : d;
+}
+
+namespace {
+
+int round_up(int v, int a) { return (v + a - 1) / a * a; }
+int acc_bytes(const Op& op) { return byte_size(accumulate_dtype(op)); }
+
+int scratch_bytes(const Op& op, const GpuPlan& plan) {
+  if (!op.results.empty() && plan.lazy.count(op.result())) return 0;
+  const OpPlan& p = plan.op(&op);
+  int bytes = 0;
+  for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i) {
+    const ir::Value* v = op.operands[i];
+    LayoutRef want = p.operands[i];
+    if (!want || !conversion_needs_smem(plan, v, want->ll)) continue;
+    bytes = std::max<int>(bytes, static_cast<int>(v->type.numel()) * smem_elem_bytes(v->type));
+  }
+  switch (op.kind) {
+    case OpKind::Reduce: {
+      const ir::Value* x = op.operand(0);
+      LayoutRef l = plan.layout(x);
+      int warps_on_axis = 1;
+      for (uint32_t b : l->ll.warps())
+        if (l->ll.coord(b, op.axis) != 0) warps_on_axis *= 2;
+      if (warps_on_axis > 1) {
+        int res = static_cast<int>(x->type.numel() / x->type.shape[op.axis]);
+        bool arg = op.red() == ir::ReduceKind::Argmax || op.red() == ir::ReduceKind::Argmin;
+        int vals = round_up(res * warps_on_axis * acc_bytes(op), 16);
+        bytes = std::max(bytes, vals + (arg ? res * warps_on_axis * 4 : 0));
+      }
+      break;
+    }
+    case OpKind::Scan: {
+      const ir::Value* x = op.operand(0);
+      bytes = std::max<int>(bytes, 2 * round_up(static_cast<int>(x->type.numel()) * acc_bytes(op), 16));
+      break;
+    }
+    case OpKind::Dot: {
+      const auto& a = op.operand(0)->type;
+      const auto& b = op.operand(1)->type;
+      bytes = std::max<int>(bytes, round_up(static_cast<int>(a.numel()) * smem_elem_bytes(a), 16) +
+                                       static_cast<int>(b.numel()) * smem_elem_bytes(b));
+      break;
+    }
+    case OpKind::AtomicRMW: case OpKind::AtomicCas: {
+      // Old values travel from the one thread that performed the atomic to the copies.
+      const ir::Type& t = op.result()->type;
+      bytes = std::max<int>(bytes, static_cast<int>(t.numel()) * smem_elem_bytes(t));
+      break;
+    }
+    default: break;
+  }
+  return round_up(bytes, 16);
+}
+
+struct Buffer {
+  const Op* op;
+  int size, begin, end, offset = 0;
+};
+
+}  // namespace
+
+void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
+  std::vector<Buffer> bufs;
+  int index = 0;
+  ir::walk(f.body, [&](Op& op) {
+    int b = scratch_bytes(op, plan);
+    if (b > 0) bufs.push_back(Buffer{&op, b, index, index});
+    ++index;
+  });
+  std::vector<Buffer*> order;
+  for (auto& b : bufs) order.push_back(&b);
+  std::stable_sort(order.begin(), order.end(), [](Buffer* a, Buffer* b) { return a->size > b->size; });
+  std::vector<Buffer*> placed;
+  int total = 0;
+  for (Buffer* b : order) {
+    int offset = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (Buffer* o : placed) {
+        bool live_overlap = !(o->end < b->begin || b->end < o->begin);
+        bool mem_overlap = offset < o->offset + o->size && o->offset < offset + b->size;
+        if (live_overlap && mem_overlap) {
+          offset = round_up(o->offset + o->size, 16);
+          moved = true;
+        }
+      }
+    }
+    b->offset = offset;
+    placed.push_back(b);
+    total = std::max(total, offset + b->size);
+  }
+  for (auto& b : bufs) {
+    OpPlan& p = plan.op(b.op);
+    p.smem_offset = b.offset;
+    p.smem_bytes = b.size;
+  }
+  plan.shared_bytes = total;
+}
+
+GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
+  GpuPlan plan;
+  plan.axis = analyze_axis_info(f);
+  assign_layouts(f, t, plan);
+  allocate_shared_memory(f, plan);
+  return plan;
+}
+
+}  // namespace tilefuse::nvptx

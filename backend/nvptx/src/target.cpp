@@ -1,0 +1,31 @@
+#include "target_info.hpp"
+
+#include "tilefuse/ir/errors.hpp"
+
+namespace tilefuse::nvptx {
+
+Target parse_target(const std::string& s) {
+  Target t;
+  std::string rest = s.rfind("sm_", 0) == 0 ? s.substr(3) : "";
+  if (!rest.empty() && rest.back() == 'a') {
+    t.arch_specific = true;
+    rest.pop_back();
+  }
+  bool digits = !rest.empty() && rest.size() <= 3 && rest.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) t.sm = std::stoi(rest);
+  bool ok = digits && (t.sm == 80 || t.sm == 86 || t.sm == 89 || t.sm == 90) && (!t.arch_specific || t.sm == 90);
+  if (!ok)
+    throw UserError("unsupported GPU target '" + s +
+                    "'. Use sm_80, sm_86, sm_89, sm_90 or sm_90a (the compute capability, e.g. sm_90a for H100)");
+  return t;
+}
+
+std::string TargetInfo::cpu() const { return t_.name(); }
+
+std::string TargetInfo::features() const {
+  // Each CPU's default PTX ISA version, which keeps the PTX loadable by the oldest
+  // drivers that know the architecture.
+  return "";
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,26 @@
+#pragma once
+// Target quirks behind one small interface: what the chosen architecture has.
+#include <string>
+
+#include "tilefuse/nvptx/compiled_kernel.hpp"
+
+namespace tilefuse::nvptx {
+
+class TargetInfo {
+ public:
+  explicit TargetInfo(Target t) : t_(t) {}
+  const Target& target() const { return t_; }
+  std::string cpu() const;       // LLVM CPU name: sm_80, sm_90a
+  std::string features() const;  // LLVM feature string (PTX ISA version)
+  int threads_per_warp() const { return 32; }
+  // Native f32 atomic max/min in PTX (sm_90+); older targets use the integer trick.
+  bool has_float_atomic_minmax() const { return t_.sm >= 90; }
+  // wgmma / setmaxnreg exist only with the architecture-specific target.
+  bool has_wgmma() const { return t_.sm == 90 && t_.arch_specific; }
+  int max_shared_bytes() const { return t_.sm >= 90 ? 232448 : (t_.sm == 80 ? 166912 : 101376); }
+
+ private:
+  Target t_;
+};
+
+}  // namespace tilefuse::nvptx
