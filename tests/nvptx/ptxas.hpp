@@ -1,11 +1,15 @@
 #pragma once
 // Runs the CUDA toolkit's ptxas on generated PTX (skipped when no toolkit is found).
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #ifndef TILEFUSE_TEST_CUDA_BIN
 #define TILEFUSE_TEST_CUDA_BIN ""
@@ -41,8 +45,11 @@ inline PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, co
   if (exe.empty()) return r;
   auto dir = std::filesystem::temp_directory_path() / ("tilefuse_nvptx_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  auto ptx_file = dir / (tag + "_" + arch + ".ptx");
-  auto log_file = dir / (tag + "_" + arch + ".log");
+  std::string safe = tag;
+  for (char& c : safe)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  auto ptx_file = dir / (safe + "_" + arch + ".ptx");
+  auto log_file = dir / (safe + "_" + arch + ".log");
   std::ofstream(ptx_file) << ptx;
   std::string cmd = exe + " -arch=" + arch + " -O3 -v " + ptx_file.string() + " -o /dev/null > " +
                     log_file.string() + " 2>&1";

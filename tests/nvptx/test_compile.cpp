@@ -6,38 +6,15 @@
 #include <iostream>
 
 #include "ir_kernels.hpp"
-#include "ptxas.hpp"
+#include "check.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 
 using namespace tilefuse;
-using tftest::run_ptxas;
 
 namespace {
 
-nvptx::CompileOptions sm(const char* t) { return nvptx::CompileOptions{nvptx::parse_target(t)}; }
-
-// Compiles for sm_80 and sm_90a and assembles both; returns the sm_90a result.
-nvptx::CompileArtifacts compile_and_assemble(const ir::Function& f, const std::string& tag, bool expect_no_spill) {
-  nvptx::CompileArtifacts last;
-  for (const char* t : {"sm_80", "sm_90a"}) {
-    INFO("kernel " << tag << " target " << t);
-    auto art = nvptx::compile_with_artifacts(f, sm(t));
-    CHECK(art.kernel.name == f.name);
-    CHECK(art.kernel.num_warps == f.num_warps);
-    CHECK(art.kernel.ptx.find(".entry " + f.name) != std::string::npos);
-    auto r = run_ptxas(art.kernel.ptx, t, tag);
-    if (!r.ran) {
-      MESSAGE("ptxas not found; skipping assembly of " << tag);
-    } else {
-      INFO(r.log);
-      if (r.status != 0) INFO(art.kernel.ptx);
-      CHECK(r.status == 0);
-      if (expect_no_spill) CHECK(r.spill_stores == 0);
-    }
-    last = std::move(art);
-  }
-  return last;
-}
+nvptx::CompileOptions sm(const char* t) { return tftest::opts_for(t); }
+using tftest::compile_and_assemble;
 
 bool has_128bit_load(const std::string& ptx) {
   return ptx.find("ld.global.v4.b32") != std::string::npos || ptx.find("ld.global.v4.u32") != std::string::npos ||

@@ -34,6 +34,10 @@ int effective_opt_level(const CompileOptions& o) {
 CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts) {
   CompileArtifacts art;
   TargetInfo ti(opts.target);
+  ir::walk(f.body, [&](ir::Op& op) {
+    if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal)
+      ti.require_ptx(74);  // .L1::evict_* qualifiers
+  });
   int level = effective_opt_level(opts);
   bool dump_ir = knob_selects("TILEFUSE_DUMP_IR", f.name);
   bool dump_llvm = knob_selects("TILEFUSE_DUMP_LLVM", f.name);

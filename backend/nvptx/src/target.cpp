@@ -22,10 +22,18 @@ Target parse_target(const std::string& s) {
 
 std::string TargetInfo::cpu() const { return t_.name(); }
 
+int TargetInfo::default_ptx() const {
+  if (t_.sm >= 90) return t_.arch_specific ? 80 : 78;
+  if (t_.sm == 89) return 78;
+  if (t_.sm == 86) return 71;
+  return 70;
+}
+
 std::string TargetInfo::features() const {
-  // Each CPU's default PTX ISA version, which keeps the PTX loadable by the oldest
-  // drivers that know the architecture.
-  return "";
+  // Each CPU's default PTX ISA version keeps the PTX loadable by the oldest drivers
+  // that know the architecture; kernels using newer PTX features raise it.
+  if (min_ptx_ <= default_ptx()) return "";
+  return "+ptx" + std::to_string(min_ptx_);
 }
 
 }  // namespace tilefuse::nvptx
