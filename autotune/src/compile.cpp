@@ -1,0 +1,77 @@
+#include "compile.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "tilefuse/cuda/kernel_cache.hpp"
+#include "tilefuse/gpu.hpp"
+#include "tilefuse/ir/printer.hpp"
+#include "tilefuse/nvptx/compiler.hpp"
+
+namespace tilefuse::tuning::detail {
+namespace {
+
+// Must match divisibility_of() and the options string in backend/gpu_execute.cpp:
+// otherwise tuning compiles kernels the launch path never looks up.
+int64_t divisibility_of(const ArgValue& a) {
+  if (a.kind == ArgValue::Kind::DevicePtr) return reinterpret_cast<uintptr_t>(a.ptr) % 16 == 0 ? 16 : 1;
+  if (a.kind == ArgValue::Kind::Int) return a.i % 16 == 0 ? 16 : 1;
+  return 1;
+}
+
+std::string first_line(const std::string& s) {
+  std::string l = s.substr(0, s.find('\n'));
+  return l.size() > 160 ? l.substr(0, 157) + "..." : l;
+}
+
+Compiled compile_one(const Problem& p, const Config& cfg, const nvptx::Target& target) {
+  Compiled c;
+  try {
+    Specialization s = p.plan(cfg);
+    if (!s.kernel) throw UserError("the problem's plan names no kernel for " + cfg.str());
+    std::vector<int64_t> div(s.args.size());
+    std::transform(s.args.begin(), s.args.end(), div.begin(), divisibility_of);
+    auto f = s.kernel->specialize(s.config, div);
+    std::string options = "warps=" + std::to_string(f->num_warps) + " stages=" + std::to_string(f->num_stages);
+    c.key = cuda::make_cache_key(ir::to_string(*f), target, options, compiler_version());
+    c.kernel = cuda::KernelCache::global().compiled(c.key, [&] { return nvptx::compile(*f, nvptx::CompileOptions{target}); });
+    c.ok = true;
+  } catch (const std::exception& e) {
+    c.error = first_line(e.what());
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<Compiled> compile_all(const Problem& p, const std::vector<Config>& cfgs, const nvptx::Target& target,
+                                  int threads) {
+  std::vector<Compiled> out(cfgs.size());
+  parallel_for(cfgs.size(), threads, [&](size_t i) { out[i] = compile_one(p, cfgs[i], target); });
+  return out;
+}
+
+void parallel_for(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<size_t>(threads, n));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);  // fn must not throw
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+}
+
+std::string kb(int64_t bytes) {
+  char buf[32];
+  if (bytes < 1024) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  else if (bytes % 1024 == 0) std::snprintf(buf, sizeof buf, "%lld KB", static_cast<long long>(bytes / 1024));
+  else std::snprintf(buf, sizeof buf, "%.1f KB", bytes / 1024.0);
+  return buf;
+}
+
+}  // namespace tilefuse::tuning::detail

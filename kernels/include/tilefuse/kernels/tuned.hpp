@@ -1,0 +1,177 @@
+#pragma once
+// Autotuned entry points of the gallery: tuned_softmax(out, in, rows, cols) and
+// friends launch the gallery host functions with the config the autotuner picked
+// for their key (see autotune/autotune.hpp). With TILEFUSE_AUTOTUNE=off, on host
+// buffers (the interpreter) or without a GPU they use the gallery's heuristics.
+//
+// The *_tuner<T>() objects are shared with tilefuse-tune, so a sweep from the command
+// line fills the cache entries these functions read.
+#include <cmath>
+#include <string>
+
+#include "tilefuse/autotune/autotune.hpp"
+#include "tilefuse/kernels/kernels.hpp"
+
+namespace tilefuse::kernels {
+
+// Row kernels (softmax, norms): BLOCK x num_warps; the host functions run the one-tile
+// program when BLOCK >= n_cols and the looped one otherwise.
+inline tuning::Space rowwise_space() {
+  auto s = tuning::Space::product(
+      {tuning::pow2_range("BLOCK", 1024, 32768), tuning::values("num_warps", {4, 8, 16, 32})});
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    int64_t b = c.get("BLOCK"), cols = k["n_cols"];
+    if (b > 1024 && b > tuning::pow2(cols))
+      return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
+    // Looping reads the row twice; only worth timing when the row is long.
+    if (b < cols && tuning::pow2(cols) <= 8192)
+      return "BLOCK " + std::to_string(b) + " < " + std::to_string(cols) + " columns";
+    return "";
+  });
+  return s;
+}
+inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{tuning::pow2(rows), cols}; }
+
+// Attention: tiles, warps along BLOCK_M (16 rows each) and pipeline stages.
+inline tuning::Space attention_space() {
+  auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128}), tuning::values("BLOCK_N", {32, 64, 128}),
+                                   tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2})});
+  s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
+    if (16 * c.num_warps > c.get("BLOCK_M"))
+      return std::to_string(c.num_warps) + " warps x 16 rows > BLOCK_M " + std::to_string(c.get("BLOCK_M"));
+    return "";
+  });
+  return s;
+}
+
+// Elementwise: BLOCK x num_warps over the flattened tensor.
+inline tuning::Space elementwise_space() {
+  auto s = tuning::Space::product(
+      {tuning::pow2_range("BLOCK", 256, 16384), tuning::values("num_warps", {2, 4, 8, 16})});
+  s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
+    if (c.get("BLOCK") < 32 * c.num_warps)
+      return "BLOCK " + std::to_string(c.get("BLOCK")) + " < " + std::to_string(32 * c.num_warps) + " threads";
+    return "";
+  });
+  return s;
+}
+
+template <class T>
+const auto& softmax_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& out, const auto& in, int64_t rows, int64_t cols) { softmax(out, in, rows, cols, -1, -1, c); },
+      rowwise_space(), [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
+      TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
+                  .fallback = [](const tuning::KeyView& k) { return softmax_heuristic(k["n_cols"], dtype_v<T>); }},
+      [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
+        const KernelBase& k = softmax_uses_loop(c, cols) ? static_cast<const KernelBase&>(softmax_looped_kernel<T>())
+                                                         : softmax_row_kernel<T>();
+        return tuning::specialization(k, c, out, in, rows, cols, cols, cols);
+      });
+  return t;
+}
+
+template <class T>
+const auto& rmsnorm_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
+        rmsnorm(out, in, w, rows, cols, eps, c);
+      },
+      rowwise_space(),
+      [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) { return rowwise_key(rows, cols); },
+      TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
+                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>); }},
+      [](const Config& c, const auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
+        Config lc = Config(c).set("RESIDUAL", 0);
+        const KernelBase& k = c.get("BLOCK") < cols ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
+                                                    : rmsnorm_row_kernel<T>();
+        return tuning::specialization(k, lc, out, out, in, in, w, cols, cols, eps);
+      });
+  return t;
+}
+
+template <class T>
+const auto& layernorm_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
+         float eps) { layernorm(out, in, w, b, rows, cols, eps, c); },
+      rowwise_space(),
+      [](const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) {
+        return rowwise_key(rows, cols);
+      },
+      TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
+                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>); }},
+      [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
+         float eps) {
+        const KernelBase& k = c.get("BLOCK") < cols ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
+                                                    : layernorm_row_kernel<T>();
+        return tuning::specialization(k, c, out, in, w, b, cols, cols, eps);
+      });
+  return t;
+}
+
+template <class T>
+const auto& attention_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& out, auto& lse, const auto& q, const auto& k, const auto& v, int64_t bh, int64_t seq,
+         int64_t d, bool causal, float scale) { attention_fwd(out, lse, q, k, v, bh, seq, d, causal, scale, c); },
+      attention_space(),
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, int64_t bh, int64_t seq, int64_t d,
+         bool causal, float) { return tuning::Key{tuning::pow2(bh), tuning::pow2(seq), d, causal ? 1 : 0}; },
+      TuneOptions{.name = "attention_fwd", .key_names = {"batch_heads", "seq_len", "head_dim", "causal"},
+                  .outputs = {0, 1},
+                  .fallback =
+                      [](const tuning::KeyView& k) {
+                        return attention_heuristic(k["seq_len"], k["head_dim"], k["causal"] != 0);
+                      }},
+      [](const Config& c, const auto& out, const auto& lse, const auto& q, const auto& k, const auto& v, int64_t bh,
+         int64_t seq, int64_t d, bool causal, float scale) {
+        // The same launch attention_fwd() makes.
+        if (scale == 0.0f) scale = 1.0f / std::sqrt(static_cast<float>(d));
+        Config lc = Config(c).set("HEAD_DIM", d).set("CAUSAL", causal);
+        return tuning::specialization(attention_fwd_kernel<T>(), lc, out, lse, q, k, v, seq, seq * d, d, scale);
+      });
+  return t;
+}
+
+template <class T>
+const auto& bias_relu_log_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& y, const auto& x, const auto& b, int64_t rows, int64_t cols) {
+        bias_relu_log(y, x, b, rows, cols, c);
+      },
+      elementwise_space(),
+      [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols) { return tuning::Key{tuning::pow2(rows * cols)}; },
+      TuneOptions{.name = "bias_relu_log", .key_names = {"n"}, .outputs = {0},
+                  .fallback = [](const tuning::KeyView&) { return elementwise_heuristic(); }},
+      [](const Config& c, const auto& y, const auto& x, const auto& b, int64_t rows, int64_t cols) {
+        return tuning::specialization(bias_relu_log_kernel<T>(), c, y, x, b, rows * cols, cols);
+      });
+  return t;
+}
+
+// The entry points: same arguments as the gallery host functions, contiguous rows.
+template <class Out, class In>
+void tuned_softmax(Out&& out, const In& in, int64_t rows, int64_t cols) {
+  softmax_tuner<buffer_elem_t<Out>>()(out, in, rows, cols);
+}
+template <class Out, class In, class W>
+void tuned_rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f) {
+  rmsnorm_tuner<buffer_elem_t<Out>>()(out, in, weight, rows, cols, eps);
+}
+template <class Out, class In, class W, class B>
+void tuned_layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
+                     float eps = 1e-5f) {
+  layernorm_tuner<buffer_elem_t<Out>>()(out, in, weight, bias, rows, cols, eps);
+}
+template <class Out, class Lse, class Q, class K, class V>
+void tuned_attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
+                         int64_t seq_len, int64_t head_dim, bool causal, float sm_scale = 0.0f) {
+  attention_tuner<buffer_elem_t<Out>>()(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal, sm_scale);
+}
+template <class Y, class X, class B>
+void tuned_bias_relu_log(Y&& y, const X& x, const B& b, int64_t rows, int64_t cols) {
+  bias_relu_log_tuner<buffer_elem_t<Y>>()(y, x, b, rows, cols);
+}
+
+}  // namespace tilefuse::kernels

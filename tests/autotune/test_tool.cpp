@@ -1,0 +1,123 @@
+// tilefuse-tune as a user runs it: --dry-run tables and JSON without a GPU, the
+// one-line refusal to time without one, and usage errors.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tilefuse/autotune/json.hpp"
+#include "tilefuse/gpu.hpp"
+
+using namespace tilefuse;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir() {
+  std::string t = (fs::temp_directory_path() / "tilefuse-tool-test-XXXXXX").string();
+  REQUIRE(mkdtemp(t.data()) != nullptr);
+  return t;
+}
+
+// Runs tilefuse-tune with `args`, with `dir` as its cache directory and output files.
+Run tune(const std::string& args, const fs::path& dir = temp_dir()) {
+  std::string cmd = "TILEFUSE_CACHE_DIR='" + dir.string() + "' '" TILEFUSE_TUNE_EXE "' " + args + " > '" +
+                    (dir / "out").string() + "' 2> '" + (dir / "err").string() + "'";
+  int rc = std::system(cmd.c_str());
+  Run r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+bool has_line(const std::string& text, const std::string& a, const std::string& b) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("tilefuse-tune --dry-run lists what it would time and why the rest is pruned") {
+  Run r = tune("softmax --dry-run --shape 8192x4096 --dtype bf16");
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("dry run for sm_90a") != std::string::npos);
+  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  24 configs") !=
+        std::string::npos);
+  CHECK(has_line(r.out, "prune  BLOCK=1024 num_warps=4 num_stages=1", "BLOCK 1024 < 4096 columns"));
+  CHECK(has_line(r.out, "prune  BLOCK=8192 num_warps=8 num_stages=1", "BLOCK 8192 > 4096 columns"));
+  CHECK(has_line(r.out, "try", "BLOCK=4096 num_warps=8 num_stages=1"));
+}
+
+TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
+  fs::path dir = temp_dir(), report = dir / "report.json";
+  Run r0 = tune("--help");
+  CHECK(r0.status == 0);
+  CHECK(r0.out.find("usage: tilefuse-tune") == 0);
+  Run r = tune("rmsnorm,attention_fwd --dry-run --shape 64x1000 --shape 1x2x256x64c --dtype f16 --json '" +
+                   report.string() + "'",
+               dir);
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(has_line(r.out, "prune  BLOCK_M=64 BLOCK_N=32 num_warps=8", "8 warps x 16 rows > BLOCK_M 64"));
+  REQUIRE(fs::exists(report));
+  auto doc = tuning::Json::parse(slurp(report));
+  CHECK(doc.at("dry_run").as_bool());
+  auto& results = doc.at("results").as_array();
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].at("kernel").as_string() == "rmsnorm");
+  CHECK(results[0].at("key").as_string() == "n_rows=64 n_cols=1000 dtypes=f16,f16,f16");
+  CHECK(results[0].at("configs").as_array().size() == 24);
+  CHECK(results[1].at("kernel").as_string() == "attention_fwd");
+  CHECK(results[1].at("key").as_string() ==
+        "batch_heads=2 seq_len=256 head_dim=64 causal=1 dtypes=f16,f32,f16,f16,f16");
+  int tried = 0;
+  for (auto& c : results[1].at("configs").as_array()) tried += c.find("pruned") == nullptr;
+  CHECK(tried > 0);
+}
+
+TEST_CASE("tilefuse-tune without a GPU refuses to time, in one line") {
+  if (gpu_available()) {
+    MESSAGE("a GPU is present: the no-GPU refusal is not exercised here");
+    return;
+  }
+  Run r = tune("softmax --shape 64x1000");
+  CHECK(r.status == 3);
+  CHECK(r.err.find("tilefuse-tune: cannot time kernels: ") == 0);
+  CHECK(r.err.find("--dry-run lists the configs without a GPU") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("tilefuse-tune usage errors") {
+  Run r = tune("softmaxx --dry-run --shape 64x1000");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("tilefuse-tune has no kernel named 'softmaxx'. Known kernels: softmax, rmsnorm") != std::string::npos);
+  r = tune("softmax --dry-run --shape 64by1000");
+  CHECK(r.status == 1);
+  CHECK(r.err.find("shape '64by1000' is not ROWSxCOLS") != std::string::npos);
+  r = tune("softmax --frobnicate");
+  CHECK(r.status == 2);
+  CHECK(r.err.find("unknown option --frobnicate") != std::string::npos);
+}

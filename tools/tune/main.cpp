@@ -1,0 +1,231 @@
+// tilefuse-tune: autotuning sweeps of the gallery from the command line. Times every
+// config of each kernel's space per shape, prints a table per shape, fills the tuning
+// cache the tuned_* entry points read, and writes JSON/CSV/SVG reports. --dry-run
+// lists what would be timed and why the rest is pruned, without a GPU.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "report.hpp"
+#include "sweeps.hpp"
+#include "tilefuse/cuda/memory.hpp"
+#include "tilefuse/gpu.hpp"
+#include "tilefuse/tools/ptxas.hpp"
+
+using namespace tilefuse;
+using namespace tilefuse::tune_tool;
+
+namespace {
+
+const char* kUsage =
+    "usage: tilefuse-tune [KERNELS] [options]\n"
+    "  KERNELS           softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, a comma-separated\n"
+    "                    list of them, or all (the default)\n"
+    "  --shape S         a shape to tune (repeatable): ROWSxCOLS, or BxHxNxD[c] for attention_fwd\n"
+    "                    (c: causal); a shape applies to the kernels whose shape form it has\n"
+    "  --shapes-file F   shapes from a file, one per line: SHAPE or KERNEL SHAPE; # starts a comment\n"
+    "  --dtype D[,D]     f32, f16, bf16 (default bf16; f16 for attention_fwd)\n"
+    "  --dry-run         list the configs that would be timed and why the others are pruned\n"
+    "                    (compiles offline; needs no GPU; spills checked when ptxas is found)\n"
+    "  --target T        dry-run target: sm_80, sm_90 or sm_90a (default sm_90a)\n"
+    "  --always          re-time configs that are already in the cache\n"
+    "  --ms N            measured time to aim for per config, in ms (default 25)\n"
+    "  --json F          write a JSON report     --csv F    write a CSV report\n"
+    "  --plot F          write an SVG plot of the best GB/s per shape against the copy bandwidth\n"
+    "  --no-progress     no progress bar on stderr\n"
+    "The cache lives in $TILEFUSE_CACHE_DIR/tuning (see TILEFUSE_CACHE_DIR).\n"
+    "Exit status: 0 done, 1 error, 2 bad usage, 3 no GPU (and no --dry-run).\n";
+
+struct Options {
+  std::vector<std::string> kernels;
+  std::vector<std::pair<std::string, std::string>> shapes;  // (kernel or "", shape)
+  std::vector<DType> dtypes;
+  bool dry_run = false, always = false, progress = true;
+  std::string target = "sm_90a", json, csv, plot;
+  double ms = 25;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, sep);)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "tilefuse-tune: %s\n%s", msg.c_str(), kUsage);
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  auto value = [&](int& i) -> std::string {
+    if (i + 1 >= argc) usage_error(std::string(argv[i]) + " needs a value");
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::printf("%s", kUsage);
+      std::exit(0);
+    } else if (a == "--shape") {
+      o.shapes.emplace_back("", value(i));
+    } else if (a == "--shapes-file") {
+      std::string path = value(i);
+      std::ifstream in(path);
+      if (!in) usage_error("cannot read the shapes file " + path);
+      for (std::string line; std::getline(in, line);) {
+        auto words = split(line.substr(0, line.find('#')), ' ');
+        if (words.size() == 1) o.shapes.emplace_back("", words[0]);
+        else if (words.size() == 2) o.shapes.emplace_back(words[0], words[1]);
+        else if (!words.empty()) usage_error("bad line in " + path + ": '" + line + "'");
+      }
+    } else if (a == "--dtype") {
+      for (auto& d : split(value(i), ',')) {
+        DType t;
+        if (!parse_dtype(d, t)) usage_error("unknown dtype '" + d + "'");
+        o.dtypes.push_back(t);
+      }
+    } else if (a == "--dry-run") {
+      o.dry_run = true;
+    } else if (a == "--target") {
+      o.target = value(i);
+    } else if (a == "--always") {
+      o.always = true;
+    } else if (a == "--ms") {
+      o.ms = std::atof(value(i).c_str());
+      if (!(o.ms > 0)) usage_error("--ms needs a positive number");
+    } else if (a == "--json") {
+      o.json = value(i);
+    } else if (a == "--csv") {
+      o.csv = value(i);
+    } else if (a == "--plot") {
+      o.plot = value(i);
+    } else if (a == "--no-progress") {
+      o.progress = false;
+    } else if (!a.empty() && a[0] == '-') {
+      usage_error("unknown option " + a);
+    } else {
+      for (auto& k : split(a, ',')) o.kernels.push_back(k);
+    }
+  }
+  if (o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), "all") != o.kernels.end())
+    o.kernels = sweep_kernels();
+  return o;
+}
+
+bool is_attention_shape(const std::string& s) { return std::count(s.begin(), s.end(), 'x') == 3; }
+
+// (kernel, shape) pairs in command-line order.
+std::vector<std::pair<std::string, std::string>> plan_shapes(const Options& o) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& k : o.kernels) {
+    bool attn = k == "attention_fwd", any = false;
+    for (auto& [only, s] : o.shapes)
+      if (only.empty() ? is_attention_shape(s) == attn : only == k) out.emplace_back(k, s), any = true;
+    if (o.shapes.empty())
+      for (auto& s : default_shapes(k)) out.emplace_back(k, s), any = true;
+    if (!any && o.kernels.size() == 1) usage_error("no shape given fits " + k);
+  }
+  for (auto& [only, s] : o.shapes)
+    if (!only.empty() && std::find(o.kernels.begin(), o.kernels.end(), only) == o.kernels.end())
+      usage_error("the shapes file names '" + only + "', which is not being tuned");
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw UserError("cannot write " + path);
+  std::fprintf(stderr, "tilefuse-tune: wrote %s\n", path.c_str());
+}
+
+double copy_bandwidth_gbs() {
+  size_t bytes = size_t(512) << 20;
+  DeviceBuffer<uint8_t> a(bytes), b(bytes);
+  a.memset(1);
+  auto m = tuning::measure([&] { cuda::memcpy_dtod(b.data(), a.data(), bytes); });
+  return 2.0 * bytes / (m.ms * 1e-3) / 1e9;
+}
+
+int run(const Options& o) {
+  std::string why;
+  if (!o.dry_run && !gpu_available(&why)) {
+    std::fprintf(stderr, "tilefuse-tune: cannot time kernels: %s (--dry-run lists the configs without a GPU)\n",
+                 why.c_str());
+    return 3;
+  }
+  if (o.dry_run && !o.plot.empty()) usage_error("--plot needs timings; drop --dry-run");
+  auto pairs = plan_shapes(o);
+  RunInfo info;
+  info.dry_run = o.dry_run;
+  tuning::OfflineOptions offline;
+  if (o.dry_run) {
+    offline.target = nvptx::parse_target(o.target);
+    bool have_ptxas = !tools::find_ptxas().empty();
+    if (have_ptxas)
+      offline.spills = [arch = offline.target.name()](const nvptx::CompiledKernel& k, int* regs) {
+        auto r = tools::run_ptxas(k.ptx, arch);
+        if (!r.ok) throw std::runtime_error("ptxas failed: " + r.log);
+        *regs = r.registers;
+        return std::max(0, r.spill_stores) + std::max(0, r.spill_loads);
+      };
+    info.device = offline.target.name();
+    std::printf("dry run for %s (shared memory limit %d bytes; spills %s)\n", info.device.c_str(),
+                tuning::default_shared_limit(offline.target), have_ptxas ? "checked with ptxas" : "not checked: no ptxas");
+  } else {
+    const auto& dev = cuda::device_info();
+    info.device = dev.name;
+    info.copy_gbs = copy_bandwidth_gbs();
+    std::printf("%s (sm_%d), device-to-device copy %.0f GB/s; cache %s\n", dev.name.c_str(), dev.compute_capability(),
+                info.copy_gbs, tuning::TuningCache::global().dir().c_str());
+  }
+  std::fflush(stdout);
+
+  std::vector<ShapeReport> reports;
+  ProgressBar bar(o.progress && !o.dry_run);
+  for (auto& [kernel, shape] : pairs) {
+    for (DType dt : o.dtypes.empty() ? default_dtypes(kernel) : o.dtypes) {
+      auto sw = make_sweep(kernel, dt, shape, !o.dry_run);
+      ShapeReport r;
+      r.kernel = kernel, r.shape = shape, r.dtype = dt, r.bytes = sw->bytes, r.flops = sw->flops;
+      r.key = sw->problem.key.str(sw->problem.key_names);
+      if (o.dry_run) {
+        r.trials = tuning::plan_offline(sw->problem, *sw->space, offline);
+      } else {
+        tuning::TuneSettings st = tuning::default_settings();
+        st.mode = o.always ? tuning::Mode::Always : tuning::Mode::Cached;
+        st.bench.target_ms = o.ms;
+        std::string what = kernel + " " + name(dt) + " " + shape;
+        st.progress = [&](const tuning::Progress& p) { bar.update(what, p); };
+        auto res = sw->tune(st);
+        bar.clear();
+        r.trials = res.trials;
+        r.seconds = res.seconds;
+        for (size_t i = 0; i < r.trials.size(); ++i)
+          if (r.trials[i].config == res.best) r.best = static_cast<int>(i);
+      }
+      print_table(stdout, r, o.dry_run);
+      std::fflush(stdout);
+      reports.push_back(std::move(r));
+    }
+  }
+  if (!o.json.empty()) write_file(o.json, to_json(reports, info).dump() + "\n");
+  if (!o.csv.empty()) write_file(o.csv, to_csv(reports));
+  if (!o.plot.empty()) write_file(o.plot, to_svg(reports, info));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\ntilefuse-tune: %s\n", e.what());
+    return 1;
+  }
+}

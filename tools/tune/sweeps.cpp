@@ -1,0 +1,199 @@
+#include "sweeps.hpp"
+
+#include <cstdio>
+#include <type_traits>
+
+#include "tilefuse/cuda/memory.hpp"
+#include "tilefuse/kernels/tuned.hpp"
+
+namespace tilefuse::tune_tool {
+namespace {
+
+// Device buffers of random values, or placeholder addresses (256-byte aligned like
+// real allocations, so the specialization matches) when there is no device.
+class Holder {
+ public:
+  explicit Holder(bool dev) : dev_(dev) {}
+  template <class U>
+  DevicePtr<U> make(size_t n, float lo, float hi) {
+    if (!dev_) {
+      auto p = DevicePtr<U>::from_address(fake_, n);
+      fake_ += (n * sizeof(U) + 511) / 256 * 256;
+      return p;
+    }
+    std::vector<U> host(n);
+    uint64_t s = 0x9E3779B97F4A7C15ull + owned_.size();
+    for (auto& x : host) {  // xorshift: fast enough for 10^8 elements, never zeros
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      x = U(lo + (hi - lo) * float(s >> 40) / float(1 << 24));
+    }
+    auto b = std::make_shared<DeviceBuffer<U>>(to_device(host));
+    owned_.push_back(b);
+    return b->view();
+  }
+
+ private:
+  bool dev_;
+  uint64_t fake_ = uint64_t(1) << 32;
+  std::vector<std::shared_ptr<void>> owned_;
+};
+
+struct Rows {
+  int64_t rows, cols;
+};
+Rows parse_rows(const std::string& s) {
+  long long r = 0, c = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%lldx%lld%c", &r, &c, &extra) != 2 || r < 1 || c < 1)
+    user_error("shape '" + s + "' is not ROWSxCOLS", SourceLoc{}, "Write shapes like 16384x4096");
+  return {r, c};
+}
+
+struct Attn {
+  int64_t bh, seq, dim;
+  bool causal;
+};
+Attn parse_attn(const std::string& s) {
+  long long b = 0, h = 0, n = 0, d = 0;
+  char c = 0, extra = 0;
+  int got = std::sscanf(s.c_str(), "%lldx%lldx%lldx%lld%c%c", &b, &h, &n, &d, &c, &extra);
+  if (got < 4 || got > 5 || (got == 5 && c != 'c') || b < 1 || h < 1 || n < 1 || d < 1)
+    user_error("attention shape '" + s + "' is not BxHxNxD (append c for causal)", SourceLoc{},
+               "Write shapes like 4x16x4096x64 or 1x16x16384x128c");
+  return {b * h, n, d, got == 5};
+}
+
+template <class T>
+struct RowSweep : Sweep {
+  explicit RowSweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<T> out, in, w, b;
+  int64_t rows = 0, cols = 0;
+  float eps = 1e-5f;
+};
+
+template <class T>
+std::unique_ptr<Sweep> row_sweep(const std::string& kernel, const std::string& shape, bool dev) {
+  Rows r = parse_rows(shape);
+  auto s = std::make_unique<RowSweep<T>>(dev);
+  size_t n = size_t(r.rows) * r.cols, es = sizeof(T);
+  s->rows = r.rows, s->cols = r.cols;
+  s->in = s->h.template make<T>(n, -4, 4);
+  s->out = s->h.template make<T>(n, -1, 1);
+  s->bytes = 2.0 * n * es;
+  auto* p = s.get();
+  if (kernel == "softmax") {
+    auto& t = kernels::softmax_tuner<T>();
+    s->space = &t.space();
+    s->problem = t.problem(p->out, p->in, p->rows, p->cols);
+    s->tune = [p, &t](const tuning::TuneSettings& st) { return t.tune(st, p->out, p->in, p->rows, p->cols); };
+  } else if (kernel == "bias_relu_log") {
+    auto& t = kernels::bias_relu_log_tuner<T>();
+    s->b = s->h.template make<T>(r.cols, -1, 1);
+    s->bytes += r.cols * es;
+    s->space = &t.space();
+    s->problem = t.problem(p->out, p->in, p->b, p->rows, p->cols);
+    s->tune = [p, &t](const tuning::TuneSettings& st) { return t.tune(st, p->out, p->in, p->b, p->rows, p->cols); };
+  } else {
+    s->w = s->h.template make<T>(r.cols, 0.5f, 1.5f);
+    s->bytes += r.cols * es;
+    if (kernel == "rmsnorm") {
+      auto& t = kernels::rmsnorm_tuner<T>();
+      s->eps = 1e-6f;
+      s->space = &t.space();
+      s->problem = t.problem(p->out, p->in, p->w, p->rows, p->cols, p->eps);
+      s->tune = [p, &t](const tuning::TuneSettings& st) {
+        return t.tune(st, p->out, p->in, p->w, p->rows, p->cols, p->eps);
+      };
+    } else {
+      auto& t = kernels::layernorm_tuner<T>();
+      s->b = s->h.template make<T>(r.cols, -1, 1);
+      s->bytes += r.cols * es;
+      s->space = &t.space();
+      s->problem = t.problem(p->out, p->in, p->w, p->b, p->rows, p->cols, p->eps);
+      s->tune = [p, &t](const tuning::TuneSettings& st) {
+        return t.tune(st, p->out, p->in, p->w, p->b, p->rows, p->cols, p->eps);
+      };
+    }
+  }
+  return s;
+}
+
+template <class T>
+struct AttnSweep : Sweep {
+  explicit AttnSweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<T> out, q, k, v;
+  DevicePtr<float> lse;
+  Attn a{};
+  float scale = 0;
+};
+
+template <class T>
+std::unique_ptr<Sweep> attention_sweep(const std::string& shape, bool dev) {
+  auto s = std::make_unique<AttnSweep<T>>(dev);
+  Attn& a = s->a;
+  a = parse_attn(shape);
+  size_t n = size_t(a.bh) * a.seq * a.dim;
+  s->q = s->h.template make<T>(n, -1, 1);
+  s->k = s->h.template make<T>(n, -1, 1);
+  s->v = s->h.template make<T>(n, -1, 1);
+  s->out = s->h.template make<T>(n, -1, 1);
+  s->lse = s->h.template make<float>(size_t(a.bh) * a.seq, -1, 1);
+  s->bytes = 4.0 * n * sizeof(T) + 4.0 * a.bh * a.seq;
+  s->flops = 4.0 * a.bh * double(a.seq) * a.seq * a.dim * (a.causal ? 0.5 : 1.0);
+  auto& t = kernels::attention_tuner<T>();
+  auto* p = s.get();
+  s->space = &t.space();
+  s->problem = t.problem(p->out, p->lse, p->q, p->k, p->v, p->a.bh, p->a.seq, p->a.dim, p->a.causal, p->scale);
+  s->tune = [p, &t](const tuning::TuneSettings& st) {
+    return t.tune(st, p->out, p->lse, p->q, p->k, p->v, p->a.bh, p->a.seq, p->a.dim, p->a.causal, p->scale);
+  };
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> sweep_kernels() { return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd"}; }
+
+std::vector<std::string> default_shapes(const std::string& kernel) {
+  if (kernel == "attention_fwd") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
+  return {"8192x4096", "8192x16384", "2048x65536", "16384x5000"};
+}
+
+std::vector<DType> default_dtypes(const std::string& kernel) {
+  if (kernel == "attention_fwd") return {DType::f16};
+  return {DType::bf16};
+}
+
+std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const std::string& shape, bool on_device) {
+  auto known = sweep_kernels();
+  if (std::find(known.begin(), known.end(), kernel) == known.end()) {
+    std::string names;
+    for (auto& k : known) names += (names.empty() ? "" : ", ") + k;
+    user_error("tilefuse-tune has no kernel named '" + kernel + "'", SourceLoc{}, "Known kernels: " + names + ", all");
+  }
+  auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
+    using T = typename decltype(tag)::type;
+    if (kernel != "attention_fwd") return row_sweep<T>(kernel, shape, on_device);
+    if constexpr (std::is_same_v<T, float>)
+      user_error("attention_fwd runs on f16 or bf16, not f32", SourceLoc{}, "Use --dtype f16 or bf16");
+    else
+      return attention_sweep<T>(shape, on_device);
+  };
+  std::unique_ptr<Sweep> s;
+  switch (dtype) {
+    case DType::f32: s = build(std::type_identity<float>{}); break;
+    case DType::f16: s = build(std::type_identity<half>{}); break;
+    case DType::bf16: s = build(std::type_identity<bfloat16>{}); break;
+    default:
+      user_error(std::string("tilefuse-tune sweeps f32, f16 or bf16, not ") + name(dtype), SourceLoc{},
+                 "Use --dtype f32, f16 or bf16");
+  }
+  s->kernel = kernel;
+  s->shape = shape;
+  s->dtype = dtype;
+  return s;
+}
+
+}  // namespace tilefuse::tune_tool
