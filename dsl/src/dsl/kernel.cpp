@@ -55,9 +55,12 @@ void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
                  metas.empty() ? "This kernel has no meta-parameters" : "Its meta-parameters are: " + metas);
   }
   if (cfg.num_warps < 1 || cfg.num_warps > 32 || (cfg.num_warps & (cfg.num_warps - 1)))
-    user_error("num_warps = " + std::to_string(cfg.num_warps) + " for kernel '" + name_ + "'", loc,
-               "num_warps must be a power of two from 1 to 32");
-  if (cfg.num_stages < 1) user_error("num_stages must be at least 1", loc);
+    user_error("num_warps = " + std::to_string(cfg.num_warps) + " for kernel '" + name_ +
+                   "' is not a power of two from 1 to 32",
+               loc, "Use num_warps(w) with w = 1, 2, 4, 8, 16 or 32");
+  if (cfg.num_stages < 1)
+    user_error("num_stages = " + std::to_string(cfg.num_stages) + " for kernel '" + name_ + "' is less than 1", loc,
+               "Use num_stages(1) (no pipelining) or more");
 }
 
 static std::string describe(const ArgValue& a) {
@@ -90,7 +93,8 @@ void KernelBase::check_args(std::vector<ArgValue>& args, const SourceLoc& loc) c
                    std::string("Pass a std::span/std::vector of ") + tilefuse::name(p.dtype) + " or a DeviceBuffer of it");
     } else if (is_float(p.dtype)) {
       if (a.kind != ArgValue::Kind::Float && a.kind != ArgValue::Kind::Int)
-        user_error(which + " must be a number (" + p.type_str() + "), got " + describe(a), loc);
+        user_error(which + " must be a number (" + p.type_str() + "), got " + describe(a), loc,
+                   "Pass a float or integer value");
       if (a.kind == ArgValue::Kind::Int) a = ArgValue::real(static_cast<double>(a.i), p.dtype);
       a.dtype = p.dtype;
     } else {

@@ -19,10 +19,20 @@ void Builder::check_block_shape(const Shape& s, const char* what) const {
 int Builder::normalize_axis(int axis, int rank, const char* what) const {
   int a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)
-    fail(std::string(what) + " axis " + std::to_string(axis) + " is out of range for a tile of rank " +
-             std::to_string(rank),
+    fail(std::string(what) + ": axis " + std::to_string(axis) + " is out of range (" + std::to_string(rank) +
+             " axes)",
          "Use an axis in [" + std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]");
   return a;
+}
+
+// Whether a tile of shape `from` broadcasts (numpy rules) to exactly `to`.
+static bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 0; i < from.size(); ++i) {
+    int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    if (f != t && f != 1) return false;
+  }
+  return true;
 }
 
 Op* Builder::append(std::unique_ptr<Op> op) {
@@ -138,7 +148,8 @@ Value* Builder::broadcast_to(Value* x, const Shape& shape) {
 
 Value* Builder::expand_dims(Value* x, int axis) {
   int r = x->type.rank();
-  int a = normalize_axis(axis, r + 1, "expand_dims");
+  int a = normalize_axis(axis, r + 1, ("expand_dims of " + x->type.str() + " (the result has " +
+                                      std::to_string(r + 1) + " axes)").c_str());
   Shape s = x->type.shape;
   s.insert(s.begin() + a, 1);
   Op* op = create(OpKind::ExpandDims, {x}, {x->type.with_shape(s)});
@@ -236,7 +247,8 @@ Value* Builder::select(Value* cond, Value* a, Value* b) {
          "Pass a comparison result (e.g. cols < n) as the condition");
   if (a->type.is_ptr || b->type.is_ptr) {
     if (a->type.element() != b->type.element())
-      fail("where of different pointer types " + a->type.str() + " and " + b->type.str());
+      fail("where of different pointer types " + a->type.str() + " and " + b->type.str(),
+           "Both values must be pointers to the same element type (or both non-pointers)");
     Shape s = broadcast_shapes(cond->type.shape, broadcast_shapes(a->type.shape, b->type.shape, "where"), "where");
     return create(OpKind::Select, {broadcast_to(cond, s), broadcast_to(a, s), broadcast_to(b, s)},
                   {a->type.with_shape(s)})->result();
@@ -278,17 +290,18 @@ Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
   if (mask) {
     if (mask->type.is_ptr || mask->type.dtype != DType::i1)
       fail("load mask has type " + mask->type.str() + ", not bool", "Pass a comparison such as cols < n");
-    Shape s = broadcast_shapes(ptr->type.shape, mask->type.shape, "load mask");
-    if (s != ptr->type.shape)
+    if (!broadcasts_to(mask->type.shape, ptr->type.shape))
       fail("load mask shape " + shape_str(mask->type.shape) + " does not match the pointer tile shape " +
                shape_str(ptr->type.shape),
            "The mask must have the pointer tile's shape (or broadcast to it)");
+    Shape s = ptr->type.shape;
     ops.push_back(broadcast_to(mask, s));
     if (other) {
-      if (other->type.is_ptr) fail("load 'other' is a pointer");
-      if (!other->type.is_scalar() && broadcast_shapes(ptr->type.shape, other->type.shape, "load other") != ptr->type.shape)
+      if (other->type.is_ptr) fail("load 'other' is a pointer " + other->type.str(), "Pass the value masked-off lanes read");
+      if (!broadcasts_to(other->type.shape, ptr->type.shape))
         fail("load 'other' shape " + shape_str(other->type.shape) + " does not match the pointer tile shape " +
-             shape_str(ptr->type.shape));
+                 shape_str(ptr->type.shape),
+             "Pass a scalar or a tile of the pointer tile's shape (or one that broadcasts to it)");
       ops.push_back(broadcast_to(cast(other, ptr->type.dtype), ptr->type.shape));
     }
   }
@@ -303,20 +316,20 @@ void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
   if (value->type.dtype != ptr->type.dtype)
     fail(std::string("store of a ") + name(value->type.dtype) + " value through a pointer to " + name(ptr->type.dtype),
          std::string("Cast the value first: value.cast<") + name(ptr->type.dtype) + ">()");
-  if (!value->type.is_scalar() &&
-      broadcast_shapes(ptr->type.shape, value->type.shape, "store value") != ptr->type.shape)
+  if (!broadcasts_to(value->type.shape, ptr->type.shape))
     fail("store value shape " + shape_str(value->type.shape) + " does not match the pointer tile shape " +
-         shape_str(ptr->type.shape));
+             shape_str(ptr->type.shape),
+         "Store a value of the pointer tile's shape (or one that broadcasts to it); build the pointers with the "
+         "same offsets as the value");
   std::vector<Value*> ops{ptr, broadcast_to(value, ptr->type.shape)};
   if (mask) {
     if (mask->type.is_ptr || mask->type.dtype != DType::i1)
       fail("store mask has type " + mask->type.str() + ", not bool", "Pass a comparison such as cols < n");
-    Shape s = broadcast_shapes(ptr->type.shape, mask->type.shape, "store mask");
-    if (s != ptr->type.shape)
+    if (!broadcasts_to(mask->type.shape, ptr->type.shape))
       fail("store mask shape " + shape_str(mask->type.shape) + " does not match the pointer tile shape " +
                shape_str(ptr->type.shape),
            "The mask must have the pointer tile's shape (or broadcast to it)");
-    ops.push_back(broadcast_to(mask, s));
+    ops.push_back(broadcast_to(mask, ptr->type.shape));
   }
   Op* op = create(OpKind::Store, ops, {});
   op->evict = e;
@@ -330,13 +343,18 @@ Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask) {
          "Use i32, u32, i64, f32 or f64 elements");
   if ((a == AtomicOp::Max || a == AtomicOp::Min) && d == DType::f64)
     fail(std::string("atomic_") + name(a) + " on f64 is not supported", "Use f32 or an integer type");
+  if (value->type.is_ptr || !broadcasts_to(value->type.shape, ptr->type.shape))
+    fail(std::string("atomic_") + name(a) + " value " + value->type.str() + " does not match the pointer tile " +
+             ptr->type.str(),
+         "Pass a scalar or a tile of the pointer tile's shape (or one that broadcasts to it)");
   Value* v = broadcast_to(cast(value, d), ptr->type.shape);
   std::vector<Value*> ops{ptr, v};
   if (mask) {
-    Shape s = broadcast_shapes(ptr->type.shape, mask->type.shape, "atomic mask");
-    if (s != ptr->type.shape || mask->type.dtype != DType::i1)
-      fail("atomic mask " + mask->type.str() + " does not match the pointer tile " + ptr->type.str());
-    ops.push_back(broadcast_to(mask, s));
+    if (!broadcasts_to(mask->type.shape, ptr->type.shape) || mask->type.is_ptr || mask->type.dtype != DType::i1)
+      fail(std::string("atomic_") + name(a) + " mask " + mask->type.str() + " does not match the pointer tile " +
+               ptr->type.str(),
+           "The mask must be a bool tile of the pointer tile's shape (or broadcast to it)");
+    ops.push_back(broadcast_to(mask, ptr->type.shape));
   }
   Op* op = create(OpKind::AtomicRMW, ops, {Type{d, false, ptr->type.shape}});
   op->code = static_cast<uint8_t>(a);
@@ -357,7 +375,7 @@ Value* Builder::reduce(Value* x, int axis, ReduceKind k) {
   if (k == ReduceKind::Custom) internal_error("use reduce_custom");
   if (x->type.is_scalar()) fail(std::string(name(k)) + " of a scalar", "Reductions take a tile");
   if (x->type.is_ptr) fail(std::string(name(k)) + " of a pointer tile");
-  int a = normalize_axis(axis, x->type.rank(), name(k));
+  int a = normalize_axis(axis, x->type.rank(), (std::string(name(k)) + " of " + x->type.str()).c_str());
   Shape s = x->type.shape;
   s.erase(s.begin() + a);
   Value* in = x;
@@ -371,7 +389,7 @@ Value* Builder::reduce(Value* x, int axis, ReduceKind k) {
 
 Value* Builder::reduce_custom(Value* x, int axis, const Combine& combine) {
   if (x->type.is_scalar() || x->type.is_ptr) fail("reduce of " + x->type.str(), "Reductions take a tile of values");
-  int a = normalize_axis(axis, x->type.rank(), "reduce");
+  int a = normalize_axis(axis, x->type.rank(), ("reduce of " + x->type.str()).c_str());
   Shape s = x->type.shape;
   s.erase(s.begin() + a);
   Op* op = create(OpKind::Reduce, {x}, {x->type.with_shape(s)});
@@ -401,7 +419,7 @@ Value* Builder::reduce_custom(Value* x, int axis, const Combine& combine) {
 Value* Builder::scan(Value* x, int axis, ReduceKind k) {
   if (k != ReduceKind::Sum) fail(std::string("scan with ") + name(k) + " is not supported", "Use cumsum");
   if (x->type.is_scalar() || x->type.is_ptr) fail("cumsum of " + x->type.str(), "Scans take a tile of values");
-  int a = normalize_axis(axis, x->type.rank(), "cumsum");
+  int a = normalize_axis(axis, x->type.rank(), ("cumsum of " + x->type.str()).c_str());
   Value* in = x->type.dtype == DType::i1 ? cast(x, DType::i32) : x;
   Op* op = create(OpKind::Scan, {in}, {in->type});
   op->axis = a;
@@ -470,8 +488,8 @@ std::vector<Value*> Builder::for_(Value* lo, Value* hi, Value* step, const std::
                    std::to_string(inits.size()) + " iteration values");
   for (size_t i = 0; i < yields.size(); ++i)
     if (yields[i]->type != inits[i]->type)
-      fail("loop-carried value #" + std::to_string(i) + " changes type inside the loop: " + inits[i]->type.str() +
-               " before the loop, " + yields[i]->type.str() + " at the end of the body",
+      fail("a loop-carried value (a handle assigned in the for_range body) changes type inside the loop: " +
+               inits[i]->type.str() + " before the loop, " + yields[i]->type.str() + " at the end of the body",
            "A value assigned in a for_range body must keep its shape and dtype; cast or reshape it back, "
            "or use a new variable");
   // Drop invariant iteration values: uses of the argument become uses of the init.
@@ -528,8 +546,8 @@ std::vector<Value*> Builder::if_(Value* cond, const Branch& then_branch, const B
   std::vector<Value*> kept[2];
   for (size_t i = 0; i < ys[0].size(); ++i) {
     if (ys[0][i]->type != ys[1][i]->type)
-      fail("if_ branches give value #" + std::to_string(i) + " different types: " + ys[0][i]->type.str() +
-               " in then, " + ys[1][i]->type.str() + " in else",
+      fail("a handle assigned in an if_ branch gets different types: " + ys[0][i]->type.str() +
+               " after then, " + ys[1][i]->type.str() + " after else",
            "Both branches must assign values of the same shape and dtype");
     if (ys[0][i] == ys[1][i]) {
       out[i] = ys[0][i];

@@ -105,16 +105,22 @@ struct signature<R (C::*)(A...) const> {
   static constexpr auto types = boost::hana::tuple_t<std::remove_cvref_t<A>...>;
 };
 
+// A runtime kernel parameter: a scalar handle (rank 0), which includes Ptr<T>.
+template <class A>
+struct is_param_handle : std::false_type {};
+template <class T>
+struct is_param_handle<Tile<T, 0>> : std::true_type {};
+
 template <class A>
 ParamInfo param_info(const std::string& name) {
   ParamInfo p;
   p.name = name;
+  static_assert(is_meta<A>::value || is_param_handle<A>::value,
+                "kernel parameters must be Ptr<T>, scalars (I32, I64, U32, F32, F64) or Meta<\"NAME\">");
   if constexpr (is_meta<A>::value) {
     p.kind = ParamInfo::Kind::Meta;
     p.name = A::name();
-  } else {
-    static_assert(is_tile_v<A> && A::rank == 0,
-                  "kernel parameters must be Ptr<T>, scalars (I32, I64, U32, F32, F64) or Meta<\"NAME\">");
+  } else if constexpr (is_param_handle<A>::value) {
     using E = typename A::element_type;
     p.kind = is_ptr_elem_v<E> ? ParamInfo::Kind::Pointer : ParamInfo::Kind::Scalar;
     p.dtype = dtype_v<E>;
@@ -198,8 +204,10 @@ class Kernel : public KernelBase {
       A m;
       m.v = static_cast<decltype(m.v)>(cfg.get(A::name()));
       return m;
-    } else {
+    } else if constexpr (detail::is_param_handle<A>::value) {
       return A(rt.at(runtime_index<I>()));
+    } else {
+      return A{};  // an invalid parameter type; param_info's static_assert explains
     }
   }
 

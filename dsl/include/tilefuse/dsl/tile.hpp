@@ -233,7 +233,8 @@ auto binary_op(const Tile<T, R>& a, const B& b, const std::source_location& loc)
     static_assert(!(is_ptr_elem_v<T> && is_ptr_elem_v<BE>),
                   "pointer + pointer is not defined: add an integer offset to a pointer");
     static_assert(is_ptr_elem_v<T>, "offset + pointer: write pointer + offset");
-    static_assert(std::is_integral_v<BE> && !std::is_same_v<BE, bool>,
+    static_assert(std::is_integral_v<BE> && !std::is_same_v<BE, bool> &&
+                      !std::is_floating_point_v<std::remove_cvref_t<B>>,
                   "a pointer offset must be an integer tile or scalar");
     static_assert(OP == ir::BinaryOp::Add || OP == ir::BinaryOp::Sub,
                   "only pointer + offset and pointer - offset are defined on pointers");
