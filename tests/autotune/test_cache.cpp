@@ -15,19 +15,15 @@
 #include <sstream>
 #include <thread>
 
+#include "scratch.hpp"
 #include "tilefuse/autotune/cache.hpp"
 
 using namespace tilefuse;
 using namespace tilefuse::tuning;
 namespace fs = std::filesystem;
+using tf_test::temp_dir;
 
 namespace {
-
-fs::path temp_dir() {
-  std::string t = (fs::temp_directory_path() / "tilefuse-tune-test-XXXXXX").string();
-  REQUIRE(mkdtemp(t.data()) != nullptr);
-  return t;
-}
 
 EntryId id_for(const std::string& key, const std::string& compiler = "c1") {
   return EntryId{"softmax", "(bf16*, bf16*, i64, i64)", key, "Test GPU", 90, compiler, "m1"};

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 
+#include "scratch.hpp"
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/gpu.hpp"
 #include "tilefuse/kernels/tuned.hpp"
@@ -19,11 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Tuning results and compiled kernels go to a private cache directory.
-const bool g_private_cache = [] {
-  std::string t = (fs::temp_directory_path() / "tilefuse-gpu-tune-test-XXXXXX").string();
-  if (mkdtemp(t.data())) setenv("TILEFUSE_CACHE_DIR", t.c_str(), 1);
-  return true;
-}();
+const bool g_private_cache = tf_test::private_cache_dir();
 
 bool gpu_or_skip() {
   std::string why;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "scratch.hpp"
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/kernels/tuned.hpp"
 
@@ -15,11 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Compiled kernels land in a private cache directory, not the user's.
-const bool g_private_cache = [] {
-  std::string t = (fs::temp_directory_path() / "tilefuse-offline-test-XXXXXX").string();
-  if (mkdtemp(t.data())) setenv("TILEFUSE_CACHE_DIR", t.c_str(), 1);
-  return true;
-}();
+const bool g_private_cache = tf_test::private_cache_dir();
 
 const tuning::Trial& trial(const std::vector<tuning::Trial>& ts, const Config& c) {
   for (auto& t : ts)

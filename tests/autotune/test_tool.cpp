@@ -10,11 +10,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "scratch.hpp"
 #include "tilefuse/autotune/json.hpp"
 #include "tilefuse/gpu.hpp"
 
 using namespace tilefuse;
 namespace fs = std::filesystem;
+using tf_test::temp_dir;
 
 namespace {
 
@@ -28,12 +30,6 @@ std::string slurp(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-fs::path temp_dir() {
-  std::string t = (fs::temp_directory_path() / "tilefuse-tool-test-XXXXXX").string();
-  REQUIRE(mkdtemp(t.data()) != nullptr);
-  return t;
 }
 
 // Runs tilefuse-tune with `args`, with `dir` as its cache directory and output files.
@@ -96,6 +92,40 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   int tried = 0;
   for (auto& c : results[1].at("configs").as_array()) tried += c.find("pruned") == nullptr;
   CHECK(tried > 0);
+}
+
+TEST_CASE("tilefuse-tune reads shapes from a file and writes CSV") {
+  fs::path dir = temp_dir();
+  std::ofstream(dir / "shapes.txt") << "# kernel-specific and shared shapes\n"
+                                       "softmax 32x300\n"
+                                       "\n"
+                                       "64x1000   # any row kernel\n";
+  Run r = tune("softmax,layernorm --dry-run --dtype f32 --shapes-file '" + (dir / "shapes.txt").string() + "' --csv '" +
+                   (dir / "r.csv").string() + "'",
+               dir);
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("softmax f32 32x300 ") != std::string::npos);
+  CHECK(r.out.find("softmax f32 64x1000 ") != std::string::npos);
+  CHECK(r.out.find("layernorm f32 64x1000 ") != std::string::npos);
+  CHECK(r.out.find("layernorm f32 32x300") == std::string::npos);
+  std::string csv = slurp(dir / "r.csv");
+  CHECK(csv.find("kernel,dtype,shape,config,") == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 24);
+  Run bad = tune("softmax --dry-run --shapes-file '" + (dir / "missing.txt").string() + "'");
+  CHECK(bad.status == 2);
+  CHECK(bad.err.find("cannot read the shapes file") != std::string::npos);
+}
+
+TEST_CASE("tilefuse-tune --overhead measures the cache-hit path without a GPU") {
+  Run r = tune("--overhead");
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("autotune() on a cache hit: ") == 0);
+  double ns = std::atof(r.out.c_str() + std::string("autotune() on a cache hit: ").size());
+  MESSAGE("cache-hit overhead " << ns << " ns");
+  CHECK(ns > 0);
+  CHECK(ns < 1000);
 }
 
 TEST_CASE("tilefuse-tune without a GPU refuses to time, in one line") {

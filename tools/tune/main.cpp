@@ -3,6 +3,7 @@
 // cache the tuned_* entry points read, and writes JSON/CSV/SVG reports. --dry-run
 // lists what would be timed and why the rest is pruned, without a GPU.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "report.hpp"
 #include "sweeps.hpp"
 #include "tilefuse/cuda/memory.hpp"
+#include "tilefuse/autotune/autotune.hpp"
 #include "tilefuse/gpu.hpp"
 #include "tilefuse/tools/ptxas.hpp"
 
@@ -34,6 +36,7 @@ const char* kUsage =
     "  --json F          write a JSON report     --csv F    write a CSV report\n"
     "  --plot F          write an SVG plot of the best GB/s per shape against the copy bandwidth\n"
     "  --no-progress     no progress bar on stderr\n"
+    "  --overhead        measure what a launch through autotune() costs on a cache hit, and exit\n"
     "The cache lives in $TILEFUSE_CACHE_DIR/tuning (see TILEFUSE_CACHE_DIR).\n"
     "Exit status: 0 done, 1 error, 2 bad usage, 3 no GPU (and no --dry-run).\n";
 
@@ -41,7 +44,7 @@ struct Options {
   std::vector<std::string> kernels;
   std::vector<std::pair<std::string, std::string>> shapes;  // (kernel or "", shape)
   std::vector<DType> dtypes;
-  bool dry_run = false, always = false, progress = true;
+  bool dry_run = false, always = false, progress = true, overhead = false;
   std::string target = "sm_90a", json, csv, plot;
   double ms = 25;
 };
@@ -103,6 +106,8 @@ Options parse(int argc, char** argv) {
       o.csv = value(i);
     } else if (a == "--plot") {
       o.plot = value(i);
+    } else if (a == "--overhead") {
+      o.overhead = true;
     } else if (a == "--no-progress") {
       o.progress = false;
     } else if (!a.empty() && a[0] == '-') {
@@ -150,7 +155,25 @@ double copy_bandwidth_gbs() {
   return 2.0 * bytes / (m.ms * 1e-3) / 1e9;
 }
 
+// Host time autotune() adds to a launch on a cache hit: key, hash, shared-lock lookup
+// (the launched function does nothing here).
+int overhead() {
+  tuning::set_mode(tuning::Mode::Cached);
+  static int64_t sink = 0;
+  auto t = autotune([](const Config& c, int64_t rows, int64_t cols) { sink += c.num_warps + rows + cols; },
+                    tuning::Space({Config{}}), [](int64_t r, int64_t c) { return tuning::Key{tuning::pow2(r), c}; },
+                    TuneOptions{.name = "overhead", .key_names = {"n_rows", "n_cols"}});
+  t.remember(Config{{"BLOCK", 4096}, num_warps(8)}, int64_t(16384), int64_t(4096));
+  const int n = 10000000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) t(int64_t(16384 - (i & 1023)), int64_t(4096));
+  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / n;
+  std::printf("autotune() on a cache hit: %.1f ns per launch (%d launches, key of 2 values)\n", ns, n);
+  return sink > 0 ? 0 : 1;
+}
+
 int run(const Options& o) {
+  if (o.overhead) return overhead();
   std::string why;
   if (!o.dry_run && !gpu_available(&why)) {
     std::fprintf(stderr, "tilefuse-tune: cannot time kernels: %s (--dry-run lists the configs without a GPU)\n",

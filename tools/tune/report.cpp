@@ -67,8 +67,12 @@ void print_table(std::FILE* out, const ShapeReport& r, bool dry_run) {
     if (!t.note.empty()) note += (note.empty() ? "" : "; ") + t.note;
     std::string ms = t.timed() ? fmt("%.4f", t.ms) : "-", gbs = t.timed() ? fmt("%.1f", r.gbs(t)) : "-";
     std::string tf = !flops ? "" : t.timed() ? fmt("%10.1f", r.tflops(t)) : std::string(9, ' ') + "-";
-    std::fprintf(out, "  %s  %-*s %10s %9s%s  %s\n", best ? "*" : " ", int(w), t.config.str().c_str(), ms.c_str(),
-                 gbs.c_str(), tf.c_str(), note.c_str());
+    char line[512];
+    std::snprintf(line, sizeof line, "  %s  %-*s %10s %9s%s  %s", best ? "*" : " ", int(w), t.config.str().c_str(),
+                  ms.c_str(), gbs.c_str(), tf.c_str(), note.c_str());
+    std::string l = line;
+    l.erase(l.find_last_not_of(' ') + 1);
+    std::fprintf(out, "%s\n", l.c_str());
   }
 }
 
