@@ -25,7 +25,11 @@ llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to) 
     return b.CreateFPTrunc(x, ty);  // cvt.rn
   }
   if (is_int(from) && is_float(to)) return is_signed_int(from) ? b.CreateSIToFP(x, ty) : b.CreateUIToFP(x, ty);
-  if (is_float(from) && is_int(to)) return is_signed_int(to) ? b.CreateFPToSI(x, ty) : b.CreateFPToUI(x, ty);
+  if (is_float(from) && is_int(to)) {
+    // Saturating, NaN -> 0 (cvt.rzi.sat): the interpreter's semantics, no poison.
+    auto id = is_signed_int(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return cg.call_intrinsic(id, {x}, {ty, x->getType()});
+  }
   int fw = bit_width(from), tw = bit_width(to);
   if (tw < fw) return b.CreateTrunc(x, ty);
   if (tw > fw) return is_signed_int(from) ? b.CreateSExt(x, ty) : b.CreateZExt(x, ty);
@@ -46,7 +50,12 @@ llvm::Value* binary_element(Codegen& cg, BinaryOp op, llvm::Value* x, llvm::Valu
         if (cg.fast_math && dt == DType::f32) return cg.call_intrinsic(llvm::Intrinsic::nvvm_div_approx_f, {x, y});
         return b.CreateFDiv(x, y);
       }
-      return sgn ? b.CreateSDiv(x, y) : b.CreateUDiv(x, y);
+      if (sgn) {  // x / -1 wraps (no INT_MIN / -1 trap)
+        llvm::Value* m1 = b.CreateICmpEQ(y, llvm::ConstantInt::getSigned(y->getType(), -1));
+        llvm::Value* safe = b.CreateSelect(m1, llvm::ConstantInt::get(y->getType(), 1), y);
+        return b.CreateSelect(m1, b.CreateNeg(x), b.CreateSDiv(x, safe));
+      }
+      return b.CreateUDiv(x, y);
     case BinaryOp::Rem:
       if (fp) {
         if (dt == DType::f64) return cg.call_libdevice("__nv_fmod", x->getType(), {x, y});
@@ -55,11 +64,17 @@ llvm::Value* binary_element(Codegen& cg, BinaryOp op, llvm::Value* x, llvm::Valu
         llvm::Value* r = cg.call_libdevice("__nv_fmodf", b.getFloatTy(), {xf, yf});
         return dt == DType::f32 ? r : b.CreateFPTrunc(r, x->getType());
       }
-      return sgn ? b.CreateSRem(x, y) : b.CreateURem(x, y);
+      if (sgn) {
+        llvm::Value* m1 = b.CreateICmpEQ(y, llvm::ConstantInt::getSigned(y->getType(), -1));
+        llvm::Value* safe = b.CreateSelect(m1, llvm::ConstantInt::get(y->getType(), 1), y);
+        return b.CreateSRem(x, safe);  // x % 1 == 0 == x % -1
+      }
+      return b.CreateURem(x, y);
     case BinaryOp::Min:
     case BinaryOp::Max: {
       bool mx = op == BinaryOp::Max;
-      ID id = fp ? (mx ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum)
+      // IEEE 754-2019 maximum/minimum: NaN propagates (max.NaN on sm_80+).
+      ID id = fp ? (mx ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum)
                  : sgn ? (mx ? llvm::Intrinsic::smax : llvm::Intrinsic::smin)
                        : (mx ? llvm::Intrinsic::umax : llvm::Intrinsic::umin);
       return cg.call_intrinsic(id, {x, y}, {x->getType()});
@@ -67,8 +82,18 @@ llvm::Value* binary_element(Codegen& cg, BinaryOp op, llvm::Value* x, llvm::Valu
     case BinaryOp::And: return b.CreateAnd(x, y);
     case BinaryOp::Or: return b.CreateOr(x, y);
     case BinaryOp::Xor: return b.CreateXor(x, y);
-    case BinaryOp::Shl: return b.CreateShl(x, y);
-    case BinaryOp::Shr: return sgn ? b.CreateAShr(x, y) : b.CreateLShr(x, y);
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: {
+      // Shift amounts outside [0, width) give 0 (or the sign for arithmetic right
+      // shifts), as in the interpreter; LLVM would make them poison.
+      unsigned w = x->getType()->getIntegerBitWidth();
+      llvm::Value* out_of_range = b.CreateICmpUGE(y, llvm::ConstantInt::get(y->getType(), w));
+      llvm::Value* amt = b.CreateSelect(out_of_range, llvm::ConstantInt::get(y->getType(), w - 1), y);
+      if (op == BinaryOp::Shl)
+        return b.CreateSelect(out_of_range, llvm::ConstantInt::get(x->getType(), 0), b.CreateShl(x, amt));
+      if (sgn) return b.CreateAShr(x, amt);
+      return b.CreateSelect(out_of_range, llvm::ConstantInt::get(x->getType(), 0), b.CreateLShr(x, amt));
+    }
   }
   return nullptr;
 }

@@ -96,8 +96,12 @@ class Reducer {
         bool mx = kind_ == ReduceKind::Argmax;
         llvm::Value *better, *equal;
         if (is_float(dt_)) {
+          // NaN beats every number (the first NaN wins, like the interpreter).
+          llvm::Value* c_nan = b_.CreateFCmpUNO(c.v, c.v);
+          llvm::Value* a_nan = b_.CreateFCmpUNO(a.v, a.v);
           better = mx ? b_.CreateFCmpOGT(c.v, a.v) : b_.CreateFCmpOLT(c.v, a.v);
-          equal = b_.CreateFCmpOEQ(c.v, a.v);
+          better = b_.CreateOr(better, b_.CreateAnd(c_nan, b_.CreateNot(a_nan)));
+          equal = b_.CreateOr(b_.CreateFCmpOEQ(c.v, a.v), b_.CreateAnd(c_nan, a_nan));
         } else {
           bool s = is_signed_int(dt_);
           better = mx ? (s ? b_.CreateICmpSGT(c.v, a.v) : b_.CreateICmpUGT(c.v, a.v))
