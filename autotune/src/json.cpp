@@ -316,15 +316,21 @@ void Json::write(std::string& out, int indent, int depth) const {
       return;
     }
     case Kind::Object: {
+      // Objects of scalars (a config record) stay on one line too.
+      bool flat = indent < 0;
+      if (!flat) {
+        flat = true;
+        for (auto& [k, v] : o_) flat &= !(v.is_array() || v.is_object());
+      }
       out += '{';
       for (size_t k = 0; k < o_.size(); ++k) {
-        if (k) out += indent < 0 ? ", " : ",";
-        newline(depth + 1);
+        if (k) out += flat ? ", " : ",";
+        if (!flat) newline(depth + 1);
         write_string(out, o_[k].first);
         out += ": ";
         o_[k].second.write(out, indent, depth + 1);
       }
-      if (!o_.empty()) newline(depth);
+      if (!flat && !o_.empty()) newline(depth);
       out += '}';
       return;
     }

@@ -132,6 +132,20 @@ TEST_CASE("kernel form: key parameters are checked, outputs are the non-const po
   auto spec = p.plan(Config{{"BLOCK", 1024}, num_warps(4)});
   CHECK(spec.kernel == &k);
   CHECK(spec.args.size() == 6);
+
+  // On host buffers the kernel form launches on the interpreter with the fallback.
+  ModeGuard mode(tuning::Mode::Cached);
+  std::vector<float> x(2 * 1000), y(2 * 1000, -1.0f);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i % 17) * 0.25f;
+  auto before = tuning::stats();
+  t(y, x, int32_t(2), int32_t(1000), int64_t(1000), int64_t(1000));
+  CHECK(tuning::stats().tunes == before.tunes);
+  for (int r = 0; r < 2; ++r) {
+    double s = 0;
+    for (int c = 0; c < 1000; ++c) s += y[r * 1000 + c];
+    CHECK(s == doctest::Approx(1.0).epsilon(1e-5));
+  }
+  CHECK(y[16] > y[0]);
 }
 
 TEST_CASE("function form: name required, outputs must be buffers, signature from the arguments") {
