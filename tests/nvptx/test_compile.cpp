@@ -2,7 +2,11 @@
 // sm_80 and sm_90a; 128-bit global accesses and no spills where expected.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <thread>
 #include <iostream>
 
 #include "ir_kernels.hpp"
@@ -92,4 +96,63 @@ TEST_CASE("compile time of a softmax stays well under 50 ms") {
                                         << ", O3 " << art.ms_opt << ", ptx " << art.ms_ptx
                                         << ", libdevice " << art.linked_libdevice << ")");
   CHECK(best < 50);
+}
+
+TEST_CASE("optimization levels 0-3 all produce valid PTX (libdevice reflection included)") {
+  auto f = tftest::softmax(DType::f32, DType::f16, 1024, 4);
+  for (int level : {0, 1, 2, 3}) {
+    nvptx::CompileOptions o = sm("sm_90a");
+    o.opt_level = level;
+    auto art = nvptx::compile_with_artifacts(*f, o);
+    CHECK(art.linked_libdevice);
+    CHECK(art.kernel.ptx.find("__nvvm_reflect") == std::string::npos);
+    auto r = tftest::run_ptxas(art.kernel.ptx, "sm_90a", "optlevel" + std::to_string(level));
+    if (r.ran) CHECK(r.status == 0);
+  }
+}
+
+TEST_CASE("kernels without math functions do not link libdevice") {
+  auto f = tftest::rmsnorm(DType::f32, 256, 2);  // rsqrt: libdevice
+  CHECK(nvptx::compile_with_artifacts(*f, sm("sm_80")).linked_libdevice);
+  auto g = tftest::attention(16, 16, 16, 1);  // exp2.approx only
+  CHECK_FALSE(nvptx::compile_with_artifacts(*g, sm("sm_80")).linked_libdevice);
+}
+
+TEST_CASE("concurrent compiles in several threads give identical PTX") {
+  auto f = tftest::attention(32, 32, 64, 4);
+  auto g = tftest::softmax(DType::bf16, DType::bf16, 2048, 4);
+  std::string ref_f = nvptx::compile(*f, sm("sm_90a")).ptx;
+  std::string ref_g = nvptx::compile(*g, sm("sm_80")).ptx;
+  std::vector<std::thread> ts;
+  std::atomic<int> same{0};
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < 3; ++i) {
+        bool ok = (t % 2 ? nvptx::compile(*f, sm("sm_90a")).ptx == ref_f : nvptx::compile(*g, sm("sm_80")).ptx == ref_g);
+        same += ok;
+      }
+    });
+  for (auto& t : ts) t.join();
+  CHECK(same == 12);
+}
+
+TEST_CASE("dump knobs print the annotated tile IR after each pass, the LLVM IR and the PTX") {
+  auto f = tftest::softmax(DType::f32, DType::f32, 256, 2);
+  setenv("TILEFUSE_DUMP_IR", "softmax", 1);
+  setenv("TILEFUSE_DUMP_LLVM", "other_kernel,softmax", 1);
+  setenv("TILEFUSE_DUMP_PTX", "1", 1);
+  std::stringstream ss;
+  auto* old = std::cerr.rdbuf(ss.rdbuf());
+  nvptx::compile(*f, sm("sm_80"));
+  std::cerr.rdbuf(old);
+  unsetenv("TILEFUSE_DUMP_IR");
+  unsetenv("TILEFUSE_DUMP_LLVM");
+  unsetenv("TILEFUSE_DUMP_PTX");
+  std::string out = ss.str();
+  for (const char* pass : {"axis-info", "layouts", "shared-memory"})
+    CHECK(out.find(std::string("tile IR after ") + pass + " (softmax)") != std::string::npos);
+  CHECK(out.find("#L0 = blocked{") != std::string::npos);
+  CHECK(out.find("LLVM IR after lowering (softmax)") != std::string::npos);
+  CHECK(out.find("LLVM IR after O3 (softmax)") != std::string::npos);
+  CHECK(out.find(".visible .entry softmax") != std::string::npos);
 }
