@@ -223,3 +223,13 @@ TEST_CASE("a cache hit adds well under a microsecond to a launch") {
   CHECK(sink > 0);
   CHECK(ns < 1000);
 }
+
+TEST_CASE("repetitions are sized to about 25 ms of measurement, within [5, 200]") {
+  tuning::BenchOptions o;
+  CHECK(tuning::reps_for(1.0, o) == 25);
+  CHECK(tuning::reps_for(0.05, o) == 200);
+  CHECK(tuning::reps_for(10.0, o) == 5);
+  CHECK(tuning::reps_for(0.0, o) == 200);
+  o.target_ms = 50;
+  CHECK(tuning::reps_for(0.3, o) == 167);
+}
