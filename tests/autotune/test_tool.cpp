@@ -32,9 +32,15 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// The tool: the build tree's, or the one beside this test binary (a relocated bundle).
+std::string tune_exe() {
+  if (fs::exists(TILEFUSE_TUNE_EXE)) return TILEFUSE_TUNE_EXE;
+  return (fs::read_symlink("/proc/self/exe").parent_path() / "tilefuse-tune").string();
+}
+
 // Runs tilefuse-tune with `args`, with `dir` as its cache directory and output files.
 Run tune(const std::string& args, const fs::path& dir = temp_dir()) {
-  std::string cmd = "TILEFUSE_CACHE_DIR='" + dir.string() + "' '" TILEFUSE_TUNE_EXE "' " + args + " > '" +
+  std::string cmd = "TILEFUSE_CACHE_DIR='" + dir.string() + "' '" + tune_exe() + "' " + args + " > '" +
                     (dir / "out").string() + "' 2> '" + (dir / "err").string() + "'";
   int rc = std::system(cmd.c_str());
   Run r;
