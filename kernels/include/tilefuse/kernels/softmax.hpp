@@ -19,7 +19,7 @@ const auto& softmax_row_kernel() {
         auto mask = cols < n_cols;
         auto x = load(in + row * in_stride + cols, mask, -inf, Cache::EvictFirst).template cast<f32>();
         auto e = exp(x - max(x, 0));
-        auto y = e / sum(e, 0);
+        auto y = e * (1.0f / sum(e, 0));  // one division per row, not per element
         store(out + row * out_stride + cols, y.template cast<T>(), mask);
       });
   return k;
@@ -48,12 +48,13 @@ const auto& softmax_looped_kernel() {
         });
         auto row_max = max(m, 0);
         auto row_sum = sum(where(m == -inf, 0.0f, l * exp(m - row_max)), 0);
+        auto inv_sum = 1.0f / row_sum;
         auto out_row = out + row * out_stride;
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
           auto mask = c < n_cols;
           auto x = load(in_row + c, mask, -inf, Cache::EvictFirst).template cast<f32>();
-          store(out_row + c, (exp(x - row_max) / row_sum).template cast<T>(), mask);
+          store(out_row + c, (exp(x - row_max) * inv_sum).template cast<T>(), mask);
         });
       });
   return k;
