@@ -156,3 +156,11 @@ TEST_CASE("dump knobs print the annotated tile IR after each pass, the LLVM IR a
   CHECK(out.find("LLVM IR after O3 (softmax)") != std::string::npos);
   CHECK(out.find(".visible .entry softmax") != std::string::npos);
 }
+
+TEST_CASE("portable sm_90 PTX assembles too") {
+  auto f = tftest::softmax(DType::bf16, DType::bf16, 4096, 8);
+  auto k = nvptx::compile(*f, sm("sm_90"));
+  CHECK(k.ptx.find(".target sm_90\n") != std::string::npos);
+  auto r = tftest::run_ptxas(k.ptx, "sm_90", "portable90");
+  if (r.ran) CHECK(r.status == 0);
+}

@@ -144,9 +144,12 @@ TEST_CASE("user errors name the kernel, the parameter and the fix") {
     }
   }
   CHECK_THROWS_WITH_AS(nvptx::parse_target("sm_70"),
-                       "unsupported GPU target 'sm_70'. Use sm_80, sm_86, sm_89, sm_90 or sm_90a (the compute "
-                       "capability, e.g. sm_90a for H100)",
+                       "unsupported GPU target 'sm_70'. Use sm_80 (Ampere and newer), sm_90 (Hopper, portable) or "
+                       "sm_90a (Hopper-specific, e.g. H100)",
                        UserError);
+  for (const char* bad : {"sm_86", "sm_80a", "sm90", "sm_9000", "", "compute_90"})
+    CHECK_THROWS_AS(nvptx::parse_target(bad), UserError);
+  CHECK(nvptx::parse_target("sm_90") == nvptx::Target{90, false});
   CHECK(nvptx::parse_target("sm_90a") == nvptx::Target{90, true});
   CHECK(nvptx::parse_target("sm_80") == nvptx::Target{80, false});
 }

@@ -13,10 +13,10 @@ Target parse_target(const std::string& s) {
   }
   bool digits = !rest.empty() && rest.size() <= 3 && rest.find_first_not_of("0123456789") == std::string::npos;
   if (digits) t.sm = std::stoi(rest);
-  bool ok = digits && (t.sm == 80 || t.sm == 86 || t.sm == 89 || t.sm == 90) && (!t.arch_specific || t.sm == 90);
+  bool ok = digits && (t.sm == 80 || t.sm == 90) && (!t.arch_specific || t.sm == 90);
   if (!ok)
     throw UserError("unsupported GPU target '" + s +
-                    "'. Use sm_80, sm_86, sm_89, sm_90 or sm_90a (the compute capability, e.g. sm_90a for H100)");
+                    "'. Use sm_80 (Ampere and newer), sm_90 (Hopper, portable) or sm_90a (Hopper-specific, e.g. H100)");
   return t;
 }
 
