@@ -46,6 +46,8 @@ TEST_CASE("gpu: softmax-like kernels match the interpreter") {
   };
   for (auto c : {C{DType::bf16, DType::bf16, 1024, 4, true, 1008}, C{DType::f32, DType::f32, 4096, 8, true, 4096},
                  C{DType::f32, DType::f32, 16384, 8, true, 16368}, C{DType::bf16, DType::f32, 4096, 4, true, 4000},
+                 C{DType::f32, DType::f32, 16384, 32, true, 16384}, C{DType::bf16, DType::bf16, 4096, 16, false, 4095},
+                 C{DType::f32, DType::f32, 8, 2, false, 7},
                  C{DType::f32, DType::bf16, 2048, 4, false, 2001}, C{DType::f16, DType::f16, 16, 1, false, 13},
                  C{DType::f32, DType::f32, 128, 4, true, 128}, C{DType::bf16, DType::bf16, 256, 1, false, 255}}) {
     auto f = tftest::softmax(c.in, c.out, c.block, c.warps, c.aligned);
@@ -59,7 +61,8 @@ TEST_CASE("gpu: softmax-like kernels match the interpreter") {
 TEST_CASE("gpu: rmsnorm-like kernels match the interpreter") {
   for (auto [dt, block, warps, n] : {std::tuple{DType::bf16, int64_t(4096), 8, int64_t(4096)},
                                      std::tuple{DType::f32, int64_t(1024), 4, int64_t(1008)},
-                                     std::tuple{DType::f16, int64_t(64), 1, int64_t(48)}}) {
+                                     std::tuple{DType::f16, int64_t(64), 1, int64_t(48)},
+                                     std::tuple{DType::f32, int64_t(16384), 32, int64_t(16384)}}) {
     auto f = tftest::rmsnorm(dt, block, warps);
     int64_t rows = 3;
     std::vector<Arg> a = {buffer(dt, rows * block, 0, 0), buffer(dt, rows * block, -2, 2, 3), buffer(dt, block, 0.5, 1.5, 4),
