@@ -28,14 +28,6 @@ bool gpu_available(std::string* why) {
 namespace detail {
 namespace {
 
-// Divisibility facts the compile key carries (like Triton's specialization): a
-// pointer 16-byte aligned, an integer divisible by 16. Anything else: nothing known.
-int64_t divisibility_of(const ArgValue& a) {
-  if (a.kind == ArgValue::Kind::DevicePtr) return reinterpret_cast<uintptr_t>(a.ptr) % 16 == 0 ? 16 : 1;
-  if (a.kind == ArgValue::Kind::Int) return a.i % 16 == 0 ? 16 : 1;
-  return 1;
-}
-
 struct LaunchKey {
   const KernelBase* kernel;
   std::string config;  // Config::str() + divisibility bits
@@ -80,8 +72,8 @@ void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::
   LaunchKey key{&k, cfg.str(), cuda::current_device()};
   key.config.push_back('|');
   for (size_t i = 0; i < args.size(); ++i) {
-    div[i] = divisibility_of(args[i]);
-    key.config.push_back(div[i] == 16 ? 'd' : '-');
+    div[i] = specialization_divisibility(args[i]);
+    key.config.push_back(static_cast<char>('0' + __builtin_ctzll(static_cast<uint64_t>(div[i]))));
   }
   const cuda::LoadedKernel* lk = nullptr;
   {

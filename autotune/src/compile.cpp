@@ -13,14 +13,9 @@
 namespace tilefuse::tuning::detail {
 namespace {
 
-// Must match divisibility_of() and the options string in backend/gpu_execute.cpp:
-// otherwise tuning compiles kernels the launch path never looks up.
-int64_t divisibility_of(const ArgValue& a) {
-  if (a.kind == ArgValue::Kind::DevicePtr) return reinterpret_cast<uintptr_t>(a.ptr) % 16 == 0 ? 16 : 1;
-  if (a.kind == ArgValue::Kind::Int) return a.i % 16 == 0 ? 16 : 1;
-  return 1;
-}
-
+// The options string must match backend/gpu_execute.cpp (and the divisibility rule is
+// the shared specialization_divisibility()), or tuning compiles kernels the launch
+// path never looks up.
 std::string first_line(const std::string& s) {
   std::string l = s.substr(0, s.find('\n'));
   return l.size() > 160 ? l.substr(0, 157) + "..." : l;
@@ -32,7 +27,7 @@ Compiled compile_one(const Problem& p, const Config& cfg, const nvptx::Target& t
     Specialization s = p.plan(cfg);
     if (!s.kernel) throw UserError("the problem's plan names no kernel for " + cfg.str());
     std::vector<int64_t> div(s.args.size());
-    std::transform(s.args.begin(), s.args.end(), div.begin(), divisibility_of);
+    std::transform(s.args.begin(), s.args.end(), div.begin(), specialization_divisibility);
     auto f = s.kernel->specialize(s.config, div);
     std::string options = "warps=" + std::to_string(f->num_warps) + " stages=" + std::to_string(f->num_stages);
     c.key = cuda::make_cache_key(ir::to_string(*f), target, options, compiler_version());

@@ -81,8 +81,8 @@ TEST_CASE_TEMPLATE("gpu: fused and unfused log(relu(x + b))", T, float, bfloat16
   std::vector<T> y(n), t(n), u(n);
   Config cfg{{"BLOCK", 1024}, num_warps(4)};
   Grid g((n + 1023) / 1024);
-  gpu_matches_interp(tk::bias_relu_log_kernel<T>(), g, cfg, tol<T>(), y, x, b, n, cols);
-  gpu_matches_interp(tk::add_bias_kernel<T>(), g, cfg, tol<T>(), t, x, b, n, cols);
+  gpu_matches_interp(tk::bias_relu_log_kernel<T>(), tk::bias_grid(cfg, rows, cols), cfg, tol<T>(), y, x, b, n, cols);
+  gpu_matches_interp(tk::add_bias_kernel<T>(), tk::bias_grid(cfg, rows, cols), cfg, tol<T>(), t, x, b, n, cols);
   gpu_matches_interp(tk::relu_kernel<T>(), g, cfg, tol<T>(), u, t, n);
   gpu_matches_interp(tk::log_kernel<T>(), g, cfg, tol<T>(), y, u, n);
 }

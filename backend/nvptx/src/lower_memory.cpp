@@ -107,6 +107,13 @@ Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& oth
   std::string text = (pred ? "@$" + std::to_string(w.n + 1) + " " : std::string()) + "ld.global" +
                      evict_suffix(ev) + vec_prefix(w.n) + w.ptx_type + " " + operand_list(0, w.n) + ", [$" +
                      std::to_string(w.n) + "];";
+  if (ev == Evict::Last) {
+    // Keep the line in L2 too (an L1 hint alone does not): a later pass re-reads it.
+    text = "{ .reg .b64 tf_pol; createpolicy.fractional.L2::evict_last.b64 tf_pol, 1.0; " +
+           (pred ? "@$" + std::to_string(w.n + 1) + " " : std::string()) + "ld.global" + evict_suffix(ev) +
+           ".L2::cache_hint" + vec_prefix(w.n) + w.ptx_type + " " + operand_list(0, w.n) + ", [$" +
+           std::to_string(w.n) + "], tf_pol; }";
+  }
   std::string cons;
   for (int i = 0; i < w.n; ++i) cons += std::string(i ? "," : "") + "=" + w.constraint;
   cons += ",l";

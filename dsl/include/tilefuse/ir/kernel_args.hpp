@@ -32,6 +32,20 @@ struct ArgValue {
   bool is_buffer() const { return kind == Kind::HostBuffer || kind == Kind::DevicePtr; }
 };
 
+// The divisibility fact a GPU specialization records for one argument: the largest
+// power of two up to 16 dividing a device address or an integer (1 for anything else).
+// Part of the compile key, like Triton's "divisible by 16" specialization, but finer,
+// so that e.g. bf16 rows of 5000 elements (10000 bytes) still get 16-byte accesses.
+inline int64_t specialization_divisibility(const ArgValue& a) {
+  uint64_t v;
+  if (a.kind == ArgValue::Kind::DevicePtr) v = reinterpret_cast<uintptr_t>(a.ptr);
+  else if (a.kind == ArgValue::Kind::Int) v = static_cast<uint64_t>(a.i);
+  else return 1;
+  int64_t d = 1;
+  while (d < 16 && v % (2 * d) == 0) d *= 2;
+  return d;
+}
+
 struct Grid {
   int64_t x = 1, y = 1, z = 1;
   Grid() = default;

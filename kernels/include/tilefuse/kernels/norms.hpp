@@ -47,7 +47,7 @@ const auto& rmsnorm_looped_kernel() {
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
           auto mask = c < n_cols;
-          auto x = load(in + base + c, mask, 0.0f).template cast<f32>();
+          auto x = load(in + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();  // re-read in pass 2
           if (RESIDUAL) {
             auto s = (x + load(res + base + c, mask, 0.0f).template cast<f32>()).template cast<T>();
             store(res_out + base + c, s, mask);
@@ -104,14 +104,14 @@ const auto& layernorm_looped_kernel() {
         auto acc = zeros<f32>({BLOCK});
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
-          acc = acc + load(in + base + c, c < n_cols, 0.0f).template cast<f32>();
+          acc = acc + load(in + base + c, c < n_cols, 0.0f, Cache::EvictLast).template cast<f32>();
         });
         auto mean = sum(acc, 0) / n_cols;
         auto acc2 = zeros<f32>({BLOCK});
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
           auto mask = c < n_cols;
-          auto d = where(mask, load(in + base + c, mask, 0.0f).template cast<f32>() - mean, 0.0f);
+          auto d = where(mask, load(in + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>() - mean, 0.0f);
           acc2 = acc2 + d * d;
         });
         auto rstd = rsqrt(sum(acc2, 0) / n_cols + eps);

@@ -39,7 +39,8 @@ const auto& softmax_looped_kernel() {
         auto l = zeros<f32>({BLOCK});
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
-          auto x = load(in_row + c, c < n_cols, -inf).template cast<f32>();
+          // Keep the row in L2: pass 2 reads it again.
+          auto x = load(in_row + c, c < n_cols, -inf, Cache::EvictLast).template cast<f32>();
           auto m_new = maximum(m, x);
           // Lanes still at -inf have nothing to rescale (avoids -inf - -inf).
           auto scale = where(m_new == -inf, 1.0f, exp(m - m_new));
