@@ -100,7 +100,8 @@ TEST_CASE("gallery spaces prune with readable reasons") {
   CHECK(rs.check(Config{{"BLOCK", 4096}, num_warps(8)}, kv) == "");
   int kept = 0;
   for (auto& c : rs.configs()) kept += rs.check(c, kv).empty();
-  CHECK(kept == 4);  // BLOCK 4096 with 4, 8, 16, 32 warps
+  CHECK(kept == 5);  // BLOCK 4096 with 2, 4, 8, 16, 32 warps (1 warp: 128 elements per thread)
+  CHECK(rs.check(Config{{"BLOCK", 4096}, num_warps(1)}, kv) == "128 elements per thread (> 64)");
   Key k65536{2048, 65536};
   CHECK(rs.check(Config{{"BLOCK", 1024}, num_warps(4)}, KeyView{rows_cols, k65536}) == "");  // looped
   Key k100{7, 100};

@@ -65,7 +65,7 @@ TEST_CASE("tilefuse-tune --dry-run lists what it would time and why the rest is 
   CAPTURE(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("dry run for sm_90a") != std::string::npos);
-  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  24 configs") !=
+  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  36 configs") !=
         std::string::npos);
   CHECK(has_line(r.out, "prune  BLOCK=1024 num_warps=4 num_stages=1", "BLOCK 1024 < 4096 columns"));
   CHECK(has_line(r.out, "prune  BLOCK=8192 num_warps=8 num_stages=1", "BLOCK 8192 > 4096 columns"));
@@ -91,7 +91,7 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   REQUIRE(results.size() == 2);
   CHECK(results[0].at("kernel").as_string() == "rmsnorm");
   CHECK(results[0].at("key").as_string() == "n_rows=64 n_cols=1000 dtypes=f16,f16,f16");
-  CHECK(results[0].at("configs").as_array().size() == 24);
+  CHECK(results[0].at("configs").as_array().size() == 36);
   CHECK(results[1].at("kernel").as_string() == "attention_fwd");
   CHECK(results[1].at("key").as_string() ==
         "batch_heads=2 seq_len=256 head_dim=64 causal=1 dtypes=f16,f32,f16,f16,f16");
@@ -118,7 +118,7 @@ TEST_CASE("tilefuse-tune reads shapes from a file and writes CSV") {
   CHECK(r.out.find("layernorm f32 32x300") == std::string::npos);
   std::string csv = slurp(dir / "r.csv");
   CHECK(csv.find("kernel,dtype,shape,config,") == 0);
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 24);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 36);
   Run bad = tune("softmax --dry-run --shapes-file '" + (dir / "missing.txt").string() + "'");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("cannot read the shapes file") != std::string::npos);

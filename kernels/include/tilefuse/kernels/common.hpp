@@ -30,6 +30,14 @@ constexpr int64_t next_pow2(int64_t v) {
   return p;
 }
 
+// Warps for a row tile of `block` elements: about 32 elements per thread, 1 to 16
+// warps. Fewer, fuller threads keep more rows in flight per SM and skip cross-warp
+// reduction steps (measured: bench/NOTES.md).
+inline int warps_for_block(int64_t block) {
+  int64_t w = block / (32 * 32);
+  return static_cast<int>(w < 1 ? 1 : w > 16 ? 16 : w);
+}
+
 // Optional launch config; when empty the kernel's heuristic picks one.
 using ConfigOverride = std::optional<Config>;
 

@@ -18,7 +18,7 @@ namespace tilefuse::kernels {
 // program when BLOCK >= n_cols and the looped one otherwise.
 inline tuning::Space rowwise_space() {
   auto s = tuning::Space::product(
-      {tuning::pow2_range("BLOCK", 1024, 32768), tuning::values("num_warps", {4, 8, 16, 32})});
+      {tuning::pow2_range("BLOCK", 1024, 32768), tuning::values("num_warps", {1, 2, 4, 8, 16, 32})});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (b > 1024 && b > tuning::pow2(cols))
@@ -26,6 +26,10 @@ inline tuning::Space rowwise_space() {
     // Looping reads the row twice; only worth timing when the row is long.
     if (b < cols && tuning::pow2(cols) <= 8192)
       return "BLOCK " + std::to_string(b) + " < " + std::to_string(cols) + " columns";
+    // Per-thread work outside [4, 64] elements: idle lanes or register spills.
+    int64_t per_thread = b / (32 * c.num_warps);
+    if (per_thread < 4) return std::to_string(per_thread) + " elements per thread (< 4)";
+    if (per_thread > 64) return std::to_string(per_thread) + " elements per thread (> 64)";
     return "";
   });
   return s;
