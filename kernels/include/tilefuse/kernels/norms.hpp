@@ -133,7 +133,7 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype) {
   int64_t max_block = dtype == DType::f32 || dtype == DType::f64 ? 8192 : 16384;
   int64_t block = next_pow2(n_cols);
   if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
-  return Config{{"BLOCK", 8192}, num_warps(16)};
+  return Config{{"BLOCK", max_block}, num_warps(16)};
 }
 
 // rmsnorm(out, in, weight, rows, cols, eps): rows of `in` normalized by their RMS, times weight.

@@ -70,7 +70,7 @@ inline Config softmax_heuristic(int64_t n_cols, DType dtype) {
   int64_t max_block = dtype == DType::f32 || dtype == DType::f64 ? 8192 : 16384;
   int64_t block = next_pow2(n_cols);
   if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
-  return Config{{"BLOCK", 8192}, num_warps(16)};
+  return Config{{"BLOCK", max_block}, num_warps(16)};
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") < n_cols; }
 
