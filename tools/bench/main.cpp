@@ -50,7 +50,9 @@ int run(int argc, char** argv) {
       return a[++i];
     };
     if (a[i] == "--dtype") dtypes = split(value(), ',');
-    else if (a[i] == "--shape") shapes = split(value(), ',');
+    else if (a[i] == "--shape") {
+      for (auto& s : split(value(), ',')) shapes.push_back(s);  // repeatable and comma-separated
+    }
     else if (a[i] == "--set") {
       std::string kv = value();
       auto eq = kv.find('=');

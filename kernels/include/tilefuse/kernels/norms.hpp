@@ -130,7 +130,7 @@ const auto& layernorm_looped_kernel() {
 // Same rule as softmax: the whole row in one tile while it fits the registers, about
 // 32 elements per thread; longer rows loop over 8K-column tiles (re-read from L2).
 inline Config norm_heuristic(int64_t n_cols, DType dtype) {
-  int64_t max_block = dtype == DType::f32 || dtype == DType::f64 ? 8192 : 16384;
+  int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
   int64_t block = next_pow2(n_cols);
   if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
   return Config{{"BLOCK", max_block}, num_warps(16)};

