@@ -9,6 +9,7 @@
 
 #include "tilefuse/dsl/config.hpp"
 #include "tilefuse/dsl/element.hpp"
+#include "tilefuse/ir/kernel_args.hpp"
 
 namespace tilefuse::kernels {
 
@@ -36,6 +37,24 @@ constexpr int64_t next_pow2(int64_t v) {
 inline int warps_for_block(int64_t block) {
   int64_t w = block / (32 * 32);
   return static_cast<int>(w < 1 ? 1 : w > 16 ? 16 : w);
+}
+
+// Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
+// tile up to 16K columns (8K for f64), about 32 elements per thread; longer rows loop
+// over the largest tile (re-read from L2).
+inline Config row_heuristic(int64_t n_cols, DType dtype) {
+  int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
+  int64_t block = next_pow2(n_cols);
+  if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
+  return Config{{"BLOCK", max_block}, num_warps(16)};
+}
+
+// Launches the one-tile program when BLOCK covers the row, the looped one otherwise.
+template <class Row, class Looped, class... Args>
+void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t rows, int64_t cols,
+                 const Args&... args) {
+  if (c.get("BLOCK") < cols) looped.launch(Grid(rows), c, args...);
+  else row.launch(Grid(rows), c, args...);
 }
 
 // Optional launch config; when empty the kernel's heuristic picks one.

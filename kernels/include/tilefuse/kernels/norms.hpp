@@ -127,27 +127,18 @@ const auto& layernorm_looped_kernel() {
   return k;
 }
 
-// Same rule as softmax: the whole row in one tile while it fits the registers, about
-// 32 elements per thread; longer rows loop over 8K-column tiles (re-read from L2).
-inline Config norm_heuristic(int64_t n_cols, DType dtype) {
-  int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
-  int64_t block = next_pow2(n_cols);
-  if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
-  return Config{{"BLOCK", max_block}, num_warps(16)};
-}
+inline Config norm_heuristic(int64_t n_cols, DType dtype) { return row_heuristic(n_cols, dtype); }
 
 // rmsnorm(out, in, weight, rows, cols, eps): rows of `in` normalized by their RMS, times weight.
+// Without a residual the res/res_out parameters are never touched; `in`/`out` stand in.
 template <class Out, class In, class W>
 void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f,
              ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
   Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
   c.set("RESIDUAL", 0);
-  // Without a residual the res/res_out parameters are never touched; pass `in`/`out`.
-  if (c.get("BLOCK") < cols)
-    rmsnorm_looped_kernel<T>().launch(grid(rows), c, out, out, in, in, weight, cols, cols, eps);
-  else
-    rmsnorm_row_kernel<T>().launch(grid(rows), c, out, out, in, in, weight, cols, cols, eps);
+  launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, weight, cols,
+              cols, eps);
 }
 
 // Fused residual add + RMSNorm: res_out = in + res; out = rmsnorm(res_out) * weight.
@@ -157,10 +148,8 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   using T = buffer_elem_t<Out>;
   Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
   c.set("RESIDUAL", 1);
-  if (c.get("BLOCK") < cols)
-    rmsnorm_looped_kernel<T>().launch(grid(rows), c, out, res_out, in, res, weight, cols, cols, eps);
-  else
-    rmsnorm_row_kernel<T>().launch(grid(rows), c, out, res_out, in, res, weight, cols, cols, eps);
+  launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, weight,
+              cols, cols, eps);
 }
 
 template <class Out, class In, class W, class B>
@@ -168,10 +157,8 @@ void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t 
                float eps = 1e-5f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
   Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
-  if (c.get("BLOCK") < cols)
-    layernorm_looped_kernel<T>().launch(grid(rows), c, out, in, weight, bias, cols, cols, eps);
-  else
-    layernorm_row_kernel<T>().launch(grid(rows), c, out, in, weight, bias, cols, cols, eps);
+  launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, in, weight, bias, cols,
+              cols, eps);
 }
 
 }  // namespace tilefuse::kernels

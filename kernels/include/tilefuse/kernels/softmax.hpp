@@ -63,15 +63,7 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
-// Heuristic (measured on H200, bench/NOTES.md): the whole row in one tile up to 16K
-// columns (8K for f64; f32 at 16K still fits: 54 registers, no spills), with about 32 elements per
-// thread (warps_for_block): small blocks keep many rows in flight per SM.
-inline Config softmax_heuristic(int64_t n_cols, DType dtype) {
-  int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
-  int64_t block = next_pow2(n_cols);
-  if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
-  return Config{{"BLOCK", max_block}, num_warps(16)};
-}
+inline Config softmax_heuristic(int64_t n_cols, DType dtype) { return row_heuristic(n_cols, dtype); }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") < n_cols; }
 
 // softmax(out, in, rows, cols): row-wise softmax of a [rows, cols] matrix with
@@ -84,10 +76,8 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (out_stride < 0) out_stride = cols;
   if (in_stride < 0) in_stride = cols;
   Config c = cfg ? *cfg : softmax_heuristic(cols, dtype_v<T>);
-  if (softmax_uses_loop(c, cols))
-    softmax_looped_kernel<T>().launch(grid(rows), c, out, in, rows, cols, out_stride, in_stride);
-  else
-    softmax_row_kernel<T>().launch(grid(rows), c, out, in, rows, cols, out_stride, in_stride);
+  launch_rows(softmax_row_kernel<T>(), softmax_looped_kernel<T>(), c, rows, cols, out, in, rows, cols, out_stride,
+              in_stride);
 }
 
 }  // namespace tilefuse::kernels
