@@ -68,9 +68,9 @@ void compare(const std::vector<T>& gpu, const std::vector<T>& ref, Tolerance tol
 template <class K, class... Args>
 void gpu_matches_interp(const K& k, tilefuse::Grid grid, const tilefuse::Config& cfg, Tolerance tol,
                         const Args&... args) {
-  if (!have_gpu()) return;
   std::tuple<Args...> host(args...);
-  std::apply([&](auto&... a) { k.launch(grid, cfg, a...); }, host);
+  std::apply([&](auto&... a) { k.launch(grid, cfg, a...); }, host);  // traces and interprets even without a GPU
+  if (!have_gpu()) return;
   auto dev = std::make_tuple(to_gpu(args)...);
   std::apply([&](auto&... a) { k.launch(grid, cfg, a...); }, dev);
   tilefuse::cuda::synchronize();
