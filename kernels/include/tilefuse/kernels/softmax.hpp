@@ -37,16 +37,19 @@ const auto& softmax_looped_kernel() {
         auto row = program_id(0);
         auto cols = arange(0, BLOCK);
         auto in_row = in + row * in_stride;
-        // Lanes start from a finite floor, so exp(m - m_new) never sees -inf - -inf and
-        // pass 1 needs no selects: -inf inputs just add exp(-inf) = 0.
+        // Lanes start from a finite floor, so the exponent never sees -inf - -inf:
+        // -inf inputs just add exp(-inf) = 0.
         auto m = full<f32>({BLOCK}, -3.0e38f);
         auto l = zeros<f32>({BLOCK});
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
           // Keep the row in L2: pass 2 reads it again.
           auto x = load(in_row + c, c < n_cols, -inf, Cache::EvictLast).template cast<f32>();
+          // One exp per element: e = exp(min(m, x) - max(m, x)) rescales l when x is the
+          // new maximum, and is x's own term otherwise.
           auto m_new = maximum(m, x);
-          l = l * fast_exp(m - m_new) + fast_exp(x - m_new);
+          auto e = fast_exp(minimum(m, x) - m_new);
+          l = where(x > m, l * e + 1.0f, l + e);
           m = m_new;
         });
         auto row_max = max(m, 0);
