@@ -60,7 +60,7 @@ while IFS= read -r -d '' f; do
   cp "$f" "$out/$name"
   strip --strip-unneeded "$out/$name"
   count=$((count + 1))
-done < <(find "$build" -path '*/CMakeFiles' -prune -o -type f \( \
+done < <(find "$build" \( -path '*/CMakeFiles' -o -path '*/tests/install/work' \) -prune -o -type f \( \
            \( -path "$build/tests/*" -name 'test_*' \) -o \
            -path "$build/samples/*" -o -path "$build/bench/*" -o -name 'tilefuse-*' \) -print0 | sort -z)
 [ "$count" -gt 0 ] || die "no executables found in $build"

@@ -53,7 +53,9 @@ TEST_CASE_TEMPLATE("gpu: layernorm", T, float, bfloat16) {
     if (block < cols)
       gpu_matches_interp(tk::layernorm_looped_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, w, b, cols, int64_t(cols), 1e-5f);
     else
-      gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, w, b, cols, int64_t(cols), 1e-5f);
+      for (int shifted : {0, 1})
+        gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows), Config(cfg).set("SHIFTED", shifted), tol<T>(), y,
+                           x, w, b, cols, int64_t(cols), 1e-5f);
   }
 }
 

@@ -159,3 +159,18 @@ TEST_CASE_TEMPLATE("fused and unfused log(relu(x + b)) agree with the reference"
   // The unfused pipeline rounds its temporaries to T, so compare it loosely too.
   CHECK(ref::max_rel_err(y2, want, 1e-2, rtol<T>() * 4) <= 1.0);
 }
+
+TEST_CASE("layernorm stays accurate when the mean dwarfs the spread") {
+  // One tile with each algorithm, and the looped program.
+  for (auto [block, shifted] : {std::pair{256, 0}, std::pair{256, 1}, std::pair{64, 1}}) {
+    int64_t rows = 4, cols = 200;
+    auto x = ref::random_vec<float>(rows * cols, 61, 1000.0f, 1002.0f);  // mean ~1001, std ~0.6
+    auto w = ref::random_vec<float>(cols, 62, 0.5f, 1.5f);
+    auto b = ref::random_vec<float>(cols, 63);
+    std::vector<float> y(x.size());
+    tk::layernorm(y, x, w, b, rows, cols, 1e-5f, Config{{"BLOCK", block}, {"SHIFTED", shifted}, num_warps(2)});
+    std::vector<double> want;
+    ref::layernorm(want, x, w, b, rows, cols, 1e-5);
+    CHECK(ref::max_rel_err(y, want, 1e-3, 1e-3) <= 1.0);
+  }
+}

@@ -109,7 +109,7 @@ const auto& layernorm_tuner() {
          float eps) {
         const KernelBase& k = c.get("BLOCK") < cols ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
                                                     : layernorm_row_kernel<T>();
-        return tuning::specialization(k, c, out, in, w, b, cols, cols, eps);
+        return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, in, w, b, cols, cols, eps);
       });
   return t;
 }
