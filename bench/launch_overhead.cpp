@@ -13,42 +13,12 @@
 #include <vector>
 
 #include "tilefuse/cuda/cuda.hpp"
+#include "test_kernels.hpp"
 
 using namespace tilefuse;
 
-static const char* kPtx = R"PTX(
-.version 7.0
-.target sm_80
-.address_size 64
-// y[i] = 2 * x[i] + a for i < n
-.visible .entry axpb(.param .u64 y, .param .u64 x, .param .f32 a, .param .u32 n)
-{
-  .reg .pred %p;
-  .reg .b32 %r<5>;
-  .reg .f32 %f<4>;
-  .reg .b64 %rd<6>;
-  ld.param.u64 %rd1, [y];
-  ld.param.u64 %rd2, [x];
-  ld.param.f32 %f1, [a];
-  ld.param.u32 %r1, [n];
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mov.u32 %r4, %tid.x;
-  mad.lo.s32 %r2, %r2, %r3, %r4;
-  setp.ge.u32 %p, %r2, %r1;
-  @%p bra DONE;
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mul.wide.u32 %rd3, %r2, 4;
-  add.s64 %rd4, %rd2, %rd3;
-  ld.global.f32 %f2, [%rd4];
-  fma.rn.f32 %f3, %f2, 0f40000000, %f1;
-  add.s64 %rd5, %rd1, %rd3;
-  st.global.f32 [%rd5], %f3;
-DONE:
-  ret;
-}
-)PTX";
+// The runtime tests' hand-written `axpb` kernel: y[i] = 2 * x[i] + a (no compiler involved).
+static const char* kPtx = tf_test::kTestPtx;
 
 template <class F>
 static double us_per_launch(int n, F&& launch_once) {
