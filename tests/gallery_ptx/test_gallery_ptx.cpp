@@ -1,0 +1,69 @@
+// Every gallery kernel, for each dtype it supports and several configs, compiles to
+// PTX that ptxas accepts for sm_80 and sm_90a; the softmax and RMSNorm programs use
+// 128-bit global loads and stores and spill nothing. Skips (with a message) when the
+// CUDA toolkit's ptxas is absent.
+#include <doctest/doctest.h>
+
+#include <regex>
+
+#include "tilefuse/kernels/registry.hpp"
+#include "tilefuse/nvptx/compiler.hpp"
+#include "tilefuse/tools/ptxas.hpp"
+
+using namespace tilefuse;
+
+namespace {
+
+// The default config and one variation that changes the tiling and the warps.
+std::vector<Config> configs_for(const kernels::GalleryKernel& g) {
+  std::vector<Config> out{g.default_config};
+  Config v = g.default_config;
+  if (v.has("BLOCK")) {
+    v.set("BLOCK", v.get("BLOCK") * 4);
+    v.num_warps = std::min(16, v.num_warps * 2);
+  } else {  // attention
+    v.set("HEAD_DIM", 128).set("BLOCK_N", 32).set("CAUSAL", 1);
+  }
+  out.push_back(v);
+  return out;
+}
+
+int count(const std::string& s, const std::regex& re) {
+  return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
+}
+
+}  // namespace
+
+TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
+  int assembled = 0;
+  for (const auto& g : kernels::gallery()) {
+    for (DType d : g.dtypes) {
+      const KernelBase& k = g.get(d);
+      for (const Config& cfg : configs_for(g)) {
+        auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+        for (const char* target : {"sm_80", "sm_90a"}) {
+          CAPTURE(g.name);
+          CAPTURE(name(d));
+          CAPTURE(cfg.str());
+          CAPTURE(target);
+          nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target(target)});
+          tools::PtxasResult r = tools::run_ptxas(ck.ptx, target);
+          CHECK_MESSAGE(r.ok, r.log);
+          ++assembled;
+          bool streaming = g.name == "softmax" || g.name == "rmsnorm";
+          if (streaming) {
+            CHECK(r.spill_stores == 0);
+            CHECK(count(ck.ptx, ld128) > 0);
+            CHECK(count(ck.ptx, st128) > 0);
+          }
+        }
+      }
+    }
+  }
+  CHECK(assembled >= 100);
+}
