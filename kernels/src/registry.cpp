@@ -27,6 +27,7 @@ std::function<const KernelBase&(DType)> by_dtype() {
   };
 TF_GALLERY_MAKER(SoftmaxRow, softmax_row_kernel)
 TF_GALLERY_MAKER(SoftmaxLooped, softmax_looped_kernel)
+TF_GALLERY_MAKER(SoftmaxRows, softmax_rows_kernel)
 TF_GALLERY_MAKER(RmsRow, rmsnorm_row_kernel)
 TF_GALLERY_MAKER(RmsLooped, rmsnorm_looped_kernel)
 TF_GALLERY_MAKER(LnRow, layernorm_row_kernel)
@@ -53,6 +54,8 @@ const std::vector<GalleryKernel>& gallery() {
   const std::vector<DType> floats = {DType::f32, DType::f16, DType::bf16};
   static const std::vector<GalleryKernel> all = {
       {"softmax", "row softmax, one tile per row", floats, Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<SoftmaxRow>()},
+      {"softmax_rows", "row softmax, ROWS rows per program as one 2-D tile", floats,
+       Config{{"BLOCK", 1024}, {"ROWS", 4}, num_warps(4)}, by_dtype<SoftmaxRows>()},
       {"softmax_looped", "row softmax for long rows (online max/sum, two passes)", floats,
        Config{{"BLOCK", 4096}, num_warps(16)}, by_dtype<SoftmaxLooped>()},
       {"rmsnorm", "RMSNorm with weight (RESIDUAL=1: fused residual add)", floats,

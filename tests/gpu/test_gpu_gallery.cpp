@@ -30,6 +30,17 @@ TEST_CASE_TEMPLATE("gpu: softmax (one tile and looped)", T, float, half, bfloat1
   }
 }
 
+TEST_CASE_TEMPLATE("gpu: softmax with several rows per program", T, float, bfloat16) {
+  for (auto [rows, cols, per, warps] : {std::tuple{37, 1000, 4, 4}, std::tuple{9, 77, 2, 1}, std::tuple{16, 4096, 2, 8}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, cols + 3, -8, 8);
+    std::vector<T> y(x.size());
+    Config cfg{{"BLOCK", tk::next_pow2(cols)}, {"ROWS", per}, num_warps(warps)};
+    gpu_matches_interp(tk::softmax_rows_kernel<T>(), Grid((rows + per - 1) / per), cfg, tol<T>(), y, x, rows, cols,
+                       int64_t(cols), int64_t(cols));
+  }
+}
+
 TEST_CASE_TEMPLATE("gpu: rmsnorm with and without residual", T, float, half, bfloat16) {
   for (auto [rows, cols, block, residual] : {std::tuple{9, 77, 128, 0}, std::tuple{4, 4096, 4096, 1}, std::tuple{3, 1000, 256, 1}}) {
     CAPTURE(cols);

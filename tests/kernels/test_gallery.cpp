@@ -174,3 +174,17 @@ TEST_CASE("layernorm stays accurate when the mean dwarfs the spread") {
     CHECK(ref::max_rel_err(y, want, 1e-3, 1e-3) <= 1.0);
   }
 }
+
+TEST_CASE_TEMPLATE("softmax with several rows per program (tail programs masked)", T, float, bfloat16) {
+  for (auto [rows, cols, per] : {std::tuple{7, 37, 2}, std::tuple{9, 300, 4}, std::tuple{5, 1, 8}}) {
+    CAPTURE(rows);
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, 71 + cols, -10.0f, 10.0f);
+    std::vector<T> y(x.size());
+    int64_t block = tk::next_pow2(cols);
+    tk::softmax(y, x, rows, cols, -1, -1, Config{{"BLOCK", block}, {"ROWS", per}, num_warps(2)});
+    std::vector<double> want;
+    ref::softmax(want, ref::to_float(x), rows, cols);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+  }
+}

@@ -27,6 +27,26 @@ const auto& softmax_row_kernel() {
   return k;
 }
 
+// Several rows per program: a [ROWS, BLOCK] tile reduced along axis 1, so the loads of
+// one row overlap the reductions of the others (short rows, many of them).
+template <class T>
+const auto& softmax_rows_kernel() {
+  static auto k = kernel(std::string("softmax_rows_") + name(dtype_v<T>),
+      {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
+      [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK,
+         Meta<"ROWS"> ROWS) {
+        auto rows = program_id(0) * ROWS + arange(0, ROWS);
+        auto cols = arange(0, BLOCK);
+        auto mask = (rows < n_rows).col() && (cols < n_cols).row();
+        auto r64 = rows.template cast<i64>().col();
+        auto x = load(in + r64 * in_stride + cols.row(), mask, -inf, Cache::EvictFirst).template cast<f32>();
+        auto e = fast_exp(x - max(x, 1).col());
+        auto y = e * (1.0f / sum(e, 1)).col();
+        store(out + r64 * out_stride + cols.row(), y.template cast<T>(), mask);
+      });
+  return k;
+}
+
 // Rows longer than one tile: pass 1 keeps a running max and rescaled sum per lane,
 // pass 2 re-reads the row and writes the normalized values.
 template <class T>
@@ -79,6 +99,12 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (out_stride < 0) out_stride = cols;
   if (in_stride < 0) in_stride = cols;
   Config c = cfg ? *cfg : softmax_heuristic(cols, dtype_v<T>);
+  if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {
+    int64_t per = c.get("ROWS");
+    softmax_rows_kernel<T>().launch(grid((rows + per - 1) / per), c, out, in, rows, cols, out_stride, in_stride);
+    return;
+  }
+  c.meta.erase("ROWS");
   launch_rows(softmax_row_kernel<T>(), softmax_looped_kernel<T>(), c, rows, cols, out, in, rows, cols, out_stride,
               in_stride);
 }
