@@ -243,47 +243,29 @@ void LoadedKernel::launch_failed(int rc, const Grid& g) const {
   detail::throw_error(static_cast<CUresult>(rc), "cuLaunchKernel", "launching " + describe_launch(g));
 }
 
-// Writes argument i into its 8-byte slot; returns false on a kind mismatch.
-#define TF_MARSHAL(slot, a, out)                                                       \
-  switch (slot) {                                                                      \
-    case Slot::Ptr:                                                                    \
-      if ((a).kind != ArgValue::Kind::DevicePtr) ok = false;                           \
-      else { uint64_t v = reinterpret_cast<uintptr_t>((a).ptr); std::memcpy(out, &v, 8); } \
-      break;                                                                           \
-    case Slot::I32:                                                                    \
-      if ((a).kind != ArgValue::Kind::Int) ok = false;                                 \
-      else { int32_t v = static_cast<int32_t>((a).i); std::memcpy(out, &v, 4); }       \
-      break;                                                                           \
-    case Slot::U32:                                                                    \
-      if ((a).kind != ArgValue::Kind::Int) ok = false;                                 \
-      else { uint32_t v = static_cast<uint32_t>((a).i); std::memcpy(out, &v, 4); }     \
-      break;                                                                           \
-    case Slot::I64:                                                                    \
-      if ((a).kind != ArgValue::Kind::Int) ok = false;                                 \
-      else { int64_t v = (a).i; std::memcpy(out, &v, 8); }                             \
-      break;                                                                           \
-    case Slot::F32:                                                                    \
-      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
-      else { float v = static_cast<float>((a).f); std::memcpy(out, &v, 4); }          \
-      break;                                                                           \
-    case Slot::F64:                                                                    \
-      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
-      else { double v = (a).f; std::memcpy(out, &v, 8); }                              \
-      break;                                                                           \
-    case Slot::F16:                                                                    \
-      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
-      else { uint16_t v = detail_half::to_f16((a).f); std::memcpy(out, &v, 2); }      \
-      break;                                                                           \
-    case Slot::BF16:                                                                   \
-      if ((a).kind != ArgValue::Kind::Float) ok = false;                               \
-      else { uint16_t v = detail_half::to_bf16((a).f); std::memcpy(out, &v, 2); }     \
-      break;                                                                           \
-  }
+namespace {
+template <class V>
+bool put(void* out, V v) {
+  std::memcpy(out, &v, sizeof(V));
+  return true;
+}
+}  // namespace
 
-namespace detail_half {
-inline uint16_t to_f16(double f) { return half(static_cast<float>(f)).bits; }
-inline uint16_t to_bf16(double f) { return bfloat16(static_cast<float>(f)).bits; }
-}  // namespace detail_half
+// Writes one argument into its 8-byte slot; false when the argument's kind does not fit.
+bool LoadedKernel::marshal(Slot slot, const ArgValue& a, void* out) {
+  using K = ArgValue::Kind;
+  switch (slot) {
+    case Slot::Ptr: return a.kind == K::DevicePtr && put(out, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(a.ptr)));
+    case Slot::I32: return a.kind == K::Int && put(out, static_cast<int32_t>(a.i));
+    case Slot::U32: return a.kind == K::Int && put(out, static_cast<uint32_t>(a.i));
+    case Slot::I64: return a.kind == K::Int && put(out, static_cast<int64_t>(a.i));
+    case Slot::F32: return a.kind == K::Float && put(out, static_cast<float>(a.f));
+    case Slot::F64: return a.kind == K::Float && put(out, a.f);
+    case Slot::F16: return a.kind == K::Float && put(out, half(static_cast<float>(a.f)).bits);
+    case Slot::BF16: return a.kind == K::Float && put(out, bfloat16(static_cast<float>(a.f)).bits);
+  }
+  return false;
+}
 
 void LoadedKernel::launch(const Grid& g, const std::vector<ArgValue>& args, CUstream stream) const {
   const size_t n = slots_.size();
@@ -295,10 +277,8 @@ void LoadedKernel::launch(const Grid& g, const std::vector<ArgValue>& args, CUst
   alignas(8) uint64_t storage[kMaxFastParams];
   void* ptrs[kMaxFastParams];
   for (size_t i = 0; i < n; ++i) {
-    bool ok = true;
     const ArgValue& a = args[i];
-    TF_MARSHAL(slots_[i], a, &storage[i])
-    if (!ok) [[unlikely]]
+    if (!marshal(slots_[i], a, &storage[i])) [[unlikely]]
       bad_arg(i, a);
     ptrs[i] = &storage[i];
   }
@@ -309,14 +289,11 @@ void LoadedKernel::launch_slow(const Grid& g, const std::vector<ArgValue>& args,
   std::vector<uint64_t> storage(args.size());
   std::vector<void*> ptrs(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    bool ok = true;
-    TF_MARSHAL(slots_[i], args[i], &storage[i])
-    if (!ok) bad_arg(i, args[i]);
+    if (!marshal(slots_[i], args[i], &storage[i])) bad_arg(i, args[i]);
     ptrs[i] = &storage[i];
   }
   launch_raw(g, ptrs.data(), stream);
 }
-#undef TF_MARSHAL
 
 void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) const {
   if (g.x <= 0 || g.y <= 0 || g.z <= 0) [[unlikely]] {

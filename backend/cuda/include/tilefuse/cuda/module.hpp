@@ -77,6 +77,7 @@ class LoadedKernel {
   [[noreturn]] void launch_failed(int rc, const Grid& g) const;
 
   enum class Slot : uint8_t { Ptr, I32, U32, I64, F32, F64, F16, BF16 };
+  static bool marshal(Slot slot, const ArgValue& a, void* out);
   std::string name_;
   nvptx::Target target_;
   int num_warps_ = 4;
