@@ -25,6 +25,14 @@ bool gpu_available(std::string* why) {
   return false;
 }
 
+bool gpu_has_clusters() {
+  try {
+    return gpu_available() && cuda::device_info().compute_capability() >= 90;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 namespace detail {
 namespace {
 

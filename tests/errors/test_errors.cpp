@@ -486,3 +486,30 @@ TEST_CASE("integer division by zero on the interpreter") {
   expect_parts(msg, {"integer division by zero (7 / 0, element 2 of a i32 tile)", "kernel 'div0' at program id (0, 0, 0)",
                      at(line), "Make sure the divisor is never zero"});
 }
+
+TEST_CASE("cluster reductions: inside a loop, of a 16-bit value; bad cluster sizes and grids") {
+  auto in_loop = kernel("cluster_in_loop", {"out", "n"}, [](Ptr<f32> out, I32 n) {
+    auto acc = scalar<f32>(0.0);
+    for_range(0, n, 1, [&](I32) {
+      g_line = __LINE__; acc = acc + cluster_sum(scalar<f32>(1.0));
+    });
+    store(out, acc);
+  });
+  expect_parts(error_of([&] { in_loop.trace(Config{cluster(2)}); }),
+               {"cluster_sum of f32 inside for_range/if_", "every program of a cluster must reach each cluster reduction",
+                kAtLine, "Call it at the top level of the kernel body"});
+
+  auto narrow = kernel("cluster_f16", [](Ptr<f16> out) {
+    g_line = __LINE__; store(out, cluster_max(load(out)));
+  });
+  expect_parts(error_of([&] { narrow.trace(Config{cluster(2)}); }),
+               {"cluster_max of f16: cluster reductions take 32- or 64-bit numbers", kAtLine, "Cast to f32"});
+
+  std::vector<float> out(16), in(16);
+  g_line = __LINE__; auto msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, cluster(3)}, out, in, 16); });
+  expect_parts(msg, {"cluster = 3 for kernel 'copy' is not a power of two from 1 to 16", kAtLine,
+                     "Use cluster(c) with c = 1, 2, 4, 8 or 16"});
+  g_line = __LINE__; msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, cluster(2)}, out, in, 16); });
+  expect_parts(msg, {"launch of kernel 'copy' with grid x = 3, which is not a multiple of its cluster size 2", kAtLine,
+                     "make grid x a multiple of 2"});
+}

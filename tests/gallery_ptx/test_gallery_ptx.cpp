@@ -4,8 +4,10 @@
 // CUDA toolkit's ptxas is absent.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <regex>
 
+#include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/registry.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 #include "tilefuse/tools/ptxas.hpp"
@@ -66,4 +68,37 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
     }
   }
   CHECK(assembled >= 100);
+}
+
+TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spill-free at the heuristic's configs") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex barrier(R"(barrier\.cluster\.arrive)"), remote(R"(ld\.shared::cluster)");
+  for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+    const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                  [&](const auto& k) { return k.name == kname; });
+    for (DType d : {DType::bf16, DType::f32}) {
+      for (int64_t cols : {20000, 65536, 262144}) {
+        Config cfg = kernels::row_heuristic(cols, d);
+        for (auto& [key, v] : g.default_config.meta)
+          if (!cfg.has(key)) cfg.set(key, v);
+        CAPTURE(kname);
+        CAPTURE(name(d));
+        CAPTURE(cfg.str());
+        REQUIRE(cfg.cluster > 1);
+        const KernelBase& k = g.get(d);
+        auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+        nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+        CHECK(ck.cluster_size == cfg.cluster);
+        tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+        CHECK_MESSAGE(r.ok, r.log);
+        CHECK(r.spill_stores == 0);
+        int reductions = kname == "rmsnorm" ? 1 : 2;
+        CHECK(count(ck.ptx, barrier) == 2 * reductions);
+        CHECK(count(ck.ptx, remote) == reductions * cfg.cluster);
+      }
+    }
+  }
 }

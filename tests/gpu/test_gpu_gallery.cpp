@@ -99,3 +99,32 @@ TEST_CASE_TEMPLATE("gpu: fused and unfused log(relu(x + b))", T, float, bfloat16
   gpu_matches_interp(tk::relu_kernel<T>(), g, cfg, tol<T>(), u, t, n);
   gpu_matches_interp(tk::log_kernel<T>(), g, cfg, tol<T>(), y, u, n);
 }
+
+// Rows split over thread-block clusters (sm_90+): GPU against the interpreter, which
+// runs the programs of each cluster on threads of their own.
+TEST_CASE_TEMPLATE("gpu: rows split over thread-block clusters", T, float, bfloat16) {
+  if (!difftest::have_gpu()) return;
+  if (!gpu_has_clusters()) {
+    MESSAGE("cluster test skipped: the GPU has no thread-block clusters (needs sm_90)");
+    return;
+  }
+  for (auto [rows, cols, block, warps, cl] : {std::tuple{3, 1000, 256, 2, 4}, std::tuple{2, 600, 128, 4, 8},
+                                              std::tuple{2, 70001, 8192, 8, 16}, std::tuple{3, 40000, 16384, 16, 4}}) {
+    CAPTURE(cols);
+    CAPTURE(cl);
+    auto x = ref::random_vec<T>(rows * cols, cols, -8, 8);
+    for (int c = 0; c < cols; c += 7) x[c] = T(-inf);
+    auto r = ref::random_vec<T>(rows * cols, 2), w = ref::random_vec<T>(cols, 3, 0.5, 1.5);
+    auto b = ref::random_vec<T>(cols, 4), xf = ref::random_vec<T>(rows * cols, 5, 1, 5);
+    std::vector<T> y(x.size()), s(x.size());
+    Config cfg{{"BLOCK", block}, num_warps(warps), cluster(cl)};
+    Grid g(rows * cl);
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), g, cfg, tol<T>(), y, x, rows, cols, int64_t(cols), int64_t(cols));
+    for (int residual : {0, 1})
+      gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g, Config(cfg).set("RESIDUAL", residual), tol<T>(), y, s, xf, r,
+                         w, cols, int64_t(cols), 1e-6f);
+    for (int shifted : {0, 1})
+      gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted), tol<T>(), y, xf, w, b,
+                         cols, int64_t(cols), 1e-5f);
+  }
+}

@@ -188,3 +188,89 @@ TEST_CASE_TEMPLATE("softmax with several rows per program (tail programs masked)
     CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
   }
 }
+
+// A row split over the C programs of a thread-block cluster: BLOCK columns each, the
+// row statistics combined across the cluster. 600 columns over 8 x 128 leaves the
+// last three programs of every cluster without a column.
+TEST_CASE_TEMPLATE("rows split over a thread-block cluster match the reference", T, float, bfloat16) {
+  struct Split { int64_t rows, cols, block; int cluster; };
+  for (Split s : {Split{3, 1000, 256, 4}, Split{2, 600, 128, 8}, Split{4, 97, 64, 2}}) {
+    CAPTURE(s.cols);
+    CAPTURE(s.cluster);
+    Config cfg{{"BLOCK", s.block}, num_warps(2), cluster(s.cluster)};
+    int64_t n = s.rows * s.cols;
+    auto x = ref::random_vec<T>(n, 81 + s.cols, -30.0f, 30.0f);
+    for (int64_t c = 0; c < s.cols; c += 5) x[c] = T(-inf);  // -inf entries in row 0
+    auto w = ref::random_vec<T>(s.cols, 82, 0.5f, 1.5f);
+    auto b = ref::random_vec<T>(s.cols, 83);
+    std::vector<T> y(n);
+    std::vector<double> want;
+
+    tk::softmax(y, x, s.rows, s.cols, -1, -1, cfg);
+    ref::softmax(want, ref::to_float(x), s.rows, s.cols);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+
+    auto xf = ref::random_vec<T>(n, 84 + s.cols, 1.0f, 5.0f);  // finite, non-zero mean
+    tk::rmsnorm(y, xf, w, s.rows, s.cols, 1e-6f, cfg);
+    ref::rmsnorm(want, ref::to_float(xf), ref::to_float(w), s.rows, s.cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+
+    for (int shifted : {0, 1}) {
+      tk::layernorm(y, xf, w, b, s.rows, s.cols, 1e-5f, Config(cfg).set("SHIFTED", shifted));
+      ref::layernorm(want, ref::to_float(xf), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+      CHECK(ref::max_rel_err(y, want, 1e-4, rtol<T>() * 2) <= 1.0);
+    }
+
+    auto r = ref::random_vec<T>(n, 85 + s.cols);
+    std::vector<T> sum_out(n);
+    tk::add_rmsnorm(y, sum_out, xf, r, w, s.rows, s.cols, 1e-6f, cfg);
+    std::vector<float> summed(n);
+    for (int64_t i = 0; i < n; ++i) summed[i] = static_cast<float>(T(float(xf[i]) + float(r[i])));
+    ref::rmsnorm(want, summed, ref::to_float(w), s.rows, s.cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE("the row heuristic splits long rows over clusters where they exist") {
+  auto check = [](int64_t cols, bool clusters, int64_t block, int warps, int cl) {
+    CAPTURE(cols);
+    Config c = tk::row_heuristic(cols, DType::bf16, clusters);
+    CHECK(c.get("BLOCK") == block);
+    CHECK(c.num_warps == warps);
+    CHECK(c.cluster == cl);
+  };
+  check(5000, true, 8192, 8, 1);
+  check(65536, true, 16384, 16, 4);
+  check(262144, true, 16384, 16, 16);
+  check(200000, true, 16384, 16, 16);
+  check(65536, false, 16384, 16, 1);   // no clusters: the looped program
+  check(400000, true, 16384, 16, 1);   // past 16 x 16K columns: looped
+}
+
+TEST_CASE("cluster configs that do not cover the row, or mix ROWS with clusters, are user errors") {
+  std::vector<float> x(2 * 1000, 1.0f), y(x.size()), w(1000, 1.0f);
+  auto msg = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "<no error>";
+  };
+  std::string m = msg([&] { tk::rmsnorm(y, x, w, 2, 1000, 1e-6f, Config{{"BLOCK", 128}, cluster(4)}); });
+  CHECK(m.find("rmsnorm: the config {BLOCK=128 RESIDUAL=0 num_warps=4 num_stages=1 cluster=4} covers 512 columns per row "
+               "(BLOCK x cluster), but rows have 1000") != std::string::npos);
+  CHECK(m.find("Raise BLOCK or cluster") != std::string::npos);
+  m = msg([&] { tk::softmax(y, x, 2, 1000, -1, -1, Config{{"BLOCK", 1024}, {"ROWS", 2}, cluster(2)}); });
+  CHECK(m.find("combines ROWS with clusters") != std::string::npos);
+}
+
+TEST_CASE("the default config splits rows longer than 16K columns over a cluster") {
+  int64_t rows = 2, cols = 20000;  // 2 programs x 16384 columns per row
+  auto x = ref::random_vec<float>(rows * cols, 91, -5.0f, 5.0f);
+  std::vector<float> y(x.size());
+  tk::softmax(y, x, rows, cols);
+  std::vector<double> want;
+  ref::softmax(want, x, rows, cols);
+  CHECK(ref::max_rel_err(y, want, 1e-6, 1e-5) <= 1.0);
+}

@@ -65,6 +65,7 @@ std::string encode_payload(const CacheEntry& e) {
   w.u32(static_cast<uint32_t>(k.target.sm));
   w.u8(k.target.arch_specific ? 1 : 0);
   w.i32(k.num_warps);
+  w.i32(k.cluster_size);
   w.i32(k.shared_bytes);
   w.u32(static_cast<uint32_t>(k.params.size()));
   for (const auto& p : k.params) {
@@ -86,6 +87,7 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
   k.target.sm = static_cast<int>(r.u32());
   k.target.arch_specific = r.u8() != 0;
   k.num_warps = r.i32();
+  k.cluster_size = r.i32();
   k.shared_bytes = r.i32();
   uint32_t np = r.u32();
   if (r.ok && np > payload.size()) r.ok = false;
@@ -105,7 +107,7 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
     if (why) *why = "malformed payload";
     return false;
   }
-  if (k.name.empty() || k.ptx.empty() || k.num_warps < 1) {
+  if (k.name.empty() || k.ptx.empty() || k.num_warps < 1 || k.cluster_size < 1) {
     if (why) *why = "entry without a kernel";
     return false;
   }

@@ -34,6 +34,7 @@ namespace tilefuse::cuda::detail {
   X(FuncGetAttribute, "cuFuncGetAttribute", PFN_cuFuncGetAttribute_v2020)             \
   X(FuncSetAttribute, "cuFuncSetAttribute", PFN_cuFuncSetAttribute_v9000)             \
   X(LaunchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000)                         \
+  X(LaunchKernelEx, "cuLaunchKernelEx", PFN_cuLaunchKernelEx_v11060)                   \
   X(LinkCreate, "cuLinkCreate", PFN_cuLinkCreate_v6050)                               \
   X(LinkAddData, "cuLinkAddData", PFN_cuLinkAddData_v6050)                            \
   X(LinkComplete, "cuLinkComplete", PFN_cuLinkComplete_v5050)                         \

@@ -118,6 +118,7 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
   name_ = k.name;
   target_ = k.target;
   num_warps_ = k.num_warps;
+  cluster_size_ = k.cluster_size;
   shared_bytes_ = k.shared_bytes;
   params_ = k.params;
   CUresult rc = A.ModuleGetFunction(&func_, module_, k.name.c_str());
@@ -151,6 +152,14 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
     check(A.FuncSetAttribute(func_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes_),
           "cuFuncSetAttribute", "(MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(shared_bytes_) + " for kernel '" +
                                     name_ + "')");
+  if (cluster_size_ > 1 && dev.cc_major < 9)
+    throw UserError("kernel '" + name_ + "' runs in thread-block clusters of " + std::to_string(cluster_size_) +
+                    " programs, but " + dev.name + " (sm_" + std::to_string(dev.compute_capability()) +
+                    ") has no clusters; use cluster(1) on this GPU");
+  if (cluster_size_ > 8)  // 16 is allowed on Hopper only after this opt-in
+    check(A.FuncSetAttribute(func_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "cuFuncSetAttribute",
+          "(NON_PORTABLE_CLUSTER_SIZE_ALLOWED for kernel '" + name_ + "' with clusters of " +
+              std::to_string(cluster_size_) + ")");
 
   slots_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -185,6 +194,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   name_ = std::move(o.name_);
   target_ = o.target_;
   num_warps_ = o.num_warps_;
+  cluster_size_ = o.cluster_size_;
   shared_bytes_ = o.shared_bytes_;
   params_ = std::move(o.params_);
   slots_ = std::move(o.slots_);
@@ -217,6 +227,7 @@ LoadedKernel::~LoadedKernel() {
 std::string LoadedKernel::describe_launch(const Grid& g) const {
   return "kernel '" + name_ + "' with grid (" + std::to_string(g.x) + ", " + std::to_string(g.y) + ", " +
          std::to_string(g.z) + "), " + std::to_string(threads_per_block()) + " threads per block, " +
+         (cluster_size_ > 1 ? "clusters of " + std::to_string(cluster_size_) + " blocks, " : std::string()) +
          std::to_string(shared_bytes_) + " bytes of dynamic shared memory";
 }
 
@@ -236,7 +247,8 @@ void LoadedKernel::bad_arg(size_t i, const ArgValue& a) const {
 
 void LoadedKernel::bad_grid(const Grid& g) const {
   throw UserError("cannot launch " + describe_launch(g) +
-                  ": grid dimensions must be non-negative, x <= 2147483647 and y, z <= 65535");
+                  ": grid dimensions must be non-negative, x <= 2147483647 and y, z <= 65535, and x a multiple of the "
+                  "cluster size");
 }
 
 void LoadedKernel::launch_failed(int rc, const Grid& g) const {
@@ -300,16 +312,35 @@ void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) con
     if (g.x < 0 || g.y < 0 || g.z < 0) bad_grid(g);
     return;  // an empty grid launches nothing
   }
-  if (g.x > 2147483647 || g.y > 65535 || g.z > 65535) [[unlikely]]
+  if (g.x > 2147483647 || g.y > 65535 || g.z > 65535 || g.x % cluster_size_ != 0) [[unlikely]]
     bad_grid(g);
   const auto& A = api();
   CUcontext cur = nullptr;
   A.CtxGetCurrent(&cur);
   if (cur != ctx_) [[unlikely]]
     check(A.CtxSetCurrent(ctx_), "cuCtxSetCurrent", "(before launching kernel '" + name_ + "')");
-  CUresult rc = A.LaunchKernel(func_, static_cast<unsigned>(g.x), static_cast<unsigned>(g.y),
-                               static_cast<unsigned>(g.z), static_cast<unsigned>(32 * num_warps_), 1, 1,
-                               static_cast<unsigned>(shared_bytes_), stream, params, nullptr);
+  CUresult rc;
+  if (cluster_size_ == 1) {
+    rc = A.LaunchKernel(func_, static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z),
+                        static_cast<unsigned>(32 * num_warps_), 1, 1, static_cast<unsigned>(shared_bytes_), stream,
+                        params, nullptr);
+  } else {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(cluster_size_);
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig lc{};
+    lc.gridDimX = static_cast<unsigned>(g.x);
+    lc.gridDimY = static_cast<unsigned>(g.y);
+    lc.gridDimZ = static_cast<unsigned>(g.z);
+    lc.blockDimX = static_cast<unsigned>(32 * num_warps_);
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = static_cast<unsigned>(shared_bytes_);
+    lc.hStream = stream;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    rc = A.LaunchKernelEx(&lc, func_, params, nullptr);
+  }
   if (rc != CUDA_SUCCESS) [[unlikely]]
     launch_failed(rc, g);
 }

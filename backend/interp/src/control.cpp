@@ -101,6 +101,7 @@ void exec_op(Exec& ex, const ir::Op& op) {
     case OpKind::Reduce:
     case OpKind::Scan: return exec_reduce(ex, op);
     case OpKind::Dot: return exec_dot(ex, op);
+    case OpKind::ClusterReduce: return exec_cluster_reduce(ex, op);
     case OpKind::For: return exec_for(ex, op);
     case OpKind::If: return exec_if(ex, op);
     case OpKind::Yield: return;  // read by the parent op

@@ -38,12 +38,16 @@ struct Buffer {
   bool read_only = false;
 };
 
+class ClusterSync;
+
 struct Exec {
   const ir::Function& fn;
   std::vector<Slot> slots;      // indexed by Value::id
   std::vector<Buffer> buffers;  // indexed by pointer-parameter position
   std::array<int64_t, 3> pid{0, 0, 0};
   std::array<int64_t, 3> nprog{1, 1, 1};
+  ClusterSync* cluster = nullptr;  // the exchange of this program's cluster (null: no clusters)
+  int cluster_rank = 0;
   // Scratch space for ops that need temporaries (reused across ops).
   std::vector<double> scratch_f;
   std::vector<int64_t> scratch_i;
@@ -95,5 +99,9 @@ void exec_cast(Exec& ex, const ir::Op& op);         // cast.cpp
 void exec_memory(Exec& ex, const ir::Op& op);       // memory.cpp: AddPtr, Load, Store, atomics
 void exec_reduce(Exec& ex, const ir::Op& op);       // reduce.cpp: Reduce, Scan
 void exec_dot(Exec& ex, const ir::Op& op);          // dot.cpp
+void exec_cluster_reduce(Exec& ex, const ir::Op& op);  // cluster.cpp
+// Runs every cluster of the grid, one thread per program of a cluster; programs[r] is
+// the bound state of rank r (cluster.cpp).
+void run_clusters(std::vector<Exec>& programs, const std::array<int64_t, 3>& grid);
 
 }  // namespace tilefuse::interp::detail

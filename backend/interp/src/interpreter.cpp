@@ -94,6 +94,24 @@ void run(const ir::Function& f, Grid grid, const std::vector<ArgValue>& args) {
   if (grid.x < 0 || grid.y < 0 || grid.z < 0)
     throw UserError("kernel '" + f.name + "' launched on a grid with a negative size (" + std::to_string(grid.x) +
                     ", " + std::to_string(grid.y) + ", " + std::to_string(grid.z) + "). Pass sizes >= 0");
+  const int cs = f.cluster_size;
+  if (cs > 1 && grid.x % cs != 0)
+    throw UserError("kernel '" + f.name + "' launched with grid x = " + std::to_string(grid.x) +
+                    ", which is not a multiple of its cluster size " + std::to_string(cs) +
+                    ". Launch whole clusters");
+  bool exchanges = false;
+  ir::walk(f.body, [&](ir::Op& op) { exchanges |= op.kind == ir::OpKind::ClusterReduce; });
+  if (cs > 1 && exchanges) {
+    std::vector<Exec> programs;
+    programs.reserve(cs);
+    for (int r = 0; r < cs; ++r) {
+      programs.emplace_back(f);
+      for (size_t i = 0; i < args.size(); ++i) bind(programs.back(), i, args[i]);
+      programs.back().nprog = {grid.x, grid.y, grid.z};
+    }
+    run_clusters(programs, {grid.x, grid.y, grid.z});
+    return;
+  }
   Exec ex(f);
   for (size_t i = 0; i < args.size(); ++i) bind(ex, i, args[i]);
   ex.nprog = {grid.x, grid.y, grid.z};

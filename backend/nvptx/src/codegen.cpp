@@ -274,6 +274,7 @@ void Codegen::lower_op(const ir::Op& op) {
     case OpKind::Reduce: return lower_reduce(*this, op);
     case OpKind::Scan: return lower_scan(*this, op);
     case OpKind::Dot: return lower_dot(*this, op);
+    case OpKind::ClusterReduce: return lower_cluster_reduce(*this, op);
     case OpKind::For: case OpKind::If: return lower_control(*this, op);
     case OpKind::Yield: return;  // consumed by the parent op
   }

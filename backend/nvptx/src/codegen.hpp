@@ -119,6 +119,7 @@ void lower_atomic(Codegen& cg, const ir::Op& op);
 void lower_reduce(Codegen& cg, const ir::Op& op);
 void lower_scan(Codegen& cg, const ir::Op& op);
 void lower_dot(Codegen& cg, const ir::Op& op);
+void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
 void lower_control(Codegen& cg, const ir::Op& op);    // for, if
 // Recomputes a constant/splat/arange tile directly in another layout.
 Regs rematerialize(Codegen& cg, const ir::Value* v, const LinearLayout& l);

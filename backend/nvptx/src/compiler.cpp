@@ -37,6 +37,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   ir::walk(f.body, [&](ir::Op& op) {
     if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal)
       ti.require_ptx(74);  // .L1::evict_* qualifiers
+    if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(78);  // barrier.cluster, mapa
   });
   int level = effective_opt_level(opts);
   bool dump_ir = knob_selects("TILEFUSE_DUMP_IR", f.name);
@@ -45,6 +46,10 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   if (f.num_warps < 1 || f.num_warps > 32 || (f.num_warps & (f.num_warps - 1)))
     throw UserError("kernel '" + f.name + "' asks for " + std::to_string(f.num_warps) +
                     " warps. Use a power of two between 1 and 32");
+  if (f.cluster_size > 1 && opts.target.sm < 90)
+    throw UserError("kernel '" + f.name + "' runs in thread-block clusters of " + std::to_string(f.cluster_size) +
+                    " programs, which need sm_90 or newer; the target is " + opts.target.name() +
+                    ". Use a config with cluster(1) on this GPU");
 
   auto t0 = Clock::now();
   GpuPlan plan;
@@ -92,6 +97,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   k.ptx = std::move(ptx);
   k.target = opts.target;
   k.num_warps = f.num_warps;
+  k.cluster_size = f.cluster_size;
   k.shared_bytes = plan.shared_bytes;
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
   return art;

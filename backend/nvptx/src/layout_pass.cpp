@@ -214,6 +214,7 @@ class LayoutPass {
       auto anchor = anchors_.find(&op);
       switch (op.kind) {
         case OpKind::ProgramId: case OpKind::NumPrograms: break;
+        case OpKind::ClusterReduce: require_same(op, nullptr); break;  // scalars
         case OpKind::Constant: case OpKind::Arange: case OpKind::Splat:
           if (r->type.is_tile()) set(r, want(r) ? want(r) : default_layout(r->type.shape), !want(r));
           require_same(op, nullptr);

@@ -55,6 +55,7 @@ class PlanPrinter {
       case OpKind::Binary: os_ << "." << ir::name(op.bin()); break;
       case OpKind::Unary: os_ << "." << ir::name(op.un()) << (op.approx ? ".approx" : ""); break;
       case OpKind::Compare: os_ << "." << ir::name(op.cmp()); break;
+      case OpKind::ClusterReduce: os_ << "." << ir::name(op.red()); break;
       case OpKind::Reduce: case OpKind::Scan: os_ << "." << ir::name(op.red()) << " axis " << op.axis; break;
       case OpKind::AtomicRMW: os_ << "." << ir::name(op.atomic()); break;
       case OpKind::ExpandDims: case OpKind::ProgramId: case OpKind::NumPrograms: os_ << " axis " << op.axis; break;

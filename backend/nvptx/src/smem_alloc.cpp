@@ -49,6 +49,9 @@ int scratch_bytes(const Op& op, const GpuPlan& plan) {
       }
       break;
     }
+    case OpKind::ClusterReduce:  // the slot the other programs of the cluster read
+      bytes = std::max(bytes, 16);
+      break;
     case OpKind::Scan: {
       const ir::Value* x = op.operand(0);
       bytes = std::max<int>(bytes, 2 * round_up(static_cast<int>(x->type.numel()) * acc_bytes(op), 16));

@@ -9,6 +9,10 @@ namespace tilefuse {
 // the reason in *why. Never throws.
 bool gpu_available(std::string* why = nullptr);
 
+// Whether launches on device buffers can use thread-block clusters: the current GPU
+// is sm_90 or newer. False without a GPU. Never throws.
+bool gpu_has_clusters();
+
 // "tilefuse <version> (LLVM <version>)": changes invalidate compiled-kernel caches.
 const char* compiler_version();
 

@@ -9,7 +9,9 @@ namespace tilefuse {
 std::string Config::str() const {
   std::string r;
   for (auto& [k, v] : meta) r += k + "=" + std::to_string(v) + " ";
-  return r + "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages);
+  r += "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages);
+  if (cluster != 1) r += " cluster=" + std::to_string(cluster);
+  return r;
 }
 
 std::string ParamInfo::type_str() const {
@@ -61,6 +63,10 @@ void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
   if (cfg.num_stages < 1)
     user_error("num_stages = " + std::to_string(cfg.num_stages) + " for kernel '" + name_ + "' is less than 1", loc,
                "Use num_stages(1) (no pipelining) or more");
+  if (cfg.cluster < 1 || cfg.cluster > 16 || (cfg.cluster & (cfg.cluster - 1)))
+    user_error("cluster = " + std::to_string(cfg.cluster) + " for kernel '" + name_ +
+                   "' is not a power of two from 1 to 16",
+               loc, "Use cluster(c) with c = 1, 2, 4, 8 or 16 (programs per thread-block cluster)");
 }
 
 static std::string describe(const ArgValue& a) {
@@ -120,6 +126,7 @@ std::unique_ptr<ir::Function> KernelBase::trace(const Config& cfg, const std::ve
   f->meta = cfg.meta;
   f->num_warps = cfg.num_warps;
   f->num_stages = cfg.num_stages;
+  f->cluster_size = cfg.cluster;
   ir::Builder b(*f);
   b.set_loc(defined_at_);
   std::vector<ir::Value*> rt;
@@ -167,6 +174,10 @@ void KernelBase::launch_args(const LaunchGrid& g, const Config& cfg, std::vector
     user_error("launch of kernel '" + name_ + "' with an empty grid (" + std::to_string(g.grid.x) + ", " +
                    std::to_string(g.grid.y) + ", " + std::to_string(g.grid.z) + ")",
                g.loc, "Every grid dimension must be at least 1");
+  if (g.grid.x % cfg.cluster != 0)
+    user_error("launch of kernel '" + name_ + "' with grid x = " + std::to_string(g.grid.x) +
+                   ", which is not a multiple of its cluster size " + std::to_string(cfg.cluster),
+               g.loc, "Launch whole clusters: make grid x a multiple of " + std::to_string(cfg.cluster));
   detail::execute(*this, cfg, g.grid, args, stream, g.loc);
 }
 

@@ -427,6 +427,24 @@ Value* Builder::scan(Value* x, int axis, ReduceKind k) {
   return op->result();
 }
 
+Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
+  std::string what = std::string("cluster_") + name(k) + " of " + x->type.str();
+  if (k != ReduceKind::Sum && k != ReduceKind::Max && k != ReduceKind::Min)
+    fail(std::string("cluster reduction with ") + name(k) + " is not supported", "Use cluster_sum, cluster_max or cluster_min");
+  if (!x->type.is_scalar() || x->type.is_ptr || x->type.dtype == DType::i1)
+    fail(what + ": cluster reductions combine one number per program",
+         "Reduce the tile first, e.g. cluster_sum(sum(x, 0))");
+  if (byte_size(x->type.dtype) < 4)
+    fail(what + ": cluster reductions take 32- or 64-bit numbers", "Cast to f32 or i32 first");
+  if (block_ != &f_.body)
+    fail(what + " inside for_range/if_: every program of a cluster must reach each cluster reduction the same "
+                "number of times, or the cluster deadlocks",
+         "Call it at the top level of the kernel body");
+  Op* op = create(OpKind::ClusterReduce, {x}, {x->type});
+  op->code = static_cast<uint8_t>(k);
+  return op->result();
+}
+
 Value* Builder::dot(Value* a, Value* b, Value* acc) {
   if (a->type.rank() != 2 || b->type.rank() != 2)
     fail("dot needs two rank-2 tiles, got " + a->type.str() + " and " + b->type.str(), "Reshape the operands to 2-D");

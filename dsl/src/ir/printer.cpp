@@ -29,7 +29,9 @@ class Printer {
       }
       os_ << "}";
     }
-    os_ << " warps " << f.num_warps << " stages " << f.num_stages << " {\n";
+    os_ << " warps " << f.num_warps << " stages " << f.num_stages;
+    if (f.cluster_size > 1) os_ << " cluster " << f.cluster_size;
+    os_ << " {\n";
     block(f.body, 1);
     os_ << "}\n";
   }
@@ -114,6 +116,7 @@ class Printer {
         os_ << (op.kind == OpKind::Reduce ? "reduce." : "scan.") << ir::name(op.red()) << " "
             << list(op.operands) << ", axis " << op.axis;
         break;
+      case OpKind::ClusterReduce: os_ << "cluster_reduce." << ir::name(op.red()) << " " << list(op.operands); break;
       case OpKind::Dot: os_ << "dot " << list(op.operands); break;
       case OpKind::For: {
         const Block& body = *op.regions[0];

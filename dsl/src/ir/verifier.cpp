@@ -13,7 +13,8 @@ std::string describe(const Op& op) {
     case OpKind::Unary: r += std::string(".") + name(op.un()); break;
     case OpKind::Compare: r += std::string(".") + name(op.cmp()); break;
     case OpKind::Reduce:
-    case OpKind::Scan: r += std::string(".") + name(op.red()); break;
+    case OpKind::Scan:
+    case OpKind::ClusterReduce: r += std::string(".") + name(op.red()); break;
     case OpKind::AtomicRMW: r += std::string(".") + name(op.atomic()); break;
     default: break;
   }
@@ -365,6 +366,17 @@ class Verifier {
                          in.element().str() + ")");
           yields_match(op, 0, {b.args[0]}, "combine region");
         }
+        break;
+      }
+      case OpKind::ClusterReduce: {
+        counts(op, 1, 1, 1);
+        const Type& in = o[0]->type;
+        if (!in.is_scalar() || in.is_ptr || byte_size(in.dtype) < 4)
+          fail(op, "operand " + in.str() + " is not a numeric scalar");
+        if (op.red() != ReduceKind::Sum && op.red() != ReduceKind::Max && op.red() != ReduceKind::Min)
+          fail(op, std::string("cluster reduction with ") + name(op.red()));
+        if (op.parent && op.parent->parent) fail(op, "cluster reduction inside a region; every program must reach it");
+        result_is(op, in);
         break;
       }
       case OpKind::Dot: {

@@ -1,6 +1,6 @@
 #pragma once
-// A launch configuration: meta-parameter values + num_warps + num_stages.
-// {{"BLOCK", 1024}, num_warps(4)} builds one.
+// A launch configuration: meta-parameter values + num_warps + num_stages + the
+// thread-block cluster size. {{"BLOCK", 1024}, num_warps(4)} builds one.
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -16,11 +16,15 @@ struct ConfigItem {
 };
 inline ConfigItem num_warps(int w) { return {"num_warps", w}; }
 inline ConfigItem num_stages(int s) { return {"num_stages", s}; }
+// Programs per thread-block cluster along grid x (sm_90+): they are scheduled together
+// and can combine values with cluster_sum/cluster_max/cluster_min.
+inline ConfigItem cluster(int c) { return {"cluster", c}; }
 
 struct Config {
   std::map<std::string, int64_t> meta;
   int num_warps = 4;
   int num_stages = 1;
+  int cluster = 1;
 
   Config() = default;
   Config(std::initializer_list<ConfigItem> items) {
@@ -29,12 +33,13 @@ struct Config {
   Config& set(const std::string& name, int64_t v) {
     if (name == "num_warps") num_warps = static_cast<int>(v);
     else if (name == "num_stages") num_stages = static_cast<int>(v);
+    else if (name == "cluster") cluster = static_cast<int>(v);
     else meta[name] = v;
     return *this;
   }
   bool has(const std::string& name) const { return meta.count(name) != 0; }
   int64_t get(const std::string& name) const { return meta.at(name); }
-  // "BLOCK=1024 num_warps=4 num_stages=1": stable, also the cache-key form.
+  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4]": stable, also the cache-key form.
   std::string str() const;
   bool operator==(const Config& o) const = default;
   bool operator<(const Config& o) const { return str() < o.str(); }

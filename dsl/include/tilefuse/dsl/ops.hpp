@@ -3,6 +3,7 @@
 // reductions, scans and dot. Each takes the caller's source location as a defaulted
 // last argument, so trace-time errors name the user's line.
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <source_location>
 
@@ -291,6 +292,35 @@ auto cumsum(const Tile<T, R>& x, int axis, TF_HERE) {
   using E = std::conditional_t<std::is_same_v<T, bool>, int32_t, T>;
   return Tile<E, R>(detail::builder("cumsum", loc).scan(x.value, axis, ir::ReduceKind::Sum));
 }
+
+// ---- thread-block clusters (launch Config with cluster(c); sm_90+ on the GPU) ----
+// Programs c*C .. c*C + C-1 along grid x (C = the cluster size) form cluster c: they
+// run at the same time and combine one number each with cluster_sum/max/min, e.g. one
+// long row split over the programs of a cluster, read from memory once.
+inline int cluster_size(TF_HERE) { return detail::builder("cluster_size", loc).function().cluster_size; }
+// This program's index within its cluster (program_id(0) % C).
+inline I32 cluster_rank(TF_HERE) {
+  ir::Builder& b = detail::builder("cluster_rank", loc);
+  ir::Value* pid = b.program_id(0);
+  return I32(b.binary(ir::BinaryOp::And, pid, b.const_int(b.function().cluster_size - 1, pid->type)));
+}
+// The index of this program's cluster (program_id(0) / C).
+inline I32 cluster_id(TF_HERE) {
+  ir::Builder& b = detail::builder("cluster_id", loc);
+  ir::Value* pid = b.program_id(0);
+  int shift = std::countr_zero(static_cast<unsigned>(b.function().cluster_size));
+  return I32(b.binary(ir::BinaryOp::Shr, pid, b.const_int(shift, pid->type)));
+}
+#define TF_CLUSTER_REDUCE(fn, kind)                                                          \
+  template <class T>                                                                         \
+  Tile<T, 0> fn(const Tile<T, 0>& x, TF_HERE) {                                              \
+    static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, #fn ": needs a number");    \
+    return Tile<T, 0>(detail::builder(#fn, loc).cluster_reduce(x.value, ir::ReduceKind::kind)); \
+  }
+TF_CLUSTER_REDUCE(cluster_sum, Sum)
+TF_CLUSTER_REDUCE(cluster_max, Max)
+TF_CLUSTER_REDUCE(cluster_min, Min)
+#undef TF_CLUSTER_REDUCE
 
 // ---- matrix multiply ----
 // dot(a [M, K], b [K, N] [, acc [M, N] f32]) -> [M, N] f32; f16/bf16/f32 inputs.

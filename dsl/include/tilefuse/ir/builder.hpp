@@ -60,6 +60,8 @@ class Builder {
   using Combine = std::function<Value*(Builder&, Value* lhs, Value* rhs)>;
   Value* reduce_custom(Value* x, int axis, const Combine& combine);
   Value* scan(Value* x, int axis, ReduceKind k = ReduceKind::Sum);
+  // Sum/Max/Min of a scalar over the programs of a thread-block cluster.
+  Value* cluster_reduce(Value* x, ReduceKind k);
   Value* dot(Value* a, Value* b, Value* acc = nullptr);
 
   // Control flow. The body gets the induction variable and the current iteration

@@ -87,6 +87,9 @@ struct Function {
   std::map<std::string, int64_t> meta;  // meta-parameters bound at trace time
   int num_warps = 4;
   int num_stages = 1;
+  // Programs per thread-block cluster along x (1: no clusters). Programs
+  // c*cluster_size .. (c+1)*cluster_size-1 run together and meet in ClusterReduce.
+  int cluster_size = 1;
   Block body;
 
   Function() = default;

@@ -1,7 +1,9 @@
 #pragma once
 // Shared helpers of the gallery's host-side functions: element types of buffers,
 // the launch-config heuristics, and the `with` option of every gallery call.
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <optional>
 #include <span>
 #include <type_traits>
@@ -9,6 +11,8 @@
 
 #include "tilefuse/dsl/config.hpp"
 #include "tilefuse/dsl/element.hpp"
+#include "tilefuse/gpu.hpp"
+#include "tilefuse/ir/errors.hpp"
 #include "tilefuse/ir/kernel_args.hpp"
 
 namespace tilefuse::kernels {
@@ -39,22 +43,47 @@ inline int warps_for_block(int64_t block) {
   return static_cast<int>(w < 1 ? 1 : w > 16 ? 16 : w);
 }
 
+// Whether the row kernels may split a row over a thread-block cluster: the interpreter
+// always can (host buffers), the GPU from sm_90 on.
+template <class Buffer>
+bool clusters_usable() {
+  if constexpr (requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); }) return gpu_has_clusters();  // device memory
+  else return true;
+}
+
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
-// tile up to 16K columns (8K for f64), about 32 elements per thread; longer rows loop
-// over the largest tile (re-read from L2).
-inline Config row_heuristic(int64_t n_cols, DType dtype) {
+// tile up to 16K columns (8K for f64), about 32 elements per thread. Longer rows are
+// split over a thread-block cluster of up to 16 programs of 16K columns each, all in
+// registers, so the row is read once (32K per program spills at 1024 threads); without
+// clusters, or past 16 x 16K columns, they loop over the largest tile and re-read it
+// (from L2 where it fits).
+inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = true) {
   int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
   int64_t block = next_pow2(n_cols);
   if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
+  constexpr int64_t kMaxCluster = 16;
+  if (clusters && block <= kMaxCluster * max_block)
+    return Config{{"BLOCK", max_block}, num_warps(16), cluster(static_cast<int>(block / max_block))};
   return Config{{"BLOCK", max_block}, num_warps(16)};
 }
 
-// Launches the one-tile program when BLOCK covers the row, the looped one otherwise.
+// A config with clusters must cover the row: BLOCK columns per program of the cluster.
+inline void check_row_cover(const Config& c, int64_t cols, const char* kernel_name) {
+  if (c.cluster > 1 && c.get("BLOCK") * c.cluster < cols)
+    user_error(std::string(kernel_name) + ": the config {" + c.str() + "} covers " +
+                   std::to_string(c.get("BLOCK") * c.cluster) + " columns per row (BLOCK x cluster), but rows have " +
+                   std::to_string(cols),
+               SourceLoc{}, "Raise BLOCK or cluster until BLOCK x cluster >= the row length, or use cluster(1) "
+                            "to loop over long rows");
+}
+
+// Launches the one-row-per-cluster program when BLOCK x cluster covers the row, the
+// looped one otherwise.
 template <class Row, class Looped, class... Args>
 void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t rows, int64_t cols,
                  const Args&... args) {
-  if (c.get("BLOCK") < cols) looped.launch(Grid(rows), c, args...);
-  else row.launch(Grid(rows), c, args...);
+  if (c.get("BLOCK") * c.cluster < cols) looped.launch(Grid(rows), c, args...);
+  else row.launch(Grid(rows * c.cluster), c, args...);
 }
 
 // Optional launch config; when empty the kernel's heuristic picks one.

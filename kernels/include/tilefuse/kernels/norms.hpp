@@ -1,7 +1,8 @@
 #pragma once
 // RMSNorm (optionally fused with a residual add that also writes the sum) and
-// LayerNorm over rows, f32 math. Each has a one-tile-per-row program and a looped
-// program for rows longer than one tile.
+// LayerNorm over rows, f32 math. Each has a one-row-per-cluster program (the row in
+// registers of the C programs of a cluster; C = 1 by default) and a looped program for
+// long rows where clusters are absent.
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
@@ -16,8 +17,8 @@ const auto& rmsnorm_row_kernel() {
       {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
          F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
-        auto row = program_id(0);
-        auto cols = arange(0, BLOCK);
+        auto row = cluster_id();
+        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto mask = cols < n_cols;
         auto offs = row * stride + cols;
         auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
@@ -27,7 +28,7 @@ const auto& rmsnorm_row_kernel() {
           store(res_out + offs, s, mask);
           x = s.template cast<f32>();
         }
-        auto rstd = rsqrt(sum(x * x, 0) / n_cols + eps);
+        auto rstd = rsqrt(cluster_sum(sum(x * x, 0)) / n_cols + eps);
         auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
         store(out + offs, (x * rstd * w).template cast<T>(), mask);
       });
@@ -76,8 +77,8 @@ const auto& layernorm_row_kernel() {
       {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
          Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED) {
-        auto row = program_id(0);
-        auto cols = arange(0, BLOCK);
+        auto row = cluster_id();
+        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto mask = cols < n_cols;
         auto offs = row * stride + cols;
         auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
@@ -94,13 +95,13 @@ const auto& layernorm_row_kernel() {
           // shift keeps them stable when |mean| >> std.
           auto shift = load(in + row * stride).template cast<f32>();
           auto d = where(mask, x - shift, 0.0f);
-          auto mean_d = sum(d, 0) / n_cols;
-          auto rstd = rsqrt(maximum(sum(d * d, 0) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          auto mean_d = cluster_sum(sum(d, 0)) / n_cols;
+          auto rstd = rsqrt(maximum(cluster_sum(sum(d * d, 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
           affine((d - mean_d) * rstd);
         } else {
-          auto mean = sum(x, 0) / n_cols;
+          auto mean = cluster_sum(sum(x, 0)) / n_cols;
           auto d = where(mask, x - mean, 0.0f);
-          auto rstd = rsqrt(sum(d * d, 0) / n_cols + eps);
+          auto rstd = rsqrt(cluster_sum(sum(d * d, 0)) / n_cols + eps);
           affine(d * rstd);
         }
       });
@@ -143,7 +144,9 @@ const auto& layernorm_looped_kernel() {
   return k;
 }
 
-inline Config norm_heuristic(int64_t n_cols, DType dtype) { return row_heuristic(n_cols, dtype); }
+inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = true) {
+  return row_heuristic(n_cols, dtype, clusters);
+}
 
 // rmsnorm(out, in, weight, rows, cols, eps): rows of `in` normalized by their RMS, times weight.
 // Without a residual the res/res_out parameters are never touched; `in`/`out` stand in.
@@ -151,8 +154,9 @@ template <class Out, class In, class W>
 void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f,
              ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
+  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>());
   c.set("RESIDUAL", 0);
+  check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, weight, cols,
               cols, eps);
 }
@@ -162,8 +166,9 @@ template <class Out, class ResOut, class In, class Res, class W>
 void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, const W& weight, int64_t rows,
                  int64_t cols, float eps = 1e-6f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>);
+  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>());
   c.set("RESIDUAL", 1);
+  check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, weight,
               cols, cols, eps);
 }
@@ -173,7 +178,7 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
 // (65536x1024: 95% -> 84%), so the default follows the dtype; the tuner may override.
 // The looped program always uses shifted sums and takes no SHIFTED.
 inline Config layernorm_config(Config c, int64_t cols, DType dtype) {
-  if (c.get("BLOCK") < cols) c.meta.erase("SHIFTED");
+  if (c.get("BLOCK") * c.cluster < cols) c.meta.erase("SHIFTED");
   else if (!c.has("SHIFTED")) c.set("SHIFTED", byte_size(dtype) == 2);
   return c;
 }
@@ -182,7 +187,8 @@ template <class Out, class In, class W, class B>
 void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
                float eps = 1e-5f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = layernorm_config(cfg ? *cfg : norm_heuristic(cols, dtype_v<T>), cols, dtype_v<T>);
+  Config c = layernorm_config(cfg ? *cfg : norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), cols, dtype_v<T>);
+  check_row_cover(c, cols, "layernorm");
   launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, in, weight, bias, cols,
               cols, eps);
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Fused row softmax: y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)), f32 math.
-// Two tile programs: one block per row when the row fits one tile, and a looped
-// online-softmax variant (running max and sum) for longer rows.
+// Tile programs: one row per cluster of programs (a single program with cluster(1)),
+// the row held in registers; several short rows per program; and a looped
+// online-softmax variant (running max and sum) for long rows where clusters are absent.
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
@@ -9,19 +10,21 @@
 
 namespace tilefuse::kernels {
 
-// One row per program, whole row in one tile of BLOCK >= n_cols columns.
+// One row per cluster: its C programs (C = 1 by default) each hold BLOCK columns in
+// registers (BLOCK * C >= n_cols), so the row is read from memory once; the row's max
+// and sum are combined across the cluster.
 template <class T>
 const auto& softmax_row_kernel() {
   static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
       [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK) {
-        auto row = program_id(0);
-        auto cols = arange(0, BLOCK);
+        auto row = cluster_id();
+        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto mask = cols < n_cols;
         auto x = load(in + row * in_stride + cols, mask, -inf, Cache::EvictFirst).template cast<f32>();
         // ex2.approx (2 instructions) instead of the libdevice expf (~8): the row is
         // issue-bound on bf16 otherwise. Relative error ~2^-22, far below bf16/f16 rounding.
-        auto e = fast_exp(x - max(x, 0));
-        auto y = e * (1.0f / sum(e, 0));  // one division per row, not per element
+        auto e = fast_exp(x - cluster_max(max(x, 0)));
+        auto y = e * (1.0f / cluster_sum(sum(e, 0)));  // one division per row, not per element
         store(out + row * out_stride + cols, y.template cast<T>(), mask);
       });
   return k;
@@ -86,8 +89,10 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
-inline Config softmax_heuristic(int64_t n_cols, DType dtype) { return row_heuristic(n_cols, dtype); }
-inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") < n_cols; }
+inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = true) {
+  return row_heuristic(n_cols, dtype, clusters);
+}
+inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") * c.cluster < n_cols; }
 
 // softmax(out, in, rows, cols): row-wise softmax of a [rows, cols] matrix with
 // row strides (elements) out_stride/in_stride (default: cols).
@@ -98,13 +103,17 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   static_assert(std::is_same_v<T, buffer_elem_t<In>>, "softmax: in and out must have the same dtype");
   if (out_stride < 0) out_stride = cols;
   if (in_stride < 0) in_stride = cols;
-  Config c = cfg ? *cfg : softmax_heuristic(cols, dtype_v<T>);
+  Config c = cfg ? *cfg : softmax_heuristic(cols, dtype_v<T>, clusters_usable<Out>());
   if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {
+    if (c.cluster != 1)
+      user_error("softmax: the config {" + c.str() + "} combines ROWS with clusters", SourceLoc{},
+                 "Use ROWS (several short rows per program) or cluster(c) (one long row per cluster), not both");
     int64_t per = c.get("ROWS");
     softmax_rows_kernel<T>().launch(grid((rows + per - 1) / per), c, out, in, rows, cols, out_stride, in_stride);
     return;
   }
   c.meta.erase("ROWS");
+  check_row_cover(c, cols, "softmax");
   launch_rows(softmax_row_kernel<T>(), softmax_looped_kernel<T>(), c, rows, cols, out, in, rows, cols, out_stride,
               in_stride);
 }

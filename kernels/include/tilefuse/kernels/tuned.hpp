@@ -14,13 +14,20 @@
 
 namespace tilefuse::kernels {
 
-// Row kernels (softmax, norms): BLOCK x num_warps; the host functions run the one-tile
-// program when BLOCK >= n_cols and the looped one otherwise.
+// Row kernels (softmax, norms): BLOCK x num_warps x cluster; the host functions run
+// the one-row-per-cluster program when BLOCK x cluster >= n_cols and the looped one
+// otherwise.
 inline tuning::Space rowwise_space() {
-  auto s = tuning::Space::product(
-      {tuning::pow2_range("BLOCK", 1024, 32768), tuning::values("num_warps", {1, 2, 4, 8, 16, 32})});
+  auto s = tuning::Space::product({tuning::pow2_range("BLOCK", 1024, 32768),
+                                   tuning::values("num_warps", {1, 2, 4, 8, 16, 32}),
+                                   tuning::values("cluster", {1, 2, 4, 8, 16})});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
+    if (c.cluster > 1) {
+      if (b * c.cluster < cols) return "BLOCK x cluster < " + std::to_string(cols) + " columns";
+      if (b * c.cluster / 2 >= cols) return "a smaller cluster covers the row";
+      if (!gpu_has_clusters()) return "no thread-block clusters on this GPU";
+    }
     if (b > 1024 && b > tuning::pow2(cols))
       return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
     // Looping reads the row twice; only worth timing when the row is long.
@@ -66,7 +73,7 @@ const auto& softmax_tuner() {
       [](const Config& c, auto& out, const auto& in, int64_t rows, int64_t cols) { softmax(out, in, rows, cols, -1, -1, c); },
       rowwise_space(), [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return softmax_heuristic(k["n_cols"], dtype_v<T>); }},
+                  .fallback = [](const tuning::KeyView& k) { return softmax_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()); }},
       [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
         const KernelBase& k = softmax_uses_loop(c, cols) ? static_cast<const KernelBase&>(softmax_looped_kernel<T>())
                                                          : softmax_row_kernel<T>();
@@ -84,10 +91,10 @@ const auto& rmsnorm_tuner() {
       rowwise_space(),
       [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>); }},
+                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()); }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
         Config lc = Config(c).set("RESIDUAL", 0);
-        const KernelBase& k = c.get("BLOCK") < cols ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
+        const KernelBase& k = c.get("BLOCK") * c.cluster < cols ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
                                                     : rmsnorm_row_kernel<T>();
         return tuning::specialization(k, lc, out, out, in, in, w, cols, cols, eps);
       });
@@ -104,10 +111,10 @@ const auto& layernorm_tuner() {
         return rowwise_key(rows, cols);
       },
       TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>); }},
+                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()); }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
-        const KernelBase& k = c.get("BLOCK") < cols ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
+        const KernelBase& k = c.get("BLOCK") * c.cluster < cols ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
                                                     : layernorm_row_kernel<T>();
         return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, in, w, b, cols, cols, eps);
       });

@@ -81,6 +81,7 @@ class LoadedKernel {
   std::string name_;
   nvptx::Target target_;
   int num_warps_ = 4;
+  int cluster_size_ = 1;
   int shared_bytes_ = 0;
   std::vector<nvptx::ParamAbi> params_;
   std::vector<Slot> slots_;

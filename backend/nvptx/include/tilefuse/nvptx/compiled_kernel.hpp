@@ -30,6 +30,7 @@ struct CompiledKernel {
   std::string ptx;
   Target target;
   int num_warps = 4;              // threads per block = 32 * num_warps
+  int cluster_size = 1;           // blocks per thread-block cluster along x (launch attribute)
   int shared_bytes = 0;           // dynamic shared memory the launch must provide
   std::vector<ParamAbi> params;   // in signature order
 };

@@ -1,0 +1,88 @@
+// Thread-block clusters on the interpreter: cluster_rank/cluster_id, and
+// cluster_sum/max/min combining one value per program of a cluster, against plain C++
+// on rows split over the programs of each cluster (odd lengths, masked tails, programs
+// with no columns at all).
+#include <algorithm>
+#include <limits>
+
+#include "dsl_test_util.hpp"
+
+using namespace tilefuse;
+using dsltest::first_mismatch;
+
+namespace {
+
+// Row r of x[rows, n] is split over the C programs of cluster r, B columns each.
+// Every program writes [sum, max, min, count, rank, id] of the whole row.
+auto& row_stats_kernel() {
+  static auto k = kernel("row_stats", {"out", "counts", "x", "n"},
+                         [](Ptr<f32> out, Ptr<i32> counts, Ptr<const f32> x, I32 n, Meta<"B"> B) {
+                           auto cols = cluster_rank() * B + arange(0, B);
+                           auto mask = cols < n;
+                           auto v = load(x + cluster_id() * n + cols, mask, 0.0f);
+                           auto big = std::numeric_limits<float>::max();
+                           auto s = cluster_sum(sum(v, 0));
+                           auto mx = cluster_max(max(where(mask, v, -big), 0));
+                           auto mn = cluster_min(min(where(mask, v, big), 0));
+                           auto cnt = cluster_sum(sum(mask, 0));
+                           auto o = out + program_id(0) * 3;
+                           store(o, s);
+                           store(o + 1, mx);
+                           store(o + 2, mn);
+                           auto c = counts + program_id(0) * 3;
+                           store(c, cnt);
+                           store(c + 1, cluster_rank());
+                           store(c + 2, cluster_id());
+                         });
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("cluster_sum/max/min combine one value per program of each cluster") {
+  struct Case { int rows, n, cluster, block; };
+  // 16 x 8 = 128 columns for 77: ranks 10..15 see no column at all.
+  for (Case c : {Case{3, 100, 2, 64}, Case{2, 250, 4, 64}, Case{2, 77, 16, 8}, Case{5, 33, 1, 64}}) {
+    CAPTURE(c.n);
+    CAPTURE(c.cluster);
+    auto x = dsltest::rand_f(size_t(c.rows) * c.n, 40 + c.n);
+    int programs = c.rows * c.cluster;
+    std::vector<float> out(programs * 3, -1.0f);
+    std::vector<int32_t> counts(programs * 3, -1);
+    row_stats_kernel().launch(grid(programs), Config{{"B", c.block}, num_warps(2), cluster(c.cluster)}, out, counts,
+                              x, c.n);
+    std::vector<double> want_f;
+    std::vector<int32_t> want_i;
+    for (int p = 0; p < programs; ++p) {
+      int row = p / c.cluster;
+      auto first = x.begin() + size_t(row) * c.n;
+      double s = 0;
+      for (auto it = first; it != first + c.n; ++it) s += *it;
+      want_f.insert(want_f.end(), {s, *std::max_element(first, first + c.n), *std::min_element(first, first + c.n)});
+      want_i.insert(want_i.end(), {c.n, p % c.cluster, row});
+    }
+    CHECK(first_mismatch(out, want_f, 1e-5, 1e-5) == "");
+    CHECK(first_mismatch(counts, want_i) == "");
+  }
+}
+
+TEST_CASE("cluster_size, and a failing program of a cluster stops its cluster with the error") {
+  int seen = 0;
+  auto k = kernel("cluster_oob", {"out", "in"}, [&](Ptr<f32> out, Ptr<const f32> in, Meta<"B"> B) {
+    seen = cluster_size();
+    auto offs = program_id(0) * B + arange(0, B);
+    auto total = cluster_sum(sum(load(in + offs), 0));  // unmasked: program 3 reads past the end
+    store(out + program_id(0), total);
+  });
+  std::vector<float> in(3 * 16 + 5, 1.0f), out(4);
+  try {
+    k.launch(grid(4), Config{{"B", 16}, cluster(4)}, out, in);
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    INFO(msg);
+    CHECK(msg.find("out-of-bounds load in kernel 'cluster_oob'") != std::string::npos);
+    CHECK(msg.find("program id (3, 0, 0)") != std::string::npos);
+  }
+  CHECK(seen == 4);
+}
