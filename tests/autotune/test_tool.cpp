@@ -65,11 +65,20 @@ TEST_CASE("tilefuse-tune --dry-run lists what it would time and why the rest is 
   CAPTURE(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("dry run for sm_90a") != std::string::npos);
-  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  36 configs") !=
+  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  60 configs") !=
         std::string::npos);
   CHECK(has_line(r.out, "prune  BLOCK=1024 num_warps=4 num_stages=1", "BLOCK 1024 < 4096 columns"));
   CHECK(has_line(r.out, "prune  BLOCK=8192 num_warps=8 num_stages=1", "BLOCK 8192 > 4096 columns"));
   CHECK(has_line(r.out, "try", "BLOCK=4096 num_warps=8 num_stages=1"));
+  CHECK(has_line(r.out, "prune  BLOCK=8192 num_warps=8 num_stages=1 cluster=2", "a smaller cluster covers the row"));
+
+  // Long rows: one row per thread-block cluster, read once.
+  Run l = tune("softmax --dry-run --shape 2048x65536 --dtype bf16");
+  CAPTURE(l.out);
+  REQUIRE(l.status == 0);
+  CHECK(has_line(l.out, "try", "BLOCK=16384 num_warps=16 num_stages=1 cluster=4"));
+  CHECK(has_line(l.out, "try", "BLOCK=8192 num_warps=8 num_stages=1 cluster=8"));
+  CHECK(has_line(l.out, "prune  BLOCK=8192 num_warps=16 num_stages=1 cluster=4", "BLOCK x cluster < 65536 columns"));
 }
 
 TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
@@ -91,7 +100,7 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   REQUIRE(results.size() == 2);
   CHECK(results[0].at("kernel").as_string() == "rmsnorm");
   CHECK(results[0].at("key").as_string() == "n_rows=64 n_cols=1000 dtypes=f16,f16,f16");
-  CHECK(results[0].at("configs").as_array().size() == 36);
+  CHECK(results[0].at("configs").as_array().size() == 60);
   CHECK(results[1].at("kernel").as_string() == "attention_fwd");
   CHECK(results[1].at("key").as_string() ==
         "batch_heads=2 seq_len=256 head_dim=64 causal=1 dtypes=f16,f32,f16,f16,f16");
@@ -118,7 +127,7 @@ TEST_CASE("tilefuse-tune reads shapes from a file and writes CSV") {
   CHECK(r.out.find("layernorm f32 32x300") == std::string::npos);
   std::string csv = slurp(dir / "r.csv");
   CHECK(csv.find("kernel,dtype,shape,config,") == 0);
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 36);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 60);
   Run bad = tune("softmax --dry-run --shapes-file '" + (dir / "missing.txt").string() + "'");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("cannot read the shapes file") != std::string::npos);

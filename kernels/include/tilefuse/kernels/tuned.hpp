@@ -18,15 +18,18 @@ namespace tilefuse::kernels {
 // the one-row-per-cluster program when BLOCK x cluster >= n_cols and the looped one
 // otherwise.
 inline tuning::Space rowwise_space() {
-  auto s = tuning::Space::product({tuning::pow2_range("BLOCK", 1024, 32768),
-                                   tuning::values("num_warps", {1, 2, 4, 8, 16, 32}),
-                                   tuning::values("cluster", {1, 2, 4, 8, 16})});
+  auto s = tuning::Space::product(
+      {tuning::pow2_range("BLOCK", 1024, 32768), tuning::values("num_warps", {1, 2, 4, 8, 16, 32})});
+  // Long rows: one row per cluster of 2-16 programs (sm_90+; elsewhere they fail to
+  // compile and are pruned with that reason).
+  for (int64_t b : {8192, 16384})
+    for (int w : {8, 16, 32})
+      for (int c : {2, 4, 8, 16}) s.add(Config{{"BLOCK", b}, num_warps(w), cluster(c)});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (c.cluster > 1) {
       if (b * c.cluster < cols) return "BLOCK x cluster < " + std::to_string(cols) + " columns";
       if (b * c.cluster / 2 >= cols) return "a smaller cluster covers the row";
-      if (!gpu_has_clusters()) return "no thread-block clusters on this GPU";
     }
     if (b > 1024 && b > tuning::pow2(cols))
       return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
