@@ -30,6 +30,9 @@ class Codegen {
   const TargetInfo& ti;
   llvm::Function* kernel = nullptr;
   bool fast_math = false;
+  // The kernel start arrived on the cluster barrier after initializing the cluster
+  // reductions' mbarriers; the first cluster reduction waits on it.
+  bool cluster_start_wait = false;
 
   // Builds the kernel function (signature, entry block, annotations) and lowers the body.
   void lower_kernel();
@@ -120,6 +123,9 @@ void lower_reduce(Codegen& cg, const ir::Op& op);
 void lower_scan(Codegen& cg, const ir::Op& op);
 void lower_dot(Codegen& cg, const ir::Op& op);
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
+// At kernel start: initializes the mbarrier of every cluster reduction (lower_cluster.cpp).
+void init_cluster_reductions(Codegen& cg);
+
 void lower_control(Codegen& cg, const ir::Op& op);    // for, if
 // Recomputes a constant/splat/arange tile directly in another layout.
 Regs rematerialize(Codegen& cg, const ir::Value* v, const LinearLayout& l);
@@ -131,6 +137,8 @@ Regs view_regs(Codegen& cg, const ir::Op& op, const Regs& src, const LinearLayou
 llvm::Value* lower_unary_math(Codegen& cg, ir::UnaryOp op, llvm::Value* x, DType dt, bool approx);
 // Element conversion between dtypes.
 llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to);
+// v from lane (lane ^ mask) of the warp (shfl.sync.bfly; any type of 8 to 64 bits).
+llvm::Value* shuffle_xor(Codegen& cg, llvm::Value* v, uint32_t mask);
 // A binary combine of two elements (shared by elementwise ops and reductions).
 llvm::Value* binary_element(Codegen& cg, ir::BinaryOp op, llvm::Value* x, llvm::Value* y, DType dt);
 

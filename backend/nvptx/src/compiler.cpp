@@ -37,7 +37,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   ir::walk(f.body, [&](ir::Op& op) {
     if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal)
       ti.require_ptx(74);  // .L1::evict_* qualifiers
-    if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(78);  // barrier.cluster, mapa
+    if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(81);  // st.async, mapa, barrier.cluster
   });
   int level = effective_opt_level(opts);
   bool dump_ir = knob_selects("TILEFUSE_DUMP_IR", f.name);

@@ -1,8 +1,16 @@
-// Cluster reductions (sm_90): thread 0 of each program publishes its value in a
-// shared-memory slot; a cluster barrier (release/acquire) makes the slots visible;
-// every thread reads all slots through distributed shared memory (mapa +
-// ld.shared::cluster) and combines them in rank order, so all programs compute the
-// same bits; a second cluster barrier keeps each slot alive until everyone has read it.
+// Cluster reductions (sm_90), without cluster-wide memory fences. Each reduction owns
+// shared memory for the whole kernel: one slot per program of the cluster and an
+// mbarrier expecting 4 (or 8) bytes from each of them.
+//   kernel start: thread 0 initializes the mbarriers, fences the initialization to
+//     the cluster and every thread arrives (relaxed) on the cluster barrier; the first
+//     reduction waits on it, long after the peers arrived (their loads are in flight).
+//   each reduction: lane r < C of warp 0 stores this program's value into slot
+//     [my rank] of cluster program r with st.async, which also counts its bytes on r's
+//     mbarrier; thread 0 arms the local mbarrier with the bytes it expects; every
+//     thread waits on the local mbarrier, then combines the C slots in rank order (the
+//     same bits in every program).
+// A program leaves only after receiving every peer's value, so no store can reach a
+// program that has exited, and no cluster barrier is needed at the end.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
@@ -11,24 +19,30 @@ namespace tilefuse::nvptx {
 
 namespace {
 
-void cluster_barrier(Codegen& cg) {
-  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_aligned, {});
-  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
+llvm::Value* shared_addr32(Codegen& cg, llvm::Value* p) {
+  return cg.b.CreateTrunc(cg.b.CreatePtrToInt(p, cg.b.getInt64Ty()), cg.i32());
 }
 
-// Loads the value in the same slot of cluster program `rank`.
-llvm::Value* load_remote(Codegen& cg, llvm::Value* slot_addr, int rank, DType dt) {
-  llvm::Value* remote = cg.inline_asm(cg.i32(), "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r",
-                                      {slot_addr, cg.c32(rank)}, false);
-  bool wide = byte_size(dt) == 8;
-  const char* bits = wide ? "b64" : "b32";
-  llvm::Type* raw = wide ? cg.b.getInt64Ty() : cg.i32();
-  llvm::Value* v = cg.inline_asm(raw, std::string("ld.shared::cluster.") + bits + " $0, [$1];",
-                                 std::string(wide ? "=l" : "=r") + ",r,~{memory}", {remote}, true);
-  return cg.b.CreateBitCast(v, cg.elem_type(dt));
-}
+int mbarrier_offset(const OpPlan& p, int cluster_size) { return p.smem_offset + (8 * cluster_size + 15) / 16 * 16; }
 
 }  // namespace
+
+void init_cluster_reductions(Codegen& cg) {
+  if (cg.fn.cluster_size == 1) return;
+  std::vector<const ir::Op*> ops;
+  for (const auto& o : cg.fn.body.ops)
+    if (o->kind == ir::OpKind::ClusterReduce) ops.push_back(o.get());
+  if (ops.empty()) return;
+  cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
+    for (const ir::Op* op : ops) {
+      llvm::Value* bar = shared_addr32(cg, cg.smem_addr(mbarrier_offset(cg.plan.op(op), cg.fn.cluster_size)));
+      cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", {bar}, true);
+    }
+    cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
+  });
+  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_relaxed_aligned, {});
+  cg.cluster_start_wait = true;
+}
 
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   llvm::IRBuilder<>& b = cg.b;
@@ -36,24 +50,60 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   const DType dt = op.operand(0)->type.dtype;
   llvm::Value* mine = cg.scalar(op.operand(0));
   if (n == 1) return cg.set(op.result(), {mine});
-  TF_ASSERT(byte_size(dt) == 4 || byte_size(dt) == 8, "cluster reduction of a 16-bit or smaller value");
+  const int es = byte_size(dt);
+  TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
+  TF_ASSERT(n <= 32, "cluster larger than a warp");
 
+  if (cg.cluster_start_wait) {  // the peers' mbarriers are initialized
+    cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
+    cg.cluster_start_wait = false;
+  }
   const OpPlan& p = cg.plan.op(&op);
-  llvm::Value* slot = cg.smem_addr(p.smem_offset);
-  cg.smem_before_write();
-  cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] { b.CreateStore(mine, slot); });
-  cluster_barrier(cg);
-  llvm::Value* slot_addr = b.CreateTrunc(b.CreatePtrToInt(slot, b.getInt64Ty()), cg.i32());
+  llvm::Value* slots = shared_addr32(cg, cg.smem_addr(p.smem_offset));
+  llvm::Value* bar = shared_addr32(cg, cg.smem_addr(mbarrier_offset(p, n)));
+  llvm::Value* my_rank = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {});
+
+  // Send: lane r of warp 0 writes slot [my rank] of program r.
+  llvm::Value* sender = b.CreateICmpULT(cg.tid(), cg.c32(n));
+  cg.if_then(sender, [&] {
+    llvm::Value* to = cg.tid();
+    llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
+    auto map = [&](llvm::Value* a) {
+      return cg.inline_asm(cg.i32(), "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", {a, to}, false);
+    };
+    llvm::Value* bits = b.CreateBitCast(mine, es == 8 ? b.getInt64Ty() : cg.i32());
+    cg.inline_asm(b.getVoidTy(),
+                  std::string("st.async.shared::cluster.mbarrier::complete_tx::bytes.") + (es == 8 ? "b64" : "b32") +
+                      " [$0], $1, [$2];",
+                  std::string("r,") + (es == 8 ? "l" : "r") + ",r,~{memory}", {map(slot), bits, map(bar)}, true);
+  });
+  // Arm the local mbarrier: one arrival (this one) and n values.
+  cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
+    cg.inline_asm(b.getInt64Ty(), "mbarrier.arrive.expect_tx.shared::cta.b64 $0, [$1], $2;", "=l,r,r,~{memory}",
+                  {bar, cg.c32(n * es)}, true);
+  });
+  // Wait until every value has arrived (phase 0 completes).
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* loop = llvm::BasicBlock::Create(cg.ctx, "cluster_wait", f);
+  auto* done = llvm::BasicBlock::Create(cg.ctx, "cluster_received", f);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::Value* ready = cg.inline_asm(
+      cg.i32(), "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], 0; selp.u32 $0, 1, 0, p; }",
+      "=r,r,~{memory}", {bar}, true);
+  b.CreateCondBr(b.CreateICmpNE(ready, cg.c32(0)), done, loop);
+  b.SetInsertPoint(done);
+
   ir::BinaryOp combine = op.red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
                          : op.red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
                                                            : ir::BinaryOp::Min;
+  llvm::Type* ty = cg.elem_type(dt);
   llvm::Value* acc = nullptr;
   for (int r = 0; r < n; ++r) {
-    llvm::Value* v = load_remote(cg, slot_addr, r, dt);
+    llvm::Value* v = b.CreateLoad(ty, cg.smem_addr(p.smem_offset + r * es));
     acc = acc ? binary_element(cg, combine, acc, v, dt) : v;
   }
-  cluster_barrier(cg);
-  cg.set_smem_pending(false);  // the barriers ordered every earlier shared access
+  cg.set_smem_pending(true);  // conservatively: later writers of nearby scratch synchronize first
   cg.set(op.result(), {acc});
 }
 

@@ -1,6 +1,7 @@
 // The kernel function: signature, entry block with thread indices, the body, and the
 // nvvm annotations (kernel, maxntid) LLVM 19 reads.
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
 
 #include "codegen.hpp"
@@ -53,6 +54,7 @@ void Codegen::lower_kernel() {
     a->setName(fn.params[i].name);
     vals_[fn.params[i].value] = {a};
   }
+  init_cluster_reductions(*this);
   lower_block(fn.body);
   b.CreateRetVoid();
 

@@ -117,30 +117,8 @@ class Reducer {
     return a;
   }
 
-  llvm::Value* shuffle_value(llvm::Value* v, uint32_t mask) {
-    llvm::Type* ty = v->getType();
-    int bits = static_cast<int>(ty->getPrimitiveSizeInBits());
-    auto shfl32 = [&](llvm::Value* w) {
-      return cg_.call_intrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
-                                {b_.getInt32(0xffffffffu), w, b_.getInt32(mask), b_.getInt32(0x1f)});
-    };
-    if (bits == 64) {
-      auto* v2 = llvm::FixedVectorType::get(b_.getInt32Ty(), 2);
-      llvm::Value* w = b_.CreateBitCast(v, v2);
-      llvm::Value* lo = shfl32(b_.CreateExtractElement(w, uint64_t(0)));
-      llvm::Value* hi = shfl32(b_.CreateExtractElement(w, uint64_t(1)));
-      llvm::Value* r = b_.CreateInsertElement(llvm::PoisonValue::get(v2), lo, uint64_t(0));
-      r = b_.CreateInsertElement(r, hi, uint64_t(1));
-      return b_.CreateBitCast(r, ty);
-    }
-    llvm::Value* w = bits == 32 ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
-    if (bits == 32) return b_.CreateBitCast(shfl32(b_.CreateBitCast(w, b_.getInt32Ty())), ty);
-    llvm::Value* s = shfl32(b_.CreateZExt(w, b_.getInt32Ty()));
-    return b_.CreateBitCast(b_.CreateTrunc(s, b_.getIntNTy(bits)), ty);
-  }
-
   Acc shuffle(const Acc& a, uint32_t mask) {
-    return {shuffle_value(a.v, mask), a.idx ? shuffle_value(a.idx, mask) : nullptr};
+    return {shuffle_xor(cg_, a.v, mask), a.idx ? shuffle_xor(cg_, a.idx, mask) : nullptr};
   }
 
   std::vector<Acc> across_warps(std::vector<Acc> acc, const LinearLayout& l, const LinearLayout& res,
@@ -196,6 +174,29 @@ class Reducer {
 };
 
 }  // namespace
+
+llvm::Value* shuffle_xor(Codegen& cg, llvm::Value* v, uint32_t mask) {
+  llvm::IRBuilder<>& b_ = cg.b;
+  llvm::Type* ty = v->getType();
+  int bits = static_cast<int>(ty->getPrimitiveSizeInBits());
+  auto shfl32 = [&](llvm::Value* w) {
+    return cg.call_intrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
+                             {b_.getInt32(0xffffffffu), w, b_.getInt32(mask), b_.getInt32(0x1f)});
+  };
+  if (bits == 64) {
+    auto* v2 = llvm::FixedVectorType::get(b_.getInt32Ty(), 2);
+    llvm::Value* w = b_.CreateBitCast(v, v2);
+    llvm::Value* lo = shfl32(b_.CreateExtractElement(w, uint64_t(0)));
+    llvm::Value* hi = shfl32(b_.CreateExtractElement(w, uint64_t(1)));
+    llvm::Value* r = b_.CreateInsertElement(llvm::PoisonValue::get(v2), lo, uint64_t(0));
+    r = b_.CreateInsertElement(r, hi, uint64_t(1));
+    return b_.CreateBitCast(r, ty);
+  }
+  llvm::Value* w = bits == 32 ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
+  if (bits == 32) return b_.CreateBitCast(shfl32(b_.CreateBitCast(w, b_.getInt32Ty())), ty);
+  llvm::Value* s = shfl32(b_.CreateZExt(w, b_.getInt32Ty()));
+  return b_.CreateBitCast(b_.CreateTrunc(s, b_.getIntNTy(bits)), ty);
+}
 
 void lower_reduce(Codegen& cg, const ir::Op& op) { Reducer(cg, op).run(); }
 

@@ -3,6 +3,7 @@
 // buffers today are op-local scratch; long-lived buffers (pipelining stages) will
 // simply have longer live ranges.
 #include <algorithm>
+#include <limits>
 
 #include "passes.hpp"
 
@@ -22,9 +23,15 @@ DType accumulate_dtype(const ir::Op& op) {
 namespace {
 
 int round_up(int v, int a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+int cluster_reduce_smem_bytes(int cluster_size) { return round_up(8 * cluster_size, 16) + 16; }
+
+namespace {
 int acc_bytes(const Op& op) { return byte_size(accumulate_dtype(op)); }
 
-int scratch_bytes(const Op& op, const GpuPlan& plan) {
+int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
   if (!op.results.empty() && plan.lazy.count(op.result())) return 0;
   const OpPlan& p = plan.op(&op);
   int bytes = 0;
@@ -49,8 +56,8 @@ int scratch_bytes(const Op& op, const GpuPlan& plan) {
       }
       break;
     }
-    case OpKind::ClusterReduce:  // the slot the other programs of the cluster read
-      bytes = std::max(bytes, 16);
+    case OpKind::ClusterReduce:  // one slot per program of the cluster, then an mbarrier
+      bytes = std::max(bytes, cluster_reduce_smem_bytes(cluster_size));
       break;
     case OpKind::Scan: {
       const ir::Value* x = op.operand(0);
@@ -86,8 +93,12 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
   std::vector<Buffer> bufs;
   int index = 0;
   ir::walk(f.body, [&](Op& op) {
-    int b = scratch_bytes(op, plan);
-    if (b > 0) bufs.push_back(Buffer{&op, b, index, index});
+    int b = scratch_bytes(op, plan, f.cluster_size);
+    // A cluster reduction's slots receive the peers' values whenever the peers get
+    // there, before or after this program does: they are reserved for the whole kernel.
+    bool whole_kernel = op.kind == OpKind::ClusterReduce;
+    if (b > 0)
+      bufs.push_back(Buffer{&op, b, whole_kernel ? 0 : index, whole_kernel ? std::numeric_limits<int>::max() : index});
     ++index;
   });
   std::vector<Buffer*> order;

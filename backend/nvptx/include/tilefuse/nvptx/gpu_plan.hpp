@@ -57,6 +57,8 @@ struct GpuPlan {
 void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan);
 // Pass 3: shared-memory scratch sizes and a liveness-based allocation of offsets.
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
+// Shared memory of one cluster reduction: a slot per program of the cluster + an mbarrier.
+int cluster_reduce_smem_bytes(int cluster_size);
 // All three, in order.
 GpuPlan plan_kernel(const ir::Function& f, const Target& t);
 
