@@ -240,7 +240,9 @@ TEST_CASE("the row heuristic splits long rows over clusters where they exist") {
     CHECK(c.cluster == cl);
   };
   check(5000, true, 8192, 8, 1);
-  check(65536, true, 16384, 16, 4);
+  check(20000, true, 8192, 8, 4);
+  check(65536, true, 8192, 8, 8);
+  check(131072, true, 8192, 8, 16);
   check(262144, true, 16384, 16, 16);
   check(200000, true, 16384, 16, 16);
   check(65536, false, 16384, 16, 1);   // no clusters: the looped program
