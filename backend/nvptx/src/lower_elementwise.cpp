@@ -140,6 +140,29 @@ llvm::Value* unary_element(Codegen& cg, const ir::Op& op, llvm::Value* x, DType 
   }
 }
 
+// For each register of a compare's result, the register holding the same value: where
+// axis info proves the result constant over aligned runs (e.g. cols < n with n a
+// multiple of 8), registers that differ only inside a run share one compare, so a mask
+// costs one instruction per run, not per element.
+std::vector<int> constant_run_owner(Codegen& cg, const ir::Op& op, size_t n) {
+  std::vector<int> owner(n);
+  for (size_t k = 0; k < n; ++k) owner[k] = static_cast<int>(k);
+  if (!op.result()->type.is_tile() || !cg.plan.axis.has(op.result())) return owner;
+  const LinearLayout& l = cg.plan.layout(op.result())->ll;
+  if (static_cast<size_t>(l.num_regs()) != n) return owner;
+  const AxisInfo& ai = cg.plan.axis.get(op.result());
+  uint32_t same = 0;  // register bits that stay inside one constant run
+  for (size_t i = 0; i < l.regs().size(); ++i) {
+    uint32_t base = l.regs()[i];
+    int along = -1;
+    for (int d = 0; d < l.rank(); ++d)
+      if (l.coord(base, d) != 0) along = along < 0 ? d : l.rank();
+    if (along >= 0 && along < l.rank() && l.coord(base, along) < ai.constancy[along]) same |= 1u << i;
+  }
+  for (size_t k = 0; k < n; ++k) owner[k] = static_cast<int>(k & ~same);
+  return owner;
+}
+
 }  // namespace
 
 void lower_elementwise(Codegen& cg, const ir::Op& op) {
@@ -152,7 +175,13 @@ void lower_elementwise(Codegen& cg, const ir::Op& op) {
   const ir::Type& t0 = op.operand(0)->type;
   DType dt = t0.dtype;
   Regs out(n);
+  std::vector<int> owner;
+  if (op.kind == OpKind::Compare) owner = constant_run_owner(cg, op, n);
   for (size_t k = 0; k < n; ++k) {
+    if (!owner.empty() && owner[k] != static_cast<int>(k)) {
+      out[k] = out[owner[k]];  // owner[k] < k: already computed
+      continue;
+    }
     switch (op.kind) {
       case OpKind::Binary: out[k] = binary_element(cg, op.bin(), at(0, k), at(1, k), dt); break;
       case OpKind::Unary: out[k] = unary_element(cg, op, at(0, k), dt); break;

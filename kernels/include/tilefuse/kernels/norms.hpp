@@ -97,7 +97,7 @@ const auto& layernorm_row_kernel() {
           auto d = where(mask, x - shift, 0.0f);
           auto mean_d = cluster_sum(sum(d, 0)) / n_cols;
           auto rstd = rsqrt(maximum(cluster_sum(sum(d * d, 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
-          affine((d - mean_d) * rstd);
+          affine(d * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
         } else {
           auto mean = cluster_sum(sum(x, 0)) / n_cols;
           auto d = where(mask, x - mean, 0.0f);
