@@ -99,7 +99,8 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
         int reductions = kname == "rmsnorm" ? 1 : 2;
         CHECK(count(ck.ptx, barrier) == 1);  // once, after initializing the mbarriers
         CHECK(count(ck.ptx, send) == reductions);
-        CHECK(count(ck.ptx, wait) == reductions);
+        // LayerNorm's two sums are independent: one exchange carries both.
+        CHECK(count(ck.ptx, wait) == (kname == "softmax" ? 2 : 1));
         CHECK(count(ck.ptx, fence) == 0);  // no cluster-wide memory fence
       }
     }

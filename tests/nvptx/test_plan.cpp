@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ir_kernels.hpp"
+#include "tilefuse/ir/passes.hpp"
 #include "tilefuse/nvptx/gpu_plan.hpp"
 
 using namespace tilefuse;
@@ -243,4 +244,44 @@ TEST_CASE("shared memory: scratch of ops alive at different times overlaps") {
   CHECK(plan.op(r0).smem_offset == 0);
   CHECK(plan.op(r1).smem_offset == 0);
   CHECK(plan.shared_bytes == 32);
+}
+
+TEST_CASE("shared memory: sibling reductions form a group with disjoint scratch; cluster slots are never shared") {
+  auto f = tftest::new_kernel("moments", 8);
+  f->cluster_size = 4;
+  {
+    Builder b(*f);
+    Value* out = b.param("out", Type::pointer(DType::f32));
+    Value* in = b.param("in", Type::pointer(DType::f32), true);
+    Value* x = b.load(b.add_ptr(in, b.arange(0, 1024)));
+    Value* s1 = b.reduce(x, 0, ir::ReduceKind::Sum);
+    Value* s2 = b.reduce(b.binary(ir::BinaryOp::Mul, x, x), 0, ir::ReduceKind::Sum);
+    ir::group_sibling_reductions(*f);  // the front end puts the two sums side by side
+    Value* c1 = b.cluster_reduce(s1, ir::ReduceKind::Sum);
+    Value* c2 = b.cluster_reduce(s2, ir::ReduceKind::Max);
+    Value* m = b.reduce(x, 0, ir::ReduceKind::Max);  // after the cluster reductions
+    b.store(out, b.binary(ir::BinaryOp::Add, b.binary(ir::BinaryOp::Add, c1, c2), m));
+  }
+  GpuPlan plan = plan_kernel(*f, kH100);
+  const ir::Op* r0 = find_op(*f, ir::OpKind::Reduce, 0);
+  const ir::Op* r1 = find_op(*f, ir::OpKind::Reduce, 1);
+  const ir::Op* r2 = find_op(*f, ir::OpKind::Reduce, 2);
+  const ir::Op* c0 = find_op(*f, ir::OpKind::ClusterReduce, 0);
+  const ir::Op* c1 = find_op(*f, ir::OpKind::ClusterReduce, 1);
+  REQUIRE(plan.reduce_groups.count(r0));
+  CHECK(plan.reduce_groups.at(r0) == std::vector<const ir::Op*>{r0, r1});
+  CHECK(plan.reduce_group_leader.at(r1) == r0);
+  CHECK(plan.reduce_groups.at(c0) == std::vector<const ir::Op*>{c0, c1});
+  CHECK_FALSE(plan.reduce_group_leader.count(r2));
+  auto disjoint = [&](const ir::Op* a, const ir::Op* b) {
+    const OpPlan &pa = plan.op(a), &pb = plan.op(b);
+    return pa.smem_offset + pa.smem_bytes <= pb.smem_offset || pb.smem_offset + pb.smem_bytes <= pa.smem_offset;
+  };
+  CHECK(plan.op(c0).smem_bytes == cluster_reduce_smem_bytes(4));
+  CHECK(disjoint(r0, r1));  // both in use during the group's one exchange
+  for (const ir::Op* r : {r0, r1, r2}) {
+    CHECK(disjoint(r, c0));  // peers write cluster slots at any time
+    CHECK(disjoint(r, c1));
+  }
+  CHECK(disjoint(c0, c1));
 }

@@ -59,6 +59,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   };
   plan.axis = analyze_axis_info(f);                   dump("axis-info");
   assign_layouts(f, opts.target, plan);               dump("layouts");
+  group_reductions(f, plan);                          dump("reduction-groups");
   allocate_shared_memory(f, plan);                    dump("shared-memory");
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

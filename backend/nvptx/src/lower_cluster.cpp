@@ -4,11 +4,12 @@
 //   kernel start: thread 0 initializes the mbarriers, fences the initialization to
 //     the cluster and every thread arrives (relaxed) on the cluster barrier; the first
 //     reduction waits on it, long after the peers arrived (their loads are in flight).
-//   each reduction: lane r < C of warp 0 stores this program's value into slot
-//     [my rank] of cluster program r with st.async, which also counts its bytes on r's
-//     mbarrier; thread 0 arms the local mbarrier with the bytes it expects; every
-//     thread waits on the local mbarrier, then combines the C slots in rank order (the
-//     same bits in every program).
+//   each reduction (or group of sibling reductions, sharing the first one's mbarrier):
+//     lane r < C of warp 0 stores this program's value into slot [my rank] of cluster
+//     program r with st.async, which also counts its bytes on r's mbarrier; thread 0
+//     arms the local mbarrier with the bytes it expects; every thread waits on the
+//     local mbarrier, then combines the C slots in rank order (the same bits in every
+//     program).
 // A program leaves only after receiving every peer's value, so no store can reach a
 // program that has exited, and no cluster barrier is needed at the end.
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -47,42 +48,51 @@ void init_cluster_reductions(Codegen& cg) {
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   llvm::IRBuilder<>& b = cg.b;
   const int n = cg.fn.cluster_size;
-  const DType dt = op.operand(0)->type.dtype;
-  llvm::Value* mine = cg.scalar(op.operand(0));
-  if (n == 1) return cg.set(op.result(), {mine});
-  const int es = byte_size(dt);
-  TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
+  if (n == 1) return cg.set(op.result(), {cg.scalar(op.operand(0))});
   TF_ASSERT(n <= 32, "cluster larger than a warp");
-
+  // A group of sibling cluster reductions shares one exchange: every value goes out
+  // before the one wait, on the first op's mbarrier.
+  std::vector<const ir::Op*> ops{&op};
+  auto leader = cg.plan.reduce_group_leader.find(&op);
+  if (leader != cg.plan.reduce_group_leader.end()) {
+    if (leader->second != &op) return;  // lowered with its group
+    ops = cg.plan.reduce_groups.at(&op);
+  }
   if (cg.cluster_start_wait) {  // the peers' mbarriers are initialized
     cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
     cg.cluster_start_wait = false;
   }
-  const OpPlan& p = cg.plan.op(&op);
-  llvm::Value* slots = shared_addr32(cg, cg.smem_addr(p.smem_offset));
-  llvm::Value* bar = shared_addr32(cg, cg.smem_addr(mbarrier_offset(p, n)));
+  llvm::Value* bar = shared_addr32(cg, cg.smem_addr(mbarrier_offset(cg.plan.op(&op), n)));
   llvm::Value* my_rank = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {});
 
-  // Send: lane r of warp 0 writes slot [my rank] of program r.
-  llvm::Value* sender = b.CreateICmpULT(cg.tid(), cg.c32(n));
-  cg.if_then(sender, [&] {
+  // Send: lane r of warp 0 writes slot [my rank] of each op in program r.
+  int bytes = 0;
+  cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(n)), [&] {
     llvm::Value* to = cg.tid();
-    llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
     auto map = [&](llvm::Value* a) {
       return cg.inline_asm(cg.i32(), "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", {a, to}, false);
     };
-    llvm::Value* bits = b.CreateBitCast(mine, es == 8 ? b.getInt64Ty() : cg.i32());
-    cg.inline_asm(b.getVoidTy(),
-                  std::string("st.async.shared::cluster.mbarrier::complete_tx::bytes.") + (es == 8 ? "b64" : "b32") +
-                      " [$0], $1, [$2];",
-                  std::string("r,") + (es == 8 ? "l" : "r") + ",r,~{memory}", {map(slot), bits, map(bar)}, true);
+    llvm::Value* remote_bar = map(bar);
+    for (const ir::Op* o : ops) {
+      const DType dt = o->operand(0)->type.dtype;
+      const int es = byte_size(dt);
+      TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
+      llvm::Value* slots = shared_addr32(cg, cg.smem_addr(cg.plan.op(o).smem_offset));
+      llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
+      llvm::Value* bits = b.CreateBitCast(cg.scalar(o->operand(0)), es == 8 ? b.getInt64Ty() : cg.i32());
+      cg.inline_asm(b.getVoidTy(),
+                    std::string("st.async.shared::cluster.mbarrier::complete_tx::bytes.") + (es == 8 ? "b64" : "b32") +
+                        " [$0], $1, [$2];",
+                    std::string("r,") + (es == 8 ? "l" : "r") + ",r,~{memory}", {map(slot), bits, remote_bar}, true);
+      bytes += n * es;
+    }
   });
-  // Arm the local mbarrier: one arrival (this one) and n values.
+  // Arm the local mbarrier: one arrival (this one) and every value of every peer.
   cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
     cg.inline_asm(b.getInt64Ty(), "mbarrier.arrive.expect_tx.shared::cta.b64 $0, [$1], $2;", "=l,r,r,~{memory}",
-                  {bar, cg.c32(n * es)}, true);
+                  {bar, cg.c32(bytes)}, true);
   });
-  // Wait until every value has arrived (phase 0 completes).
+  // Wait until everything has arrived (phase 0 completes).
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto* loop = llvm::BasicBlock::Create(cg.ctx, "cluster_wait", f);
   auto* done = llvm::BasicBlock::Create(cg.ctx, "cluster_received", f);
@@ -94,17 +104,20 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   b.CreateCondBr(b.CreateICmpNE(ready, cg.c32(0)), done, loop);
   b.SetInsertPoint(done);
 
-  ir::BinaryOp combine = op.red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
-                         : op.red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
-                                                           : ir::BinaryOp::Min;
-  llvm::Type* ty = cg.elem_type(dt);
-  llvm::Value* acc = nullptr;
-  for (int r = 0; r < n; ++r) {
-    llvm::Value* v = b.CreateLoad(ty, cg.smem_addr(p.smem_offset + r * es));
-    acc = acc ? binary_element(cg, combine, acc, v, dt) : v;
+  for (const ir::Op* o : ops) {
+    const DType dt = o->operand(0)->type.dtype;
+    const int es = byte_size(dt);
+    ir::BinaryOp combine = o->red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
+                           : o->red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
+                                                             : ir::BinaryOp::Min;
+    llvm::Value* acc = nullptr;
+    for (int r = 0; r < n; ++r) {
+      llvm::Value* v = b.CreateLoad(cg.elem_type(dt), cg.smem_addr(cg.plan.op(o).smem_offset + r * es));
+      acc = acc ? binary_element(cg, combine, acc, v, dt) : v;
+    }
+    cg.set(o->result(), {acc});
   }
   cg.set_smem_pending(true);  // conservatively: later writers of nearby scratch synchronize first
-  cg.set(op.result(), {acc});
 }
 
 }  // namespace tilefuse::nvptx

@@ -26,56 +26,96 @@ class Reducer {
     arg_ = kind_ == ReduceKind::Argmax || kind_ == ReduceKind::Argmin;
   }
 
-  void run() {
+  // Steps 1 and 2: within each thread, then across the lanes of each warp.
+  void within_warps() {
     const ir::Value* x = op_.operand(0);
-    const LinearLayout& l = cg_.plan.op(&op_).operands[0]->ll;
+    l_ = cg_.plan.op(&op_).operands[0]->ll;
     Regs in = cg_.operand(op_, 0);
     int axis = op_.axis;
-    LinearLayout res = l.drop_dim(axis);
+    res_ = l_.drop_dim(axis);
     DType in_dt = x->type.dtype;
 
-    // 1. Within each thread: registers that differ only along the axis.
     std::unordered_map<uint32_t, int> res_reg;
-    for (int j = res.num_regs() - 1; j >= 0; --j) res_reg[res.reg_part(j)] = j;
-    std::vector<std::vector<Acc>> groups(res.num_regs());
-    auto red = l.redundancy();
+    for (int j = res_.num_regs() - 1; j >= 0; --j) res_reg[res_.reg_part(j)] = j;
+    std::vector<std::vector<Acc>> groups(res_.num_regs());
+    auto red = l_.redundancy();
     std::vector<Regs> coords;
-    if (arg_) coords = cg_.coords(l);
-    for (int r = 0; r < l.num_regs(); ++r) {
+    if (arg_) coords = cg_.coords(l_);
+    for (int r = 0; r < l_.num_regs(); ++r) {
       if (r & red.reg) continue;
-      auto c = l.coords(l.reg_part(r));
+      auto c = l_.coords(l_.reg_part(r));
       c.erase(c.begin() + axis);
-      auto it = res_reg.find(res.flatten(c));
+      auto it = res_reg.find(res_.flatten(c));
       TF_ASSERT(it != res_reg.end(), "reduce: register without a result slot");
       llvm::Value* v = convert_element(cg_, in[r], in_dt, dt_);
       groups[it->second].push_back(Acc{v, arg_ ? coords[axis][r] : nullptr});
     }
-    std::vector<Acc> acc;
-    for (auto& g : groups) acc.push_back(tree(g, 0, static_cast<int>(g.size())));
+    for (auto& g : groups) acc_.push_back(tree(g, 0, static_cast<int>(g.size())));
 
-    // 2. Across lanes.
-    for (size_t i = 0; i < l.lanes().size(); ++i) {
-      uint32_t base = l.lanes()[i];
-      if (l.coord(base, axis) == 0) continue;
-      TF_ASSERT(!(red.lane >> i & 1) && base == (static_cast<uint32_t>(l.coord(base, axis)) << l.dim_shift(axis)),
+    for (size_t i = 0; i < l_.lanes().size(); ++i) {
+      uint32_t base = l_.lanes()[i];
+      if (l_.coord(base, axis) == 0) continue;
+      TF_ASSERT(!(red.lane >> i & 1) && base == (static_cast<uint32_t>(l_.coord(base, axis)) << l_.dim_shift(axis)),
                 "reduce: lane basis mixes the axis with other dimensions");
-      for (auto& a : acc) a = combine(a, shuffle(a, 1u << i));
+      for (auto& a : acc_) a = combine(a, shuffle(a, 1u << i));
     }
-
-    // 3. Across warps.
-    std::vector<int> warp_bits;
-    for (size_t i = 0; i < l.warps().size(); ++i) {
-      uint32_t base = l.warps()[i];
-      if (l.coord(base, axis) == 0) continue;
-      TF_ASSERT(!(red.warp >> i & 1) && base == (static_cast<uint32_t>(l.coord(base, axis)) << l.dim_shift(axis)),
+    for (size_t i = 0; i < l_.warps().size(); ++i) {
+      uint32_t base = l_.warps()[i];
+      if (l_.coord(base, axis) == 0) continue;
+      TF_ASSERT(!(red.warp >> i & 1) && base == (static_cast<uint32_t>(l_.coord(base, axis)) << l_.dim_shift(axis)),
                 "reduce: warp basis mixes the axis with other dimensions");
-      warp_bits.push_back(static_cast<int>(i));
+      warp_bits_.push_back(static_cast<int>(i));
     }
-    if (!warp_bits.empty()) acc = across_warps(acc, l, res, warp_bits);
+  }
 
+  // Step 3, across warps through shared memory: write, (barrier), read.
+  bool across_warps() const { return !warp_bits_.empty(); }
+
+  void write_partials() {
+    const OpPlan& p = cg_.plan.op(&op_);
+    slots_ = 1 << warp_bits_.size();
+    es_ = byte_size(dt_);
+    idx_base_ = p.smem_offset + (static_cast<int>(res_.numel()) * slots_ * es_ + 15) / 16 * 16;
+    llvm::Value* slot = cg_.c32(0);
+    for (size_t k = 0; k < warp_bits_.size(); ++k) {
+      llvm::Value* bit = b_.CreateAnd(b_.CreateLShr(cg_.warp(), warp_bits_[k]), 1);
+      slot = b_.CreateOr(slot, b_.CreateShl(bit, static_cast<uint64_t>(k)));
+    }
+    uint32_t axis_lanes = 0;
+    for (size_t i = 0; i < l_.lanes().size(); ++i)
+      if (l_.coord(l_.lanes()[i], op_.axis) != 0) axis_lanes |= 1u << i;
+    llvm::Value* writer = axis_lanes ? b_.CreateICmpEQ(b_.CreateAnd(cg_.lane(), axis_lanes), cg_.c32(0)) : nullptr;
+    flat_ = cg_.flat_indices(res_);
+    cg_.if_then(writer, [&] {
+      for (size_t j = 0; j < acc_.size(); ++j) {
+        llvm::Value* i = slot_index(static_cast<int>(j), slot);
+        b_.CreateStore(acc_[j].v, cg_.smem_addr(p.smem_offset, b_.CreateMul(i, cg_.c32(es_))));
+        if (arg_) b_.CreateStore(acc_[j].idx, cg_.smem_addr(idx_base_, b_.CreateMul(i, cg_.c32(4))));
+      }
+    });
+  }
+
+  void read_partials() {
+    const OpPlan& p = cg_.plan.op(&op_);
+    llvm::Type* vty = cg_.elem_type(dt_);
+    std::vector<Acc> out;
+    for (size_t j = 0; j < acc_.size(); ++j) {
+      Acc a{nullptr};
+      for (int s = 0; s < slots_; ++s) {
+        llvm::Value* i = slot_index(static_cast<int>(j), cg_.c32(s));
+        Acc c{b_.CreateLoad(vty, cg_.smem_addr(p.smem_offset, b_.CreateMul(i, cg_.c32(es_))))};
+        if (arg_) c.idx = b_.CreateLoad(b_.getInt32Ty(), cg_.smem_addr(idx_base_, b_.CreateMul(i, cg_.c32(4))));
+        a = s == 0 ? c : combine(a, c);
+      }
+      out.push_back(a);
+    }
+    acc_ = std::move(out);
+  }
+
+  void finish() {
     Regs out;
     DType out_dt = op_.result()->type.dtype;
-    for (auto& a : acc) out.push_back(arg_ ? a.idx : convert_element(cg_, a.v, dt_, out_dt));
+    for (auto& a : acc_) out.push_back(arg_ ? a.idx : convert_element(cg_, a.v, dt_, out_dt));
     cg_.set(op_.result(), std::move(out));
   }
 
@@ -121,49 +161,7 @@ class Reducer {
     return {shuffle_xor(cg_, a.v, mask), a.idx ? shuffle_xor(cg_, a.idx, mask) : nullptr};
   }
 
-  std::vector<Acc> across_warps(std::vector<Acc> acc, const LinearLayout& l, const LinearLayout& res,
-                                const std::vector<int>& warp_bits) {
-    int slots = 1 << warp_bits.size();
-    const OpPlan& p = cg_.plan.op(&op_);
-    int es = byte_size(dt_);
-    int idx_base = p.smem_offset + (static_cast<int>(res.numel()) * slots * es + 15) / 16 * 16;
-    llvm::Type* vty = cg_.elem_type(dt_);
-    llvm::Value* slot = cg_.c32(0);
-    for (size_t k = 0; k < warp_bits.size(); ++k) {
-      llvm::Value* bit = b_.CreateAnd(b_.CreateLShr(cg_.warp(), warp_bits[k]), 1);
-      slot = b_.CreateOr(slot, b_.CreateShl(bit, static_cast<uint64_t>(k)));
-    }
-    uint32_t axis_lanes = 0;
-    for (size_t i = 0; i < l.lanes().size(); ++i)
-      if (l.coord(l.lanes()[i], op_.axis) != 0) axis_lanes |= 1u << i;
-    llvm::Value* writer = axis_lanes ? b_.CreateICmpEQ(b_.CreateAnd(cg_.lane(), axis_lanes), cg_.c32(0)) : nullptr;
-    Regs flat = cg_.flat_indices(res);
-    auto slot_index = [&](int j, llvm::Value* s) {
-      return b_.CreateAdd(b_.CreateMul(flat[j], cg_.c32(slots)), s);
-    };
-    cg_.smem_before_write();
-    cg_.if_then(writer, [&] {
-      for (size_t j = 0; j < acc.size(); ++j) {
-        llvm::Value* i = slot_index(static_cast<int>(j), slot);
-        b_.CreateStore(acc[j].v, cg_.smem_addr(p.smem_offset, b_.CreateMul(i, cg_.c32(es))));
-        if (arg_) b_.CreateStore(acc[j].idx, cg_.smem_addr(idx_base, b_.CreateMul(i, cg_.c32(4))));
-      }
-    });
-    cg_.smem_after_write();
-    std::vector<Acc> out;
-    for (size_t j = 0; j < acc.size(); ++j) {
-      Acc a{nullptr};
-      for (int s = 0; s < slots; ++s) {
-        llvm::Value* i = slot_index(static_cast<int>(j), cg_.c32(s));
-        Acc c{b_.CreateLoad(vty, cg_.smem_addr(p.smem_offset, b_.CreateMul(i, cg_.c32(es))))};
-        if (arg_) c.idx = b_.CreateLoad(b_.getInt32Ty(), cg_.smem_addr(idx_base, b_.CreateMul(i, cg_.c32(4))));
-        a = s == 0 ? c : combine(a, c);
-      }
-      out.push_back(a);
-    }
-    cg_.smem_after_read();
-    return out;
-  }
+  llvm::Value* slot_index(int j, llvm::Value* s) { return b_.CreateAdd(b_.CreateMul(flat_[j], cg_.c32(slots_)), s); }
 
   Codegen& cg_;
   llvm::IRBuilder<>& b_;
@@ -171,6 +169,11 @@ class Reducer {
   ReduceKind kind_;
   DType dt_;
   bool arg_;
+  LinearLayout l_, res_;
+  std::vector<Acc> acc_;
+  std::vector<int> warp_bits_;
+  Regs flat_;
+  int slots_ = 1, es_ = 4, idx_base_ = 0;
 };
 
 }  // namespace
@@ -198,6 +201,33 @@ llvm::Value* shuffle_xor(Codegen& cg, llvm::Value* v, uint32_t mask) {
   return b_.CreateBitCast(b_.CreateTrunc(s, b_.getIntNTy(bits)), ty);
 }
 
-void lower_reduce(Codegen& cg, const ir::Op& op) { Reducer(cg, op).run(); }
+// A group of sibling reductions (GpuPlan::reduce_groups) shares the barriers of the
+// exchange between warps; every member is lowered when the group's first op is.
+void lower_reduce(Codegen& cg, const ir::Op& op) {
+  std::vector<const ir::Op*> ops{&op};
+  auto leader = cg.plan.reduce_group_leader.find(&op);
+  if (leader != cg.plan.reduce_group_leader.end()) {
+    if (leader->second != &op) return;  // lowered with its group
+    ops = cg.plan.reduce_groups.at(&op);
+  }
+  std::vector<Reducer> rs;
+  rs.reserve(ops.size());
+  for (const ir::Op* o : ops) {
+    rs.emplace_back(cg, *o);
+    rs.back().within_warps();
+  }
+  bool exchange = false;
+  for (auto& r : rs) exchange |= r.across_warps();
+  if (exchange) {
+    cg.smem_before_write();
+    for (auto& r : rs)
+      if (r.across_warps()) r.write_partials();
+    cg.smem_after_write();
+    for (auto& r : rs)
+      if (r.across_warps()) r.read_partials();
+    cg.smem_after_read();
+  }
+  for (auto& r : rs) r.finish();
+}
 
 }  // namespace tilefuse::nvptx

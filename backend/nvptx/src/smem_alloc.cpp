@@ -91,14 +91,25 @@ struct Buffer {
 
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
   std::vector<Buffer> bufs;
+  std::unordered_map<const Op*, int> index_of;
+  int counter = 0;
+  ir::walk(f.body, [&](Op& op) { index_of[&op] = counter++; });
   int index = 0;
   ir::walk(f.body, [&](Op& op) {
     int b = scratch_bytes(op, plan, f.cluster_size);
     // A cluster reduction's slots receive the peers' values whenever the peers get
     // there, before or after this program does: they are reserved for the whole kernel.
     bool whole_kernel = op.kind == OpKind::ClusterReduce;
+    // The reductions of a group all use their scratch during the group's exchange.
+    int begin = index, end = index;
+    auto g = plan.reduce_group_leader.find(&op);
+    if (g != plan.reduce_group_leader.end()) {
+      const auto& members = plan.reduce_groups.at(g->second);
+      begin = index_of.at(members.front());
+      end = index_of.at(members.back());
+    }
     if (b > 0)
-      bufs.push_back(Buffer{&op, b, whole_kernel ? 0 : index, whole_kernel ? std::numeric_limits<int>::max() : index});
+      bufs.push_back(Buffer{&op, b, whole_kernel ? 0 : begin, whole_kernel ? std::numeric_limits<int>::max() : end});
     ++index;
   });
   std::vector<Buffer*> order;
@@ -135,6 +146,7 @@ GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
   GpuPlan plan;
   plan.axis = analyze_axis_info(f);
   assign_layouts(f, t, plan);
+  group_reductions(f, plan);
   allocate_shared_memory(f, plan);
   return plan;
 }

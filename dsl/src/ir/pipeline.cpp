@@ -52,6 +52,7 @@ void run_frontend_passes(Function& f) {
   PassManager pm("trace");
   pm.add("verify", verify);
   pm.add("canonicalize", canonicalize);
+  pm.add("group-reductions", [](Function& fn) { group_sibling_reductions(fn); });
   pm.add("verify", verify);
   pm.run(f);
 }

@@ -45,6 +45,13 @@ bool dce(Function& f);
 // fold -> CSE -> DCE until nothing changes.
 void canonicalize(Function& f);
 
+// Sibling-reduction scheduling: a reduction (sum/max/min) that does not depend on an
+// earlier one of the same kind of op (Reduce with the same axis and operand shape, or
+// ClusterReduce) moves right after it, together with the pure ops only it needs, so
+// consecutive reductions can share one exchange between threads (or programs). Loads,
+// stores and control flow never move. Returns whether anything moved.
+bool group_sibling_reductions(Function& f);
+
 // --- pass pipeline -------------------------------------------------------------------
 
 // The header line of a dump: "// -----// IR after <pass> //----- //".

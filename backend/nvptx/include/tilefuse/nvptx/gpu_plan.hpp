@@ -43,6 +43,11 @@ struct GpuPlan {
   // Shape-op results no consumer asked a layout of: produced on demand, directly in
   // each consumer's layout, never on their own.
   std::unordered_set<const ir::Value*> lazy;
+  // Consecutive sibling reductions lowered together, sharing one exchange (one barrier
+  // round trip between warps, one between the programs of a cluster): each group's
+  // first op maps to all its ops, every other member to the first.
+  std::unordered_map<const ir::Op*, std::vector<const ir::Op*>> reduce_groups;
+  std::unordered_map<const ir::Op*, const ir::Op*> reduce_group_leader;
   int shared_bytes = 0;
   int num_warps = 4;
 
@@ -55,11 +60,14 @@ struct GpuPlan {
 // Pass 1: axis info. Pass 2: layouts (coalescing anchors, backward propagation of wanted
 // layouts, forward assignment) and memory-op vector widths.
 void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan);
-// Pass 3: shared-memory scratch sizes and a liveness-based allocation of offsets.
+// Pass 3: groups of adjacent sibling reductions with the same operand layout (Reduce)
+// or at the top level (ClusterReduce); see GpuPlan::reduce_groups.
+void group_reductions(const ir::Function& f, GpuPlan& plan);
+// Pass 4: shared-memory scratch sizes and a liveness-based allocation of offsets.
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
 // Shared memory of one cluster reduction: a slot per program of the cluster + an mbarrier.
 int cluster_reduce_smem_bytes(int cluster_size);
-// All three, in order.
+// All four, in order.
 GpuPlan plan_kernel(const ir::Function& f, const Target& t);
 
 // The tile IR annotated with layouts, conversions, vector widths and shared memory.
