@@ -1,4 +1,5 @@
 // Elementwise ops: binary, unary, compare, select, fma, cast, pointer offsets.
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
@@ -10,6 +11,27 @@ using ir::CmpPred;
 using ir::OpKind;
 using ir::UnaryOp;
 
+namespace {
+
+// The 32-bit word a 16-bit element was unpacked from (an element of a loaded vector of
+// words), and which half of it; null when x did not come from one.
+llvm::Value* word_holding(llvm::Value* x, int* half) {
+  auto* ee = llvm::dyn_cast<llvm::ExtractElementInst>(x);
+  if (!ee) return nullptr;
+  auto* idx = llvm::dyn_cast<llvm::ConstantInt>(ee->getIndexOperand());
+  auto* bc = llvm::dyn_cast<llvm::BitCastInst>(ee->getVectorOperand());
+  if (!idx || !bc) return nullptr;
+  uint64_t i = idx->getZExtValue();
+  llvm::Value* src = bc->getOperand(0);
+  *half = static_cast<int>(i % 2);
+  if (src->getType()->isIntegerTy(32)) return i < 2 ? src : nullptr;
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(src->getType());
+  if (!vt || !vt->getElementType()->isIntegerTy(32)) return nullptr;
+  return llvm::findScalarElement(src, static_cast<unsigned>(i / 2));
+}
+
+}  // namespace
+
 llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to) {
   auto& b = cg.b;
   if (from == to) return x;
@@ -17,6 +39,18 @@ llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to) 
   if (to == DType::i1) {
     if (is_float(from)) return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
     return b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (from == DType::bf16 && (to == DType::f32 || to == DType::f64)) {
+    // bf16 is the top half of an f32: one shift (low half) or mask (high half) of the
+    // loaded 32-bit word, where cvt.f32.bf16 would first split it into 16-bit registers.
+    int half = 0;
+    llvm::Value* bits;
+    if (llvm::Value* word = word_holding(x, &half))
+      bits = half ? b.CreateAnd(word, 0xffff0000u) : b.CreateShl(word, 16);
+    else
+      bits = b.CreateShl(b.CreateZExt(b.CreateBitCast(x, b.getInt16Ty()), b.getInt32Ty()), 16);
+    llvm::Value* f = b.CreateBitCast(bits, b.getFloatTy());
+    return to == DType::f32 ? f : b.CreateFPExt(f, ty);
   }
   if (is_float(from) && is_float(to)) {
     bool halves = (from == DType::f16 && to == DType::bf16) || (from == DType::bf16 && to == DType::f16);

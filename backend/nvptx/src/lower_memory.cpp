@@ -47,11 +47,32 @@ std::string operand_list(int first, int n) {
   return s + "}";
 }
 
+// f32 -> bf16/f16 roundings of adjacent elements as one cvt.rn.{bf16,f16}x2.f32 per
+// 32-bit word (instead of a cvt per element and a move to pack them); null when the
+// elements are not such roundings.
+llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt) {
+  auto* tl = llvm::dyn_cast<llvm::FPTruncInst>(lo);
+  auto* th = llvm::dyn_cast<llvm::FPTruncInst>(hi);
+  if (!tl || !th || !tl->getOperand(0)->getType()->isFloatTy() || !th->getOperand(0)->getType()->isFloatTy())
+    return nullptr;
+  std::string text = std::string("cvt.rn.") + (dt == DType::bf16 ? "bf16x2" : "f16x2") + ".f32 $0, $1, $2;";
+  return cg.inline_asm(cg.i32(), text, "=r,f,f", {th->getOperand(0), tl->getOperand(0)}, false);
+}
+
 // Elements (register values) <-> words.
 std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w) {
   auto& b = cg.b;
   llvm::Type* mt = cg.mem_type(dt);
   int vec = static_cast<int>(elems.size());
+  if ((dt == DType::bf16 || dt == DType::f16) && w.bits == 32 && vec == 2 * w.n) {
+    std::vector<llvm::Value*> words;
+    for (int i = 0; i < w.n; ++i) {
+      llvm::Value* word = packed_pair(cg, elems[2 * i], elems[2 * i + 1], dt);
+      if (!word) break;
+      words.push_back(word);
+    }
+    if (static_cast<int>(words.size()) == w.n) return words;
+  }
   auto mem = [&](llvm::Value* v) { return dt == DType::i1 ? b.CreateZExt(v, mt) : v; };
   llvm::Value* packed;
   if (vec == 1) {
