@@ -3,7 +3,7 @@
 # but without LLVM or the CUDA toolkit needs to run the test suites, samples and
 # benchmarks. Contents: the stripped libtilefuse.so*, every test (tests/**/test_*),
 # sample, bench and tilefuse-* tool executable, all with an $ORIGIN rpath, plus
-# run-gpu-tests.sh. The script checks that every binary's libraries resolve (ldd) and
+# run-gpu-tests.sh and bench/gallery_table.sh. The script checks that every binary's libraries resolve (ldd) and
 # that none needs libLLVM.
 #
 #   tools/device-bundle.sh [build dir]     (default: build-bundle/ in the source root)
@@ -96,6 +96,7 @@ echo "summary: $pass passed, $fail failed${failed[*]:+ (${failed[*]})}"
 [ "$fail" -eq 0 ]
 EOF
 chmod +x "$out/run-gpu-tests.sh"
+cp "$root/bench/gallery_table.sh" "$out/"  # the issue-4 table (needs peers.py copied in)
 
 # Every binary must resolve its libraries from the bundle and the base system alone.
 status=0
