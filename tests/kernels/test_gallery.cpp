@@ -191,13 +191,17 @@ TEST_CASE_TEMPLATE("softmax with several rows per program (tail programs masked)
 
 // A row split over the C programs of a thread-block cluster: BLOCK columns each, the
 // row statistics combined across the cluster. 600 columns over 8 x 128 leaves the
-// last three programs of every cluster without a column.
+// last three programs of every cluster without a column. RELOAD=1 reads the row again
+// after the reductions instead of keeping it.
 TEST_CASE_TEMPLATE("rows split over a thread-block cluster match the reference", T, float, bfloat16) {
   struct Split { int64_t rows, cols, block; int cluster; };
-  for (Split s : {Split{3, 1000, 256, 4}, Split{2, 600, 128, 8}, Split{4, 97, 64, 2}}) {
+  for (auto [s, reload] : {std::pair{Split{3, 1000, 256, 4}, 0}, std::pair{Split{2, 600, 128, 8}, 1},
+                           std::pair{Split{4, 97, 64, 2}, 0}, std::pair{Split{4, 97, 64, 2}, 1},
+                           std::pair{Split{3, 77, 128, 1}, 1}}) {
     CAPTURE(s.cols);
     CAPTURE(s.cluster);
-    Config cfg{{"BLOCK", s.block}, num_warps(2), cluster(s.cluster)};
+    CAPTURE(reload);
+    Config cfg{{"BLOCK", s.block}, {"RELOAD", reload}, num_warps(2), cluster(s.cluster)};
     int64_t n = s.rows * s.cols;
     auto x = ref::random_vec<T>(n, 81 + s.cols, -30.0f, 30.0f);
     for (int64_t c = 0; c < s.cols; c += 5) x[c] = T(-inf);  // -inf entries in row 0

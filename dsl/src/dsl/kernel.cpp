@@ -44,11 +44,11 @@ int KernelBase::num_runtime_params() const {
 void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
   std::string metas;
   for (auto& m : meta_names()) metas += (metas.empty() ? "" : ", ") + m;
-  for (auto& m : meta_names())
-    if (!cfg.has(m))
-      user_error("kernel '" + name_ + "' needs meta-parameter " + m + ", but the launch config {" + cfg.str() +
+  for (auto& p : params_)
+    if (p.kind == ParamInfo::Kind::Meta && !p.default_value && !cfg.has(p.name))
+      user_error("kernel '" + name_ + "' needs meta-parameter " + p.name + ", but the launch config {" + cfg.str() +
                      "} does not set it",
-                 loc, "Add {\"" + m + "\", <value>} to the config");
+                 loc, "Add {\"" + p.name + "\", <value>} to the config");
   for (auto& [k, v] : cfg.meta) {
     bool known = false;
     for (auto& m : meta_names()) known |= m == k;

@@ -2,6 +2,7 @@
 // kernel(name, lambda): a tile program whose signature is the lambda's parameter
 // list. Ptr<T>/Scalar parameters are runtime arguments; Meta<"NAME"> parameters are
 // trace-time constants bound from the launch Config, so each config is a specialization.
+#include <optional>
 #include <boost/hana.hpp>
 #include <cstddef>
 #include <memory>
@@ -28,19 +29,30 @@ struct fixed_string {
   }
 };
 
-// A named meta-parameter: Meta<"BLOCK"> (an integer) or Meta<"CAUSAL", bool>.
-template <fixed_string Name, class T = int64_t>
+// No default value: a launch config must set the meta-parameter.
+struct NoDefault {};
+template <auto D>
+constexpr int64_t meta_default() {
+  if constexpr (std::is_same_v<std::remove_cvref_t<decltype(D)>, NoDefault>) return 0;
+  else return static_cast<int64_t>(D);
+}
+
+// A named meta-parameter: Meta<"BLOCK"> (an integer), Meta<"CAUSAL", bool>, or with a
+// default for configs that leave it out: Meta<"RELOAD", bool, false>.
+template <fixed_string Name, class T = int64_t, auto Default = NoDefault{}>
 struct Meta {
   T v{};
   static constexpr const char* name() { return Name.s; }
+  static constexpr bool has_default = !std::is_same_v<std::remove_cvref_t<decltype(Default)>, NoDefault>;
+  static constexpr int64_t default_value() { return meta_default<Default>(); }
   int64_t meta_value() const { return static_cast<int64_t>(v); }
   operator T() const { return v; }
 };
 
 template <class T>
 struct is_meta : std::false_type {};
-template <fixed_string N, class T>
-struct is_meta<Meta<N, T>> : std::true_type {};
+template <fixed_string N, class T, auto D>
+struct is_meta<Meta<N, T, D>> : std::true_type {};
 
 // What the kernel signature says about one parameter.
 struct ParamInfo {
@@ -49,6 +61,7 @@ struct ParamInfo {
   std::string name;
   DType dtype = DType::i32;
   bool is_const = false;
+  std::optional<int64_t> default_value;  // Meta only: the value when a config leaves it out
   std::string type_str() const;  // "Ptr<const bf16>", "I32", "Meta<BLOCK>"
 };
 
@@ -120,6 +133,7 @@ ParamInfo param_info(const std::string& name) {
   if constexpr (is_meta<A>::value) {
     p.kind = ParamInfo::Kind::Meta;
     p.name = A::name();
+    if constexpr (A::has_default) p.default_value = A::default_value();
   } else if constexpr (is_param_handle<A>::value) {
     using E = typename A::element_type;
     p.kind = is_ptr_elem_v<E> ? ParamInfo::Kind::Pointer : ParamInfo::Kind::Scalar;
@@ -202,7 +216,7 @@ class Kernel : public KernelBase {
     using A = param_t<I>;
     if constexpr (is_meta<A>::value) {
       A m;
-      m.v = static_cast<decltype(m.v)>(cfg.get(A::name()));
+      m.v = static_cast<decltype(m.v)>(cfg.has(A::name()) ? cfg.get(A::name()) : A::default_value());
       return m;
     } else if constexpr (detail::is_param_handle<A>::value) {
       return A(rt.at(runtime_index<I>()));

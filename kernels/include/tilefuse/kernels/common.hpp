@@ -86,8 +86,13 @@ inline void check_row_cover(const Config& c, int64_t cols, const char* kernel_na
 template <class Row, class Looped, class... Args>
 void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t rows, int64_t cols,
                  const Args&... args) {
-  if (c.get("BLOCK") * c.cluster < cols) looped.launch(Grid(rows), c, args...);
-  else row.launch(Grid(rows * c.cluster), c, args...);
+  if (c.get("BLOCK") * c.cluster < cols) {
+    Config lc = c;
+    lc.meta.erase("RELOAD");  // the looped programs stream the row anyway
+    looped.launch(Grid(rows), lc, args...);
+  } else {
+    row.launch(Grid(rows * c.cluster), c, args...);
+  }
 }
 
 // Optional launch config; when empty the kernel's heuristic picks one.

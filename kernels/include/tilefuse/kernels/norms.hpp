@@ -11,17 +11,20 @@
 namespace tilefuse::kernels {
 
 // y = x * rsqrt(mean(x^2) + eps) * w; with RESIDUAL: x = x + res, and x is written to res_out.
+// RELOAD: read the row again (from L1/L2) after the reduction instead of keeping it in
+// registers across it: fewer registers, more programs per SM (see row_heuristic).
 template <class T>
 const auto& rmsnorm_row_kernel() {
   static auto k = kernel(std::string("rmsnorm_") + name(dtype_v<T>),
       {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
-         F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+         F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD) {
         auto row = cluster_id();
         auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto mask = cols < n_cols;
         auto offs = row * stride + cols;
-        auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        Cache first = RELOAD ? Cache::Normal : Cache::EvictFirst;
+        auto x = load(in + offs, mask, 0.0f, first).template cast<f32>();
         if (RESIDUAL) {
           // The sum is rounded to T once and normalized from there, as it is stored.
           auto s = (x + load(res + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>()).template cast<T>();
@@ -29,6 +32,9 @@ const auto& rmsnorm_row_kernel() {
           x = s.template cast<f32>();
         }
         auto rstd = rsqrt(cluster_sum(sum(x * x, 0)) / n_cols + eps);
+        if (RELOAD)
+          x = (RESIDUAL ? load(res_out + offs, mask, 0.0f) : load(in + offs, mask, 0.0f, Cache::EvictFirst))
+                  .template cast<f32>();
         auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
         store(out + offs, (x * rstd * w).template cast<T>(), mask);
       });
@@ -76,12 +82,14 @@ const auto& layernorm_row_kernel() {
   static auto k = kernel(std::string("layernorm_") + name(dtype_v<T>),
       {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
-         Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED) {
+         Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED, Meta<"RELOAD", bool, false> RELOAD) {
         auto row = cluster_id();
         auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto mask = cols < n_cols;
         auto offs = row * stride + cols;
-        auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto x = load(in + offs, mask, 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst).template cast<f32>();
+        // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
+        auto again = [&] { return load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>(); };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
         auto affine = [&](auto normalized) {
@@ -97,11 +105,13 @@ const auto& layernorm_row_kernel() {
           auto d = where(mask, x - shift, 0.0f);
           auto mean_d = cluster_sum(sum(d, 0)) / n_cols;
           auto rstd = rsqrt(maximum(cluster_sum(sum(d * d, 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          if (RELOAD) d = again() - shift;
           affine(d * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
         } else {
           auto mean = cluster_sum(sum(x, 0)) / n_cols;
           auto d = where(mask, x - mean, 0.0f);
           auto rstd = rsqrt(cluster_sum(sum(d * d, 0)) / n_cols + eps);
+          if (RELOAD) d = again() - mean;
           affine(d * rstd);
         }
       });
