@@ -120,11 +120,14 @@ TEST_CASE_TEMPLATE("gpu: rows split over thread-block clusters", T, float, bfloa
     Config cfg{{"BLOCK", block}, num_warps(warps), cluster(cl)};
     Grid g(rows * cl);
     gpu_matches_interp(tk::softmax_row_kernel<T>(), g, cfg, tol<T>(), y, x, rows, cols, int64_t(cols), int64_t(cols));
-    for (int residual : {0, 1})
-      gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g, Config(cfg).set("RESIDUAL", residual), tol<T>(), y, s, xf, r,
-                         w, cols, int64_t(cols), 1e-6f);
-    for (int shifted : {0, 1})
-      gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted), tol<T>(), y, xf, w, b,
-                         cols, int64_t(cols), 1e-5f);
+    for (int reload : {0, 1}) {
+      for (int residual : {0, 1})
+        gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g,
+                           Config(cfg).set("RESIDUAL", residual).set("RELOAD", reload), tol<T>(), y, s, xf, r, w, cols,
+                           int64_t(cols), 1e-6f);
+      for (int shifted : {0, 1})
+        gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted).set("RELOAD", reload),
+                           tol<T>(), y, xf, w, b, cols, int64_t(cols), 1e-5f);
+    }
   }
 }

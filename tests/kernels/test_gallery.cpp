@@ -191,8 +191,8 @@ TEST_CASE_TEMPLATE("softmax with several rows per program (tail programs masked)
 
 // A row split over the C programs of a thread-block cluster: BLOCK columns each, the
 // row statistics combined across the cluster. 600 columns over 8 x 128 leaves the
-// last three programs of every cluster without a column. RELOAD=1 reads the row again
-// after the reductions instead of keeping it.
+// last three programs of every cluster without a column. RELOAD=1 (norms) reads the
+// row again after the reductions instead of keeping it.
 TEST_CASE_TEMPLATE("rows split over a thread-block cluster match the reference", T, float, bfloat16) {
   struct Split { int64_t rows, cols, block; int cluster; };
   for (auto [s, reload] : {std::pair{Split{3, 1000, 256, 4}, 0}, std::pair{Split{2, 600, 128, 8}, 1},
@@ -210,7 +210,9 @@ TEST_CASE_TEMPLATE("rows split over a thread-block cluster match the reference",
     std::vector<T> y(n);
     std::vector<double> want;
 
-    tk::softmax(y, x, s.rows, s.cols, -1, -1, cfg);
+    Config softmax_cfg = cfg;
+    softmax_cfg.meta.erase("RELOAD");  // the norms' option
+    tk::softmax(y, x, s.rows, s.cols, -1, -1, softmax_cfg);
     ref::softmax(want, ref::to_float(x), s.rows, s.cols);
     CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
 
@@ -244,6 +246,8 @@ TEST_CASE("the row heuristic splits long rows over clusters where they exist") {
     CHECK(c.cluster == cl);
   };
   check(5000, true, 8192, 8, 1);
+  check(16384, true, 8192, 8, 2);
+  check(16384, false, 16384, 16, 1);  // no clusters: one tile
   check(20000, true, 8192, 8, 4);
   check(65536, true, 8192, 8, 8);
   check(131072, true, 8192, 8, 16);

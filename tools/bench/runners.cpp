@@ -96,7 +96,7 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::rmsnorm(y, xs, w, rows, s.cols, 1e-6f, cfg); };
     bytes = 2.0 * n * es + s.cols * es;
   } else if (kernel == "add_rmsnorm") {
-    cfg = apply(tk::norm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), sets);
+    cfg = apply(tk::norm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), true), sets);
     gpu = [&] { tk::add_rmsnorm(dy, ds, dx, dr, dw, s.rows, s.cols, 1e-6f, cfg); };
     host = [&](auto& y, auto& so, auto& xs, auto& rs, int64_t rows) {
       tk::add_rmsnorm(y, so, xs, rs, w, rows, s.cols, 1e-6f, cfg);

@@ -52,22 +52,24 @@ bool clusters_usable() {
 }
 
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
-// tile up to 16K columns (8K for f64), about 32 elements per thread. Longer rows are
+// program up to 8K columns (4K for f64), about 32 elements per thread. Longer rows are
 // split over a thread-block cluster of up to 16 programs, all in registers, so the row
 // is read once: 8K columns per program (4 programs per SM overlap their waits better
-// than 2 of 16K: 2048x65536 bf16 softmax 74% -> 81% of copy), 16K where 8K would need
-// more than 16 programs (32K per program spills at 1024 threads). Without clusters, or
-// past 16 x 16K columns, rows loop over the largest tile and re-read it (from L2 where
-// it fits).
+// than 2 of 16K: 2048x65536 bf16 softmax 74% -> 81% of copy, 8192x16384 bf16 LayerNorm
+// 64% -> 85%), 16K where 8K would need more than 16 programs (32K per program spills at
+// 1024 threads). Without clusters rows up to 16K columns are one tile; longer ones loop
+// over the largest tile and re-read it (from L2 where it fits).
 inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = true) {
   int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
+  int64_t per_program = max_block / 2;
   int64_t block = next_pow2(n_cols);
-  if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
+  if (block <= per_program) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
   constexpr int64_t kMaxCluster = 16;
   if (clusters && block <= kMaxCluster * max_block) {
-    int64_t per = std::max(max_block / 2, block / kMaxCluster);
+    int64_t per = std::max(per_program, block / kMaxCluster);
     return Config{{"BLOCK", per}, num_warps(warps_for_block(per)), cluster(static_cast<int>(block / per))};
   }
+  if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
   return Config{{"BLOCK", max_block}, num_warps(16)};
 }
 
