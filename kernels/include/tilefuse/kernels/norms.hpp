@@ -154,16 +154,17 @@ const auto& layernorm_looped_kernel() {
   return k;
 }
 
-// The row heuristic, plus RELOAD where it measured faster on H200 (bf16, bench/NOTES.md):
-// with a residual whenever the row is split over a cluster (the sum just written is
-// re-read from L2: 2048x65536 85% -> 92% of copy), and for 16K columns per program
-// (512x262144: RMSNorm 74% -> 76%, LayerNorm 46% -> 54%, with 8 warps).
+// The row heuristic, plus RELOAD where it measured faster on H200 (bench/NOTES.md): with
+// a residual whenever the row is split over a cluster (the sum just written is re-read
+// from L2: bf16 2048x65536 85% -> 91% of copy), and for 16-bit rows of 16K columns per
+// program, with 8 warps (bf16 512x262144: RMSNorm 74% -> 75%, LayerNorm 46% -> 54%; on
+// f32 the same change lost: RMSNorm 68% -> 56%).
 inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = true, bool residual = false) {
   Config c = row_heuristic(n_cols, dtype, clusters);
   if (c.cluster == 1) return c;
   if (residual) {
     c.set("RELOAD", 1);
-  } else if (c.get("BLOCK") >= 16384) {
+  } else if (c.get("BLOCK") >= 16384 && byte_size(dtype) == 2) {
     c.set("RELOAD", 1);
     c.num_warps = 8;
   }
