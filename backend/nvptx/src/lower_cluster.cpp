@@ -8,8 +8,8 @@
 //     lane r < C of warp 0 stores this program's value into slot [my rank] of cluster
 //     program r with st.async, which also counts its bytes on r's mbarrier; thread 0
 //     arms the local mbarrier with the bytes it expects; every thread waits on the
-//     local mbarrier, then combines the C slots in rank order (the same bits in every
-//     program).
+//     local mbarrier, then the lanes of each warp combine the C slots with a butterfly
+//     of shuffles (the same bits in every lane of every program).
 // A program leaves only after receiving every peer's value, so no store can reach a
 // program that has exited, and no cluster barrier is needed at the end.
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -104,17 +104,19 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   b.CreateCondBr(b.CreateICmpNE(ready, cg.c32(0)), done, loop);
   b.SetInsertPoint(done);
 
+  // Combine: lane l takes the value of rank l % C, then a butterfly of shuffles. Each
+  // step combines two values symmetrically, so every lane of every program gets the
+  // same bits, and each thread holds one value instead of C.
+  llvm::Value* rank = b.CreateAnd(cg.lane(), cg.c32(n - 1));
   for (const ir::Op* o : ops) {
     const DType dt = o->operand(0)->type.dtype;
     const int es = byte_size(dt);
     ir::BinaryOp combine = o->red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
                            : o->red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
                                                              : ir::BinaryOp::Min;
-    llvm::Value* acc = nullptr;
-    for (int r = 0; r < n; ++r) {
-      llvm::Value* v = b.CreateLoad(cg.elem_type(dt), cg.smem_addr(cg.plan.op(o).smem_offset + r * es));
-      acc = acc ? binary_element(cg, combine, acc, v, dt) : v;
-    }
+    llvm::Value* acc = b.CreateLoad(cg.elem_type(dt),
+                                    cg.smem_addr(cg.plan.op(o).smem_offset, b.CreateMul(rank, cg.c32(es))));
+    for (int m = 1; m < n; m *= 2) acc = binary_element(cg, combine, acc, shuffle_xor(cg, acc, m), dt);
     cg.set(o->result(), {acc});
   }
   cg.set_smem_pending(true);  // conservatively: later writers of nearby scratch synchronize first
