@@ -164,3 +164,29 @@ TEST_CASE("portable sm_90 PTX assembles too") {
   auto r = tftest::run_ptxas(k.ptx, "sm_90", "portable90");
   if (r.ran) CHECK(r.status == 0);
 }
+
+TEST_CASE("cluster kernels need sm_90: a clear error for sm_80, PTX with the cluster size for sm_90a") {
+  auto f = tftest::new_kernel("cluster_sum_kernel", 4);
+  f->cluster_size = 4;
+  {
+    ir::Builder b(*f);
+    ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
+    ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
+    ir::Value* s = b.reduce(b.load(b.add_ptr(in, b.arange(0, 256))), 0, ir::ReduceKind::Sum);
+    b.store(out, b.cluster_reduce(s, ir::ReduceKind::Sum));
+  }
+  try {
+    nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_80")});
+    FAIL("compiled a cluster kernel for sm_80");
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("kernel 'cluster_sum_kernel' runs in thread-block clusters of 4 programs, which need sm_90 or "
+                   "newer; the target is sm_80") != std::string::npos);
+    CHECK(msg.find("Use a config with cluster(1)") != std::string::npos);
+  }
+  nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  CHECK(k.cluster_size == 4);
+  CHECK(k.ptx.find("st.async.shared::cluster") != std::string::npos);
+  auto r = tftest::run_ptxas(k.ptx, "sm_90a", "cluster_sum_kernel");
+  if (r.ran) CHECK(r.status == 0);
+}

@@ -311,11 +311,12 @@ inline I32 cluster_id(TF_HERE) {
   int shift = std::countr_zero(static_cast<unsigned>(b.function().cluster_size));
   return I32(b.binary(ir::BinaryOp::Shr, pid, b.const_int(shift, pid->type)));
 }
-#define TF_CLUSTER_REDUCE(fn, kind)                                                          \
-  template <class T>                                                                         \
-  Tile<T, 0> fn(const Tile<T, 0>& x, TF_HERE) {                                              \
-    static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, #fn ": needs a number");    \
-    return Tile<T, 0>(detail::builder(#fn, loc).cluster_reduce(x.value, ir::ReduceKind::kind)); \
+#define TF_CLUSTER_REDUCE(fn, kind)                                                                       \
+  template <class T, int R>                                                                               \
+  Tile<T, 0> fn(const Tile<T, R>& x, TF_HERE) {                                                           \
+    static_assert(R == 0, #fn ": combines one number per program; reduce the tile first, e.g. " #fn "(sum(x, 0))"); \
+    static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, #fn ": needs a number");                 \
+    return Tile<T, 0>(detail::builder(#fn, loc).cluster_reduce(x.value, ir::ReduceKind::kind));          \
   }
 TF_CLUSTER_REDUCE(cluster_sum, Sum)
 TF_CLUSTER_REDUCE(cluster_max, Max)
