@@ -86,3 +86,20 @@ TEST_CASE("cluster_size, and a failing program of a cluster stops its cluster wi
   }
   CHECK(seen == 4);
 }
+
+TEST_CASE("the programs of a cluster take turns on the interpreter: atomics stay atomic") {
+  // Every program adds 1 to all 512 counters twice around a cluster reduction; the
+  // interpreter runs a cluster's programs on threads, but one at a time.
+  auto k = kernel("cluster_atomics", {"counts", "out"}, [](Ptr<i32> counts, Ptr<f32> out, Meta<"B"> B) {
+    auto idx = arange(0, B);
+    atomic_add(counts + idx, 1);
+    auto total = cluster_sum(scalar<f32>(1.0));
+    atomic_add(counts + idx, 1);
+    store(out + program_id(0), total);
+  });
+  std::vector<int32_t> counts(512, 0);
+  std::vector<float> out(64, 0.0f);
+  k.launch(grid(64), Config{{"B", 512}, cluster(4)}, counts, out);
+  CHECK(first_mismatch(counts, std::vector<int32_t>(512, 128)) == "");
+  CHECK(first_mismatch(out, std::vector<float>(64, 4.0f)) == "");
+}

@@ -82,7 +82,7 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
                                   [&](const auto& k) { return k.name == kname; });
     for (DType d : {DType::bf16, DType::f32}) {
       for (int64_t cols : {20000, 65536, 262144}) {
-        Config cfg = kernels::row_heuristic(cols, d);
+        Config cfg = kernels::row_heuristic(cols, d, true);
         for (auto& [key, v] : g.default_config.meta)
           if (!cfg.has(key)) cfg.set(key, v);
         CAPTURE(kname);

@@ -65,3 +65,19 @@ TEST_CASE("ir group-reductions: dependent reductions, loads and other shapes sta
   CHECK_FALSE(group_sibling_reductions(*f));
   for (size_t i = 0; i < before.size(); ++i) CHECK(f->body.ops[i].get() == before[i]);
 }
+
+TEST_CASE("ir verifier: the cluster size is a power of two from 1 to 16") {
+  for (int size : {0, 3, 32}) {
+    auto f = test::make_function("k");
+    f->cluster_size = size;
+    Builder b(*f);
+    b.store(b.param("out", Type::pointer(DType::i32)), b.program_id(0));
+    try {
+      verify(*f);
+      FAIL("accepted cluster size " << size);
+    } catch (const std::exception& e) {
+      CHECK(std::string(e.what()).find("cluster size " + std::to_string(size) + " is not a power of two from 1 to 16") !=
+            std::string::npos);
+    }
+  }
+}

@@ -11,6 +11,7 @@
 
 #include "ir_kernels.hpp"
 #include "check.hpp"
+#include "tilefuse/ir/passes.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 
 using namespace tilefuse;
@@ -188,5 +189,26 @@ TEST_CASE("cluster kernels need sm_90: a clear error for sm_80, PTX with the clu
   CHECK(k.cluster_size == 4);
   CHECK(k.ptx.find("st.async.shared::cluster") != std::string::npos);
   auto r = tftest::run_ptxas(k.ptx, "sm_90a", "cluster_sum_kernel");
+  if (r.ran) CHECK(r.status == 0);
+}
+
+TEST_CASE("a cluster reduction of a cluster reduction is not grouped with it and compiles") {
+  auto f = tftest::new_kernel("cluster_chain", 4);
+  f->cluster_size = 2;
+  {
+    ir::Builder b(*f);
+    ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
+    ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
+    ir::Value* s = b.reduce(b.load(b.add_ptr(in, b.arange(0, 256))), 0, ir::ReduceKind::Sum);
+    ir::Value* m = b.cluster_reduce(s, ir::ReduceKind::Max);
+    b.store(out, b.cluster_reduce(m, ir::ReduceKind::Sum));  // reads the first one's result
+  }
+  ir::run_frontend_passes(*f);
+  nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  size_t waits = 0;
+  for (size_t p = k.ptx.find("mbarrier.try_wait"); p != std::string::npos; p = k.ptx.find("mbarrier.try_wait", p + 1))
+    ++waits;
+  CHECK(waits == 2);  // two exchanges, one after the other
+  auto r = tftest::run_ptxas(k.ptx, "sm_90a", "cluster_chain");
   if (r.ran) CHECK(r.status == 0);
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <exception>
+#include <system_error>
 #include <thread>
 
 #include "exec.hpp"
@@ -12,7 +13,8 @@
 
 namespace tilefuse::interp::detail {
 
-std::vector<ClusterValue> ClusterSync::exchange(int rank, ClusterValue v, const std::string& what) {
+std::vector<ClusterValue> ClusterSync::exchange(int rank, ClusterValue v, const std::string& what,
+                                                std::unique_lock<std::mutex>& turn) {
   std::unique_lock lock(mu_);
   auto mismatch = [&] {
     aborted_ = true;
@@ -24,15 +26,21 @@ std::vector<ClusterValue> ClusterSync::exchange(int rank, ClusterValue v, const 
   if (finished_ > 0) mismatch();
   values_[rank] = v;
   uint64_t gen = generation_;
-  if (++arrived_ == size_) {
+  if (++arrived_ == size_) {  // the last to arrive keeps the turn and goes on
     arrived_ = 0;
     published_ = values_;
     ++generation_;
     cv_.notify_all();
     return published_;
   }
+  turn.unlock();  // let the next program run while this one waits
   cv_.wait(lock, [&] { return generation_ != gen || aborted_ || finished_ > 0; });
-  if (generation_ != gen) return published_;
+  if (generation_ != gen) {
+    std::vector<ClusterValue> all = published_;
+    lock.unlock();
+    turn.lock();
+    return all;
+  }
   if (aborted_) throw ClusterAborted{};
   mismatch();
   return {};
@@ -66,8 +74,10 @@ void exec_cluster_reduce(Exec& ex, const ir::Op& op) {
   else mine.i = x.i[0];
   std::vector<ClusterValue> all{mine};
   if (ex.cluster)
-    all = ex.cluster->exchange(ex.cluster_rank, mine, std::string("cluster_") + ir::name(op.red()) + " (at " +
-                                                          op.loc.str() + ") in kernel '" + ex.fn.name + "'");
+    all = ex.cluster->exchange(ex.cluster_rank, mine,
+                               std::string("cluster_") + ir::name(op.red()) + " (at " + op.loc.str() + ") in kernel '" +
+                                   ex.fn.name + "'",
+                               *ex.cluster_turn);
   ir::ReduceKind k = op.red();
   if (fl) {
     double acc = all[0].f;
@@ -101,27 +111,38 @@ void run_clusters(std::vector<Exec>& programs, const std::array<int64_t, 3>& gri
     for (int64_t y = 0; y < grid[1]; ++y)
       for (int64_t c = 0; c < grid[0] / size; ++c) {
         sync.reset();
-        std::exception_ptr first;
-        std::mutex first_mu;
+        std::vector<std::exception_ptr> errors(size);  // per rank: the lowest rank's is reported
         std::vector<std::thread> threads;
-        for (int r = 0; r < size; ++r)
-          threads.emplace_back([&, r] {
-            Exec& ex = programs[r];
-            ex.pid = {c * size + r, y, z};
-            try {
-              exec_block(ex, ex.fn.body);
-              sync.program_finished();
-            } catch (const ClusterAborted&) {
-            } catch (...) {
-              {
-                std::lock_guard lock(first_mu);
-                if (!first) first = std::current_exception();
+        auto join_all = [&] {
+          for (auto& t : threads) t.join();
+        };
+        for (int r = 0; r < size; ++r) {
+          try {
+            threads.emplace_back([&, r] {
+              Exec& ex = programs[r];
+              ex.pid = {c * size + r, y, z};
+              std::unique_lock turn(sync.turn());
+              ex.cluster_turn = &turn;
+              try {
+                exec_block(ex, ex.fn.body);
+                sync.program_finished();
+              } catch (const ClusterAborted&) {
+              } catch (...) {
+                errors[r] = std::current_exception();
+                sync.abort();
               }
-              sync.abort();
-            }
-          });
-        for (auto& t : threads) t.join();
-        if (first) std::rethrow_exception(first);
+            });
+          } catch (const std::system_error& e) {
+            sync.abort();
+            join_all();
+            throw UserError(std::string("the interpreter could not start a thread for program ") +
+                            std::to_string(c * size + r) + " of a cluster of " + std::to_string(size) + " (" +
+                            e.what() + "). Run fewer threads in this process or use a smaller cluster");
+          }
+        }
+        join_all();
+        for (auto& e : errors)
+          if (e) std::rethrow_exception(e);
       }
 }
 

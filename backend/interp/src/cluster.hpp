@@ -1,8 +1,10 @@
 #pragma once
 // Internal: how the interpreter runs the programs of one thread-block cluster. Each
-// program of the cluster runs on its own thread; a ClusterReduce is an exchange point
-// where every program publishes its value and waits for the others, like the GPU's
-// cluster barrier.
+// program of the cluster runs on its own thread, but only one at a time: a program
+// holds the cluster's turn while it executes and passes it on only while it waits in
+// an exchange, so memory ops stay sequential (atomics atomic, no data races on the
+// host buffers). A ClusterReduce is such an exchange: every program publishes its value
+// and waits for the others, like the GPU's cluster barrier.
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -23,9 +25,13 @@ class ClusterSync {
  public:
   explicit ClusterSync(int size) : size_(size), values_(size) {}
   int size() const { return size_; }
-  // Publishes `v` as program `rank`'s value, waits until every program of the cluster
-  // has published one, and returns all of them in rank order.
-  std::vector<ClusterValue> exchange(int rank, ClusterValue v, const std::string& what);
+  // The turn: held by the one program that executes.
+  std::mutex& turn() { return turn_; }
+  // Publishes `v` as program `rank`'s value, waits (giving up `turn`, which it holds)
+  // until every program of the cluster has published one, takes the turn back and
+  // returns all values in rank order.
+  std::vector<ClusterValue> exchange(int rank, ClusterValue v, const std::string& what,
+                                     std::unique_lock<std::mutex>& turn);
   // One program ended its body (a program still waiting in exchange then fails).
   void program_finished();
   // A program failed: wakes every waiter, which throws ClusterAborted.
@@ -34,7 +40,7 @@ class ClusterSync {
   void reset();
 
  private:
-  std::mutex mu_;
+  std::mutex mu_, turn_;
   std::condition_variable cv_;
   int size_;
   int arrived_ = 0, finished_ = 0;

@@ -3,6 +3,7 @@
 // buffers behind pointer parameters, and the program id being executed.
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct Exec {
   std::array<int64_t, 3> pid{0, 0, 0};
   std::array<int64_t, 3> nprog{1, 1, 1};
   ClusterSync* cluster = nullptr;  // the exchange of this program's cluster (null: no clusters)
+  std::unique_lock<std::mutex>* cluster_turn = nullptr;  // held while this program executes
   int cluster_rank = 0;
   // Scratch space for ops that need temporaries (reused across ops).
   std::vector<double> scratch_f;

@@ -99,7 +99,8 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   b.CreateBr(loop);
   b.SetInsertPoint(loop);
   llvm::Value* ready = cg.inline_asm(
-      cg.i32(), "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], 0; selp.u32 $0, 1, 0, p; }",
+      cg.i32(), "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], 0; "
+      "selp.u32 $0, 1, 0, p; }",
       "=r,r,~{memory}", {bar}, true);
   b.CreateCondBr(b.CreateICmpNE(ready, cg.c32(0)), done, loop);
   b.SetInsertPoint(done);

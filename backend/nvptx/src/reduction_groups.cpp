@@ -27,7 +27,14 @@ void group_block(const ir::Block& b, GpuPlan& plan, bool top_level) {
     const ir::Op& first = *b.ops[i];
     if (!plain(first) || (first.kind == ir::OpKind::ClusterReduce && !top_level)) continue;
     size_t end = i + 1;
-    while (end < b.ops.size() && joinable(plan, first, *b.ops[end])) ++end;
+    auto independent = [&](const ir::Op& op) {  // reads no result of the group so far
+      for (size_t k = i; k < end; ++k)
+        for (auto* r : b.ops[k]->results)
+          for (auto* v : op.operands)
+            if (v == r) return false;
+      return true;
+    };
+    while (end < b.ops.size() && joinable(plan, first, *b.ops[end]) && independent(*b.ops[end])) ++end;
     if (end - i < 2) continue;
     std::vector<const ir::Op*> members;
     for (size_t k = i; k < end; ++k) {

@@ -31,6 +31,14 @@ bool siblings(const Op& a, const Op& b) {
   return a.axis == b.axis && a.operand(0)->type.shape == b.operand(0)->type.shape;
 }
 
+// Whether `op` reads a result of one of the ops [first, last) of `b`.
+bool uses_results(const Op& op, const Block& b, size_t first, size_t last) {
+  for (size_t k = first; k < last; ++k)
+    for (auto* r : b.ops[k]->results)
+      if (std::find(op.operands.begin(), op.operands.end(), r) != op.operands.end()) return true;
+  return false;
+}
+
 class Scheduler {
  public:
   bool run(Block& b) {
@@ -40,7 +48,7 @@ class Scheduler {
     for (size_t i = 0; i < b.ops.size(); ++i) {
       if (!plain_reduce(*b.ops[i])) continue;
       size_t end = i + 1;  // the group so far: [i, end)
-      while (end < b.ops.size() && siblings(*b.ops[i], *b.ops[end])) ++end;
+      while (end < b.ops.size() && siblings(*b.ops[i], *b.ops[end]) && !uses_results(*b.ops[end], b, i, end)) ++end;
       for (size_t j = end; j < b.ops.size(); ++j) {
         if (!siblings(*b.ops[i], *b.ops[j])) continue;
         int shift = move_next_to(b, i, end, j);

@@ -58,8 +58,10 @@ bool clusters_usable() {
 // than 2 of 16K: 2048x65536 bf16 softmax 74% -> 81% of copy, 8192x16384 bf16 LayerNorm
 // 64% -> 85%), 16K where 8K would need more than 16 programs (32K per program spills at
 // 1024 threads). Without clusters rows up to 16K columns are one tile; longer ones loop
-// over the largest tile and re-read it (from L2 where it fits).
-inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = true) {
+// over the largest tile and re-read it (from L2 where it fits). `clusters`: whether the
+// launch can use them (see clusters_usable; cluster(16) needs a whole GPC, which a MIG
+// slice may not have).
+inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   int64_t max_block = dtype == DType::f64 ? 8192 : 16384;
   int64_t per_program = max_block / 2;
   int64_t block = next_pow2(n_cols);

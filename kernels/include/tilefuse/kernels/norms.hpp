@@ -159,7 +159,7 @@ const auto& layernorm_looped_kernel() {
 // from L2: bf16 2048x65536 85% -> 91% of copy), and for 16-bit rows of 16K columns per
 // program, with 8 warps (bf16 512x262144: RMSNorm 74% -> 75%, LayerNorm 46% -> 54%; on
 // f32 the same change lost: RMSNorm 68% -> 56%).
-inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = true, bool residual = false) {
+inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false) {
   Config c = row_heuristic(n_cols, dtype, clusters);
   if (c.cluster == 1) return c;
   if (residual) {

@@ -89,7 +89,7 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
-inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = true) {
+inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   return row_heuristic(n_cols, dtype, clusters);
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") * c.cluster < n_cols; }
