@@ -166,16 +166,26 @@ TEST_CASE("portable sm_90 PTX assembles too") {
   if (r.ran) CHECK(r.status == 0);
 }
 
+namespace {
+
+// out = cluster_sum(sum(in[0:256])) over clusters of `size`; with `chained`, the sum is
+// of a cluster_max of that (two dependent cluster reductions).
+std::unique_ptr<ir::Function> cluster_kernel(const std::string& name, int size, bool chained) {
+  auto f = tftest::new_kernel(name, 4);
+  f->cluster_size = size;
+  ir::Builder b(*f);
+  ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
+  ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
+  ir::Value* s = b.reduce(b.load(b.add_ptr(in, b.arange(0, 256))), 0, ir::ReduceKind::Sum);
+  if (chained) s = b.cluster_reduce(s, ir::ReduceKind::Max);
+  b.store(out, b.cluster_reduce(s, ir::ReduceKind::Sum));
+  return f;
+}
+
+}  // namespace
+
 TEST_CASE("cluster kernels need sm_90: a clear error for sm_80, PTX with the cluster size for sm_90a") {
-  auto f = tftest::new_kernel("cluster_sum_kernel", 4);
-  f->cluster_size = 4;
-  {
-    ir::Builder b(*f);
-    ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
-    ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
-    ir::Value* s = b.reduce(b.load(b.add_ptr(in, b.arange(0, 256))), 0, ir::ReduceKind::Sum);
-    b.store(out, b.cluster_reduce(s, ir::ReduceKind::Sum));
-  }
+  auto f = cluster_kernel("cluster_sum_kernel", 4, false);
   try {
     nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_80")});
     FAIL("compiled a cluster kernel for sm_80");
@@ -193,16 +203,7 @@ TEST_CASE("cluster kernels need sm_90: a clear error for sm_80, PTX with the clu
 }
 
 TEST_CASE("a cluster reduction of a cluster reduction is not grouped with it and compiles") {
-  auto f = tftest::new_kernel("cluster_chain", 4);
-  f->cluster_size = 2;
-  {
-    ir::Builder b(*f);
-    ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
-    ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
-    ir::Value* s = b.reduce(b.load(b.add_ptr(in, b.arange(0, 256))), 0, ir::ReduceKind::Sum);
-    ir::Value* m = b.cluster_reduce(s, ir::ReduceKind::Max);
-    b.store(out, b.cluster_reduce(m, ir::ReduceKind::Sum));  // reads the first one's result
-  }
+  auto f = cluster_kernel("cluster_chain", 2, true);
   ir::run_frontend_passes(*f);
   nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
   size_t waits = 0;
