@@ -430,7 +430,8 @@ Value* Builder::scan(Value* x, int axis, ReduceKind k) {
 Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
   std::string what = std::string("cluster_") + name(k) + " of " + x->type.str();
   if (k != ReduceKind::Sum && k != ReduceKind::Max && k != ReduceKind::Min)
-    fail(std::string("cluster reduction with ") + name(k) + " is not supported", "Use cluster_sum, cluster_max or cluster_min");
+    fail(std::string("cluster reduction with ") + name(k) + " is not supported",
+         "Use cluster_sum, cluster_max or cluster_min");
   if (!x->type.is_scalar() || x->type.is_ptr || x->type.dtype == DType::i1)
     fail(what + ": cluster reductions combine one number per program",
          "Reduce the tile first, e.g. cluster_sum(sum(x, 0))");

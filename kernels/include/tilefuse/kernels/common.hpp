@@ -75,11 +75,16 @@ inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = false) 
   return Config{{"BLOCK", max_block}, num_warps(16)};
 }
 
+// Columns one row-program covers: BLOCK per program of its cluster.
+inline int64_t row_cover(const Config& c) { return c.get("BLOCK") * c.cluster; }
+// Whether rows of `cols` need the looped program (they do not fit one cluster's tiles).
+inline bool row_uses_loop(const Config& c, int64_t cols) { return row_cover(c) < cols; }
+
 // A config with clusters must cover the row: BLOCK columns per program of the cluster.
 inline void check_row_cover(const Config& c, int64_t cols, const char* kernel_name) {
-  if (c.cluster > 1 && c.get("BLOCK") * c.cluster < cols)
+  if (c.cluster > 1 && row_uses_loop(c, cols))
     user_error(std::string(kernel_name) + ": the config {" + c.str() + "} covers " +
-                   std::to_string(c.get("BLOCK") * c.cluster) + " columns per row (BLOCK x cluster), but rows have " +
+                   std::to_string(row_cover(c)) + " columns per row (BLOCK x cluster), but rows have " +
                    std::to_string(cols),
                SourceLoc{}, "Raise BLOCK or cluster until BLOCK x cluster >= the row length, or use cluster(1) "
                             "to loop over long rows");
@@ -90,7 +95,7 @@ inline void check_row_cover(const Config& c, int64_t cols, const char* kernel_na
 template <class Row, class Looped, class... Args>
 void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t rows, int64_t cols,
                  const Args&... args) {
-  if (c.get("BLOCK") * c.cluster < cols) {
+  if (row_uses_loop(c, cols)) {
     Config lc = c;
     lc.meta.erase("RELOAD");  // the looped programs stream the row anyway
     looped.launch(Grid(rows), lc, args...);

@@ -203,7 +203,7 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
 // (8192x16384: 78% -> 83%; 65536x1024: 95% either way). The tuner may override. The
 // looped program always uses shifted sums and takes no SHIFTED.
 inline Config layernorm_config(Config c, int64_t cols, DType) {
-  if (c.get("BLOCK") * c.cluster < cols) c.meta.erase("SHIFTED");
+  if (row_uses_loop(c, cols)) c.meta.erase("SHIFTED");
   else if (!c.has("SHIFTED")) c.set("SHIFTED", 1);
   return c;
 }

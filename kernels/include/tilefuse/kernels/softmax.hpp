@@ -92,7 +92,7 @@ const auto& softmax_looped_kernel() {
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   return row_heuristic(n_cols, dtype, clusters);
 }
-inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return c.get("BLOCK") * c.cluster < n_cols; }
+inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
 
 // softmax(out, in, rows, cols): row-wise softmax of a [rows, cols] matrix with
 // row strides (elements) out_stride/in_stride (default: cols).

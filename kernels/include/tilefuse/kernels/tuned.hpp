@@ -76,7 +76,10 @@ const auto& softmax_tuner() {
       [](const Config& c, auto& out, const auto& in, int64_t rows, int64_t cols) { softmax(out, in, rows, cols, -1, -1, c); },
       rowwise_space(), [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return softmax_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()); }},
+                  .fallback =
+                      [](const tuning::KeyView& k) {
+                        return softmax_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                      }},
       [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
         const KernelBase& k = softmax_uses_loop(c, cols) ? static_cast<const KernelBase&>(softmax_looped_kernel<T>())
                                                          : softmax_row_kernel<T>();
@@ -94,11 +97,14 @@ const auto& rmsnorm_tuner() {
       rowwise_space(),
       [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()); }},
+                  .fallback =
+                      [](const tuning::KeyView& k) {
+                        return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                      }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
         Config lc = Config(c).set("RESIDUAL", 0);
-        const KernelBase& k = c.get("BLOCK") * c.cluster < cols ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
-                                                    : rmsnorm_row_kernel<T>();
+        const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
+                                                     : rmsnorm_row_kernel<T>();
         return tuning::specialization(k, lc, out, out, in, in, w, cols, cols, eps);
       });
   return t;
@@ -114,11 +120,14 @@ const auto& layernorm_tuner() {
         return rowwise_key(rows, cols);
       },
       TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()); }},
+                  .fallback =
+                      [](const tuning::KeyView& k) {
+                        return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                      }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
-        const KernelBase& k = c.get("BLOCK") * c.cluster < cols ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
-                                                    : layernorm_row_kernel<T>();
+        const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
+                                                     : layernorm_row_kernel<T>();
         return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, in, w, b, cols, cols, eps);
       });
   return t;
