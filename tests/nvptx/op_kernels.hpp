@@ -342,7 +342,10 @@ inline std::vector<std::pair<ir::Shape, int>> scan_shapes() {
   return {{{256}, 4}, {{16, 64}, 4}, {{8}, 2}, {{64, 8}, 1}};
 }
 inline std::vector<std::array<int64_t, 4>> dot_shapes() {  // m, n, k, warps
-  return {{16, 16, 16, 1}, {64, 64, 32, 4}, {32, 128, 16, 4}, {128, 64, 64, 8}, {16, 32, 64, 2}};
+  // Tensor-core tilings: one instruction, balanced warp grids, warps along one side,
+  // more warps than 16x8 tiles (replicated warps), N = 8, long K.
+  return {{16, 16, 16, 1}, {64, 64, 32, 4}, {32, 128, 16, 4}, {128, 64, 64, 8}, {16, 32, 64, 2},
+          {16, 8, 16, 4},  {128, 128, 32, 4}, {64, 16, 128, 8}, {32, 256, 16, 8}};
 }
 
 }  // namespace tftest

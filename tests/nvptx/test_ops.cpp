@@ -89,7 +89,16 @@ TEST_CASE("dot: f16, bf16 and f32 operands, several shapes and warp counts") {
     for (DType dt : {DType::f16, DType::bf16, DType::f32}) {
       auto art = compile_and_assemble(*tftest::dot_kernel(d[0], d[1], d[2], static_cast<int>(d[3]), dt),
                                       tag("dot", {std::to_string(d[0]), std::to_string(d[1]), std::to_string(d[2]), name(dt)}));
-      CHECK(art.kernel.ptx.find("fma.rn.f32") != std::string::npos);
+      const std::string& ptx = art.kernel.ptx;
+      if (dt == DType::f32) {
+        CHECK(ptx.find("fma.rn.f32") != std::string::npos);
+        continue;
+      }
+      // 16-bit operands run on tensor cores, fed from swizzled shared memory by ldmatrix.
+      std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + name(dt) + "." + name(dt) + ".f32";
+      CHECK_MESSAGE(ptx.find(mma) != std::string::npos, mma);
+      CHECK(ptx.find("ldmatrix.sync.aligned.m8n8") != std::string::npos);
+      CHECK(ptx.find("fma.rn.f32") == std::string::npos);
     }
 }
 

@@ -191,6 +191,10 @@ llvm::Value* Codegen::smem_addr(int byte_offset, llvm::Value* dyn_bytes) {
   return b.CreateGEP(b.getInt8Ty(), smem_, off);
 }
 
+llvm::Value* Codegen::shared_addr32(llvm::Value* p) {
+  return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), i32());
+}
+
 void Codegen::barrier() { call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {}); }
 
 void Codegen::smem_before_write() {

@@ -6,6 +6,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,13 @@ class Codegen {
   Regs operand(const ir::Op& op, int i);
   // Registers of `v` in layout `to` (a conversion when its layout differs).
   Regs in_layout(const ir::Value* v, const LinearLayout& to, int smem_offset);
+  // in_layout in two halves, so that several conversions share one barrier: stage()
+  // stores `v` to shared memory when the conversion needs it (setting `wrote`) and
+  // returns the reader, to call after smem_after_write() when anything was written.
+  std::function<Regs()> stage(const ir::Value* v, const LinearLayout& to, int smem_offset, bool& wrote);
+  // Converted copies made before a loop of values the loop only reads (dot operands):
+  // found by stage()/in_layout instead of converting again in every iteration.
+  void hoist(const ir::Value* v, const LinearLayout& to, Regs r) { hoisted_.push_back({v, to, std::move(r)}); }
 
   // --- types ---
   llvm::Type* elem_type(const ir::Type& t);  // register type of one element
@@ -82,6 +90,8 @@ class Codegen {
   // element offset base + flat index, once per element; loads them back in layout `to`.
   void smem_store_tile(const Regs& vals, const LinearLayout& l, int byte_offset, llvm::Type* ty);
   Regs smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type* ty);
+  // 32-bit shared-memory address of a shared pointer (for inline PTX).
+  llvm::Value* shared_addr32(llvm::Value* p);
 
   // --- helpers ---
   llvm::Function* intrinsic(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> tys = {});
@@ -105,7 +115,15 @@ class Codegen {
   void setup_thread_ids();
   llvm::IRBuilderBase::InsertPoint entry_point();
 
+  struct Hoisted {
+    const ir::Value* v;
+    LinearLayout layout;
+    Regs regs;
+  };
+  const Hoisted* find_hoisted(const ir::Value* v, const LinearLayout& l) const;
+
   std::unordered_map<const ir::Value*, Regs> vals_;
+  std::vector<Hoisted> hoisted_;
   llvm::BasicBlock* entry_ = nullptr;
   llvm::Value* tid_ = nullptr;
   llvm::Value* lane_ = nullptr;

@@ -1,8 +1,10 @@
 // Layout conversion: free when equal, a register renaming when every thread already
 // holds what it needs, otherwise a round trip through shared memory.
+#include <optional>
 #include <unordered_map>
 
 #include "codegen.hpp"
+#include "tilefuse/nvptx/shared_encoding.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -79,11 +81,117 @@ Regs Codegen::smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type
   return out;
 }
 
-Regs Codegen::in_layout(const ir::Value* v, const LinearLayout& d, int smem_offset) {
+namespace {
+
+// ldmatrix (sm_75+) loads whole 8x8 matrices of 16-bit elements, 16-byte rows at
+// addresses the lanes supply, into the fragment layout of mma.sync. It applies when `e`
+// (the target layout with bases as shared-memory element offsets) has the pattern:
+//   plain: register bit 0 = the next element, lanes 0-1 = the next 32-bit words of a
+//          row, lanes 2-4 = rows (anywhere, 16-byte aligned);
+//   trans: register bit 0 and lanes 0-1 = rows, lanes 2-4 = the next elements of a row
+//          (each thread receives a column pair: the operand stored the other way).
+// Register bits 1-2 then pick up to 4 matrices per instruction; all other bases must
+// keep rows 16-byte aligned.
+struct Ldmatrix {
+  bool trans = false;
+  int mats = 0;                  // matrices per instruction: 1, 2 or 4
+  std::vector<uint32_t> lane_map;  // supplying lane bits -> offset (row bits, then matrix bits)
+};
+
+std::optional<Ldmatrix> ldmatrix_plan(const LinearLayout& e) {
+  const auto& r = e.regs();
+  const auto& l = e.lanes();
+  if (r.empty() || l.size() != 5) return std::nullopt;
+  auto aligned = [](uint32_t x) { return (x & 7) == 0; };
+  Ldmatrix p;
+  std::vector<uint32_t> rows;
+  if (r[0] == 1 && l[0] == 2 && l[1] == 4) {
+    rows = {l[2], l[3], l[4]};
+  } else if (l[2] == 1 && l[3] == 2 && l[4] == 4) {
+    p.trans = true;
+    rows = {r[0], l[0], l[1]};
+  } else {
+    return std::nullopt;
+  }
+  for (uint32_t x : rows)
+    if (!aligned(x)) return std::nullopt;
+  for (size_t i = 1; i < r.size(); ++i)
+    if (!aligned(r[i])) return std::nullopt;
+  for (uint32_t x : e.warps())
+    if (!aligned(x)) return std::nullopt;
+  p.mats = static_cast<int>(std::min<size_t>(4, size_t{1} << (r.size() - 1)));
+  p.lane_map = rows;
+  for (int i = 0; (2 << i) <= p.mats; ++i) p.lane_map.push_back(r[1 + i]);  // lanes 8-31 pick the matrix
+  p.lane_map.resize(5, 0);
+  return p;
+}
+
+Regs load_ldmatrix(Codegen& cg, const LinearLayout& e, const Ldmatrix& p, int byte_offset, llvm::Type* ty) {
+  auto& b = cg.b;
+  llvm::Value* thread;
+  {
+    uint32_t lb = 0, wb = 0;
+    for (uint32_t x : p.lane_map) lb |= x;
+    for (uint32_t x : e.warps()) wb |= x;
+    llvm::Value* a = cg.linear_map(cg.lane(), p.lane_map);
+    llvm::Value* w = cg.linear_map(cg.warp(), e.warps());
+    thread = (lb & wb) ? b.CreateXor(a, w) : b.CreateOr(a, w);
+  }
+  uint32_t tb = 0;
+  for (uint32_t x : p.lane_map) tb |= x;
+  for (uint32_t x : e.warps()) tb |= x;
+  int group_bits = 1 + log2_exact(p.mats);
+  std::string regs_list, cons;
+  for (int i = 0; i < p.mats; ++i) {
+    regs_list += (i ? ",$" : "$") + std::to_string(i);
+    cons += "=r,";
+  }
+  std::string text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(p.mats) + (p.trans ? ".trans" : "") +
+                     ".shared.b16 {" + regs_list + "}, [$" + std::to_string(p.mats) + "];";
+  std::vector<llvm::Type*> outs(p.mats, cg.i32());
+  llvm::Type* ret = p.mats == 1 ? cg.i32() : static_cast<llvm::Type*>(llvm::StructType::get(cg.ctx, outs));
+  auto* pair = llvm::FixedVectorType::get(ty, 2);
+  Regs out(e.num_regs());
+  for (int g = 0; g < e.num_regs(); g += 1 << group_bits) {
+    uint32_t rp = e.reg_part(g);
+    llvm::Value* off = rp == 0 ? thread : ((tb & rp) ? b.CreateXor(thread, cg.c32(rp)) : b.CreateAdd(thread, cg.c32(rp)));
+    llvm::Value* addr = cg.shared_addr32(cg.smem_addr(byte_offset, b.CreateShl(off, 1)));
+    // Side effects: it reads shared memory written before a barrier, so it must stay after it.
+    llvm::Value* v = cg.inline_asm(ret, text, cons + "r,~{memory}", {addr}, true);
+    for (int i = 0; i < p.mats; ++i) {
+      llvm::Value* w = p.mats == 1 ? v : b.CreateExtractValue(v, i);
+      llvm::Value* h = b.CreateBitCast(w, pair);
+      out[g | (i << 1)] = b.CreateExtractElement(h, uint64_t{0});
+      out[g | (i << 1) | 1] = b.CreateExtractElement(h, uint64_t{1});
+    }
+  }
+  return out;
+}
+
+// The shared-memory encoding of a conversion out of layout `from`: rank-2 tiles stored
+// along the dimension `from` writes contiguously, swizzled.
+SharedEncoding conversion_encoding(const LinearLayout& from, llvm::Type* ty) {
+  if (from.rank() != 2 || ty->isPointerTy() || ty->isIntegerTy(1)) return identity_encoding(from.shape());
+  return swizzled_encoding(from.shape(), contiguous_dim(from), elem_bytes_of(ty));
+}
+
+}  // namespace
+
+const Codegen::Hoisted* Codegen::find_hoisted(const ir::Value* v, const LinearLayout& l) const {
+  for (auto& h : hoisted_)
+    if (h.v == v && h.layout == l) return &h;
+  return nullptr;
+}
+
+std::function<Regs()> Codegen::stage(const ir::Value* v, const LinearLayout& d, int smem_offset, bool& wrote) {
+  if (const Hoisted* h = find_hoisted(v, d)) return [r = h->regs] { return r; };
   const LinearLayout& a = plan.layout(v)->ll;
-  if (is_rematerializable(v)) return a == d ? regs(v) : rematerialize(*this, v, d);
+  if (is_rematerializable(v)) {
+    Regs r = a == d ? regs(v) : rematerialize(*this, v, d);
+    return [r] { return r; };
+  }
   bool lazy = plan.lazy.count(v) != 0;
-  if (!lazy && a == d) return regs(v);
+  if (!lazy && a == d) return [this, v] { return regs(v); };
   TF_ASSERT(a.shape() == d.shape(), "conversion between different shapes");
   if (!lazy && register_only(a, d)) {
     const Regs& src = regs(v);
@@ -91,23 +199,41 @@ Regs Codegen::in_layout(const ir::Value* v, const LinearLayout& d, int smem_offs
     for (int r = a.num_regs() - 1; r >= 0; --r) where[a.reg_part(r)] = r;
     Regs out;
     for (int r = 0; r < d.num_regs(); ++r) out.push_back(src[where.at(d.reg_part(r))]);
-    return out;
+    return [out] { return out; };
   }
   if (v->def && is_view_op(v->def->kind)) {
     // Convert the (smaller) operand instead and relabel again.
     const ir::Op& op = *v->def;
     LinearLayout need = view_source_layout(op, d);
     const ir::Value* x = op.operand(0);
-    Regs xs = x->type.is_scalar() ? Regs(need.num_regs(), scalar(x)) : in_layout(x, need, smem_offset);
-    return view_regs(*this, op, xs, need, d);
+    if (x->type.is_scalar()) {
+      Regs xs(need.num_regs(), scalar(x));
+      Regs out = view_regs(*this, op, xs, need, d);
+      return [out] { return out; };
+    }
+    auto inner = stage(x, need, smem_offset, wrote);
+    return [this, &op, inner, need, d] { return view_regs(*this, op, inner(), need, d); };
   }
   const Regs& src = regs(v);
   llvm::Type* ty = elem_type(v->type);
+  SharedEncoding enc = conversion_encoding(a, ty);
   smem_before_write();
-  smem_store_tile(src, a, smem_offset, ty);
-  smem_after_write();
-  Regs out = smem_load_tile(d, smem_offset, ty);
-  smem_after_read();
+  smem_store_tile(src, enc.apply(a), smem_offset, ty);
+  wrote = true;
+  return [this, enc, d, smem_offset, ty] {
+    LinearLayout e = enc.apply(d);
+    if (elem_bytes_of(ty) == 2 && ty->isFloatingPointTy())
+      if (auto p = ldmatrix_plan(e)) return load_ldmatrix(*this, e, *p, smem_offset, ty);
+    return smem_load_tile(e, smem_offset, ty);
+  };
+}
+
+Regs Codegen::in_layout(const ir::Value* v, const LinearLayout& d, int smem_offset) {
+  bool wrote = false;
+  auto read = stage(v, d, smem_offset, wrote);
+  if (wrote) smem_after_write();
+  Regs out = read();
+  if (wrote) smem_after_read();
   return out;
 }
 

@@ -99,10 +99,7 @@ class LayoutPass {
   void run() {
     choose_memory_anchors(f_, plan_, anchors_);
     ir::walk(f_.body, [&](Op& op) {
-      if (op.kind != OpKind::Dot) return;
-      const auto& s = op.result()->type.shape;
-      Blocked b = dot_fma_blocked(s[0], s[1], plan_.num_warps);
-      anchors_[&op] = plan_.intern(to_linear(b, s), b.str());
+      if (op.kind == OpKind::Dot) plan_dot(op);
     });
     // Loop-carried values need a second sweep to see wants from inside their bodies.
     for (int i = 0; i < 3; ++i) backward(f_.body);
@@ -141,6 +138,53 @@ class LayoutPass {
       case OpKind::Trans: return derived(view_source_layout(op, w->ll), "trans", w);
       default: return w;
     }
+  }
+
+  // A dot's accumulator layout (an anchor) and, on tensor cores, its operand layouts.
+  void plan_dot(const Op& op) {
+    const auto& a = op.operand(0)->type;
+    const auto& s = op.result()->type.shape;
+    int nw = plan_.num_warps;
+    if (!mma_applies(a.dtype, s[0], s[1], a.shape[1])) {
+      Blocked b = dot_fma_blocked(s[0], s[1], nw);
+      anchors_[&op] = plan_.intern(to_linear(b, s), b.str());
+      return;
+    }
+    OpPlan& p = plan_.op(&op);
+    p.mma = true;
+    p.mma_tiling = choose_mma_tiling(s[0], s[1], nw, chained(op));
+    auto tiling = "warps=[" + std::to_string(p.mma_tiling.warps_m) + "," + std::to_string(p.mma_tiling.warps_n) + "]";
+    anchors_[&op] = plan_.intern(mma_accumulator(s, p.mma_tiling, nw), "mma_acc{" + tiling + "}");
+    mma_operands_[&op] = {
+        plan_.intern(mma_operand_a(a.shape, p.mma_tiling, nw), "mma_a{" + tiling + "}"),
+        plan_.intern(mma_operand_b(op.operand(1)->type.shape, p.mma_tiling, nw), "mma_b{" + tiling + "}")};
+  }
+
+  // A dot whose A operand is computed from another dot's result (FlashAttention's P V),
+  // or whose result feeds another dot's A operand: warps along M keep the first
+  // accumulator register-for-register the second A operand, and row statistics in-warp.
+  bool chained(const Op& op) const {
+    if (reaches_dot(op.operand(0), 0)) return true;
+    bool feeds = false;
+    ir::walk(f_.body, [&](Op& o) {
+      if (o.kind == OpKind::Dot && &o != &op && reaches_value(o.operand(0), op.result(), 0)) feeds = true;
+    });
+    return feeds;
+  }
+  static bool reaches_dot(const Value* v, int depth) {
+    if (!v->def || depth > 16) return false;
+    if (v->def->kind == OpKind::Dot) return true;
+    if (!is_elementwise(v->def->kind)) return false;
+    for (auto* x : v->def->operands)
+      if (reaches_dot(x, depth + 1)) return true;
+    return false;
+  }
+  static bool reaches_value(const Value* v, const Value* target, int depth) {
+    if (v == target) return true;
+    if (!v->def || depth > 16 || !is_elementwise(v->def->kind)) return false;
+    for (auto* x : v->def->operands)
+      if (reaches_value(x, target, depth + 1)) return true;
+    return false;
   }
 
   // ---- backward: what do consumers want? ----
@@ -263,7 +307,9 @@ class LayoutPass {
         case OpKind::Dot: {
           LayoutRef l = anchor->second;
           set(r, l);
-          require(op, {of(op.operand(0)), of(op.operand(1)), l});
+          auto mma = mma_operands_.find(&op);
+          if (mma != mma_operands_.end()) require(op, {mma->second.first, mma->second.second, l});
+          else require(op, {of(op.operand(0)), of(op.operand(1)), l});
           break;
         }
         case OpKind::For: loop(op); break;
@@ -370,6 +416,7 @@ class LayoutPass {
   AnchorMap anchors_;
   std::unordered_map<const Value*, LayoutRef> want_;
   std::unordered_set<const Value*> floating_;
+  std::unordered_map<const Op*, std::pair<LayoutRef, LayoutRef>> mma_operands_;
 };
 
 }  // namespace

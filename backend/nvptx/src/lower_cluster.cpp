@@ -20,9 +20,6 @@ namespace tilefuse::nvptx {
 
 namespace {
 
-llvm::Value* shared_addr32(Codegen& cg, llvm::Value* p) {
-  return cg.b.CreateTrunc(cg.b.CreatePtrToInt(p, cg.b.getInt64Ty()), cg.i32());
-}
 
 int mbarrier_offset(const OpPlan& p, int cluster_size) { return p.smem_offset + (8 * cluster_size + 15) / 16 * 16; }
 
@@ -36,7 +33,7 @@ void init_cluster_reductions(Codegen& cg) {
   if (ops.empty()) return;
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
     for (const ir::Op* op : ops) {
-      llvm::Value* bar = shared_addr32(cg, cg.smem_addr(mbarrier_offset(cg.plan.op(op), cg.fn.cluster_size)));
+      llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(op), cg.fn.cluster_size)));
       cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", {bar}, true);
     }
     cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
@@ -62,7 +59,7 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
     cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
     cg.cluster_start_wait = false;
   }
-  llvm::Value* bar = shared_addr32(cg, cg.smem_addr(mbarrier_offset(cg.plan.op(&op), n)));
+  llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(&op), n)));
   llvm::Value* my_rank = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {});
 
   // Send: lane r of warp 0 writes slot [my rank] of each op in program r.
@@ -77,7 +74,7 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
       const DType dt = o->operand(0)->type.dtype;
       const int es = byte_size(dt);
       TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
-      llvm::Value* slots = shared_addr32(cg, cg.smem_addr(cg.plan.op(o).smem_offset));
+      llvm::Value* slots = cg.shared_addr32(cg.smem_addr(cg.plan.op(o).smem_offset));
       llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
       llvm::Value* bits = b.CreateBitCast(cg.scalar(o->operand(0)), es == 8 ? b.getInt64Ty() : cg.i32());
       cg.inline_asm(b.getVoidTy(),

@@ -18,6 +18,30 @@ std::vector<Regs> yields(Codegen& cg, const ir::Block& block) {
   return out;
 }
 
+bool defined_inside(const ir::Value* v, const ir::Block& region) {
+  const ir::Block* b = v->def ? v->def->parent : v->block;
+  while (b) {
+    if (b == &region) return true;
+    b = b->parent ? b->parent->parent : nullptr;
+  }
+  return false;
+}
+
+// Tensor-core operands the loop only reads (FlashAttention's Q) are converted to their
+// fragment layout once, before the loop, instead of through shared memory every
+// iteration.
+void hoist_dot_operands(Codegen& cg, const ir::Block& body) {
+  ir::walk(body, [&](const ir::Op& o) {
+    if (o.kind != OpKind::Dot || !cg.plan.op(&o).mma) return;
+    const OpPlan& p = cg.plan.op(&o);
+    for (int i = 0; i < 2; ++i) {
+      const ir::Value* v = o.operand(i);
+      if (defined_inside(v, body)) continue;
+      cg.hoist(v, p.operands[i]->ll, cg.in_layout(v, p.operands[i]->ll, p.smem_offset));
+    }
+  });
+}
+
 void lower_for(Codegen& cg, const ir::Op& op) {
   auto& b = cg.b;
   const ir::Block& body = *op.regions[0];
@@ -27,6 +51,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   bool sgn = is_signed_int(op.operand(0)->type.dtype);
   std::vector<Regs> inits;
   for (int i = 3; i < op.num_operands(); ++i) inits.push_back(cg.operand(op, i));
+  hoist_dot_operands(cg, body);
 
   llvm::Function* f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();

@@ -1,8 +1,13 @@
-// dot(a, b, acc), the FMA path: a (stored K-major) and b go to shared memory; each
-// thread then walks k, loading the a values of its rows and the b values of its
+// dot(a, b, acc).
+// Tensor cores (f16/bf16, tiles of at least 16x8x16): the operands arrive in the
+// mma.sync fragment layouts (mma_layout.hpp), converted through swizzled shared memory
+// with ldmatrix, or renamed in registers when they are already there (an accumulator
+// cast to 16 bits); one mma.sync.m16n8k16 per (m, n, k) instruction tile, in a fixed
+// order (k innermost per output tile) so results do not depend on scheduling.
+// FMA path (f32 inputs, smaller tiles): a (stored K-major) and b go to shared memory;
+// each thread then walks k, loading the a values of its rows and the b values of its
 // columns once per k and updating its accumulator registers with f32 FMAs (an outer
-// product per k). Tensor-core paths (mma.sync, wgmma) will replace the operand layouts
-// and this inner loop, not the interface.
+// product per k).
 #include <algorithm>
 #include <map>
 
@@ -57,9 +62,59 @@ Axis distinct_parts(const LinearLayout& l, int dim, int max_vec) {
   return s;
 }
 
+void lower_mma(Codegen& cg, const ir::Op& op) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  const ir::Type& ta = op.operand(0)->type;
+  int64_t M = ta.shape[0], K = ta.shape[1], N = op.operand(1)->type.shape[1];
+  int es = byte_size(ta.dtype);
+  int off_a = p.smem_offset;
+  int off_b = off_a + static_cast<int>((M * K * es + 15) / 16 * 16);
+  bool wrote = false;
+  auto read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
+  auto read_b = cg.stage(op.operand(1), p.operands[1]->ll, off_b, wrote);
+  if (wrote) cg.smem_after_write();
+  Regs A = read_a(), B = read_b();
+  if (wrote) cg.smem_after_read();
+  Regs C = cg.operand(op, 2);
+
+  const MmaTiling& t = p.mma_tiling;
+  int kreps = static_cast<int>(K / kMmaK);
+  int mreps = static_cast<int>(std::max<int64_t>(1, M / (kMmaM * t.warps_m)));
+  int nreps = static_cast<int>(std::max<int64_t>(1, N / (kMmaN * t.warps_n)));
+  int kb = log2_exact(kreps), nb = log2_exact(nreps);
+  llvm::Type* half = cg.elem_type(ta.dtype);
+  auto* pair = llvm::FixedVectorType::get(half, 2);
+  auto pack = [&](const Regs& r, int i) {
+    llvm::Value* v = llvm::PoisonValue::get(pair);
+    v = b.CreateInsertElement(v, r[i], uint64_t{0});
+    v = b.CreateInsertElement(v, r[i + 1], uint64_t{1});
+    return b.CreateBitCast(v, cg.i32());
+  };
+  const char* ty = ta.dtype == DType::bf16 ? "bf16" : "f16";
+  std::string text = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + ty + "." + ty +
+                     ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+  llvm::Type* f32 = b.getFloatTy();
+  auto* ret = llvm::StructType::get(cg.ctx, {f32, f32, f32, f32});
+  Regs out(C.begin(), C.end());
+  for (int mi = 0; mi < mreps; ++mi)
+    for (int ni = 0; ni < nreps; ++ni) {
+      int c0 = (ni << 2) | (mi << (2 + nb));
+      for (int ki = 0; ki < kreps; ++ki) {
+        int a0 = (ki << 3) | (mi << (3 + kb)), b0 = (ki << 2) | (ni << (2 + kb));
+        std::vector<llvm::Value*> args{pack(A, a0), pack(A, a0 + 2), pack(A, a0 + 4), pack(A, a0 + 6),
+                                       pack(B, b0), pack(B, b0 + 2), out[c0], out[c0 + 1], out[c0 + 2], out[c0 + 3]};
+        llvm::Value* d = cg.inline_asm(ret, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, false);
+        for (int j = 0; j < 4; ++j) out[c0 + j] = b.CreateExtractValue(d, j);
+      }
+    }
+  cg.set(op.result(), std::move(out));
+}
+
 }  // namespace
 
 void lower_dot(Codegen& cg, const ir::Op& op) {
+  if (cg.plan.op(&op).mma) return lower_mma(cg, op);
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);
   const ir::Value* av = op.operand(0);

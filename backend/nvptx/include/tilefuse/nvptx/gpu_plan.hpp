@@ -13,6 +13,7 @@
 #include "tilefuse/nvptx/axis_info.hpp"
 #include "tilefuse/nvptx/compiled_kernel.hpp"
 #include "tilefuse/nvptx/linear_layout.hpp"
+#include "tilefuse/nvptx/mma_layout.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -33,6 +34,9 @@ struct OpPlan {
   // Shared-memory scratch this op uses while it runs (conversions, reductions, dot).
   int smem_offset = 0;
   int smem_bytes = 0;
+  // Dot: on tensor cores (mma.sync m16n8k16) with this warp tiling; else the FMA path.
+  bool mma = false;
+  MmaTiling mma_tiling;
 };
 
 struct GpuPlan {

@@ -1,0 +1,42 @@
+#pragma once
+// Tensor-core layouts of mma.sync.aligned.m16n8k16 (f16/bf16 inputs, f32 accumulate) as
+// linear layouts. One instruction computes a 16x8 accumulator tile from a 16x16 A tile
+// and a 16x8 B tile per warp; a dot's tiles are covered by a grid of warps (warps_m x
+// warps_n) repeated in registers. Within one instruction (PTX ISA, "Matrix fragments
+// for mma.m16n8k16"), with g = lane / 4 and t = lane % 4:
+//   accumulator c0..c3: row g (+8 for c2, c3), column 2t (+1 for odd ci)
+//   A a0..a7 (2 per 32-bit register): row g (+8 for a2, a3, a6, a7), column 2t (+1 for
+//     odd ai, +8 for a4..a7)
+//   B b0..b3: row (k) 2t (+1 for odd bi, +8 for b2, b3), column g
+// Register order: the instruction's bits first, then repetitions (A: k then m; B: k then
+// n; accumulator: n then m), so lowering finds instruction operands by index arithmetic.
+// An accumulator of [M, N] is register-for-register the A operand of [M, N] with K = N
+// (same lanes, same warps when warps_n == 1): FlashAttention-2's P stays in registers.
+#include <cstdint>
+
+#include "tilefuse/ir/type.hpp"
+#include "tilefuse/nvptx/linear_layout.hpp"
+
+namespace tilefuse::nvptx {
+
+struct MmaTiling {
+  int warps_m = 1, warps_n = 1;  // warps along M and N; the rest of the warps replicate
+  bool operator==(const MmaTiling&) const = default;
+};
+
+// The instruction shape for 16-bit inputs.
+inline constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
+
+// Whether mma.sync m16n8k16 covers dot([m, k] x [k, n]) of `in` inputs: f16 or bf16,
+// m >= 16, n >= 8, k >= 16 (tile sides are powers of two).
+bool mma_applies(DType in, int64_t m, int64_t n, int64_t k);
+// Warps over the [m, n] accumulator. `along_m`: all warps along M while rows remain
+// (row reductions stay inside a warp; chained dots keep their operands in registers);
+// otherwise a balanced split (fewer shared-memory operand reads per MMA).
+MmaTiling choose_mma_tiling(int64_t m, int64_t n, int num_warps, bool along_m);
+
+LinearLayout mma_accumulator(const Shape& mn, const MmaTiling& t, int num_warps);
+LinearLayout mma_operand_a(const Shape& mk, const MmaTiling& t, int num_warps);
+LinearLayout mma_operand_b(const Shape& kn, const MmaTiling& t, int num_warps);
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,73 @@
+// mma.sync m16n8k16 fragment layouts as linear layouts (see mma_layout.hpp).
+#include "tilefuse/nvptx/mma_layout.hpp"
+
+#include <algorithm>
+
+namespace tilefuse::nvptx {
+
+namespace {
+
+// Flat index of tile coordinate (r, c) in a row-major [rows, cols] tile.
+uint32_t at(const Shape& s, int64_t r, int64_t c) { return static_cast<uint32_t>(r * s[1] + c); }
+
+// Bases stepping `step`, 2*step, ... up to (excluding) `extent` along one dimension.
+void repeat(std::vector<uint32_t>& out, const Shape& s, int dim, int64_t step, int64_t extent) {
+  for (int64_t x = step; x < extent; x *= 2) out.push_back(dim == 0 ? at(s, x, 0) : at(s, 0, x));
+}
+
+// Warp bases: warps_m bits along M (rows of `m_dim`), then warps_n bits along N, then
+// zero bases (replication) for the remaining warps. `m_dim`/`n_dim` < 0: that warp
+// direction replicates in this tile (an operand shared by those warps).
+std::vector<uint32_t> warp_bases(const Shape& s, const MmaTiling& t, int num_warps, int m_dim, int n_dim) {
+  std::vector<uint32_t> w;
+  for (int i = 1; i < t.warps_m; i *= 2) w.push_back(m_dim < 0 ? 0 : (m_dim == 0 ? at(s, kMmaM * i, 0) : at(s, 0, kMmaM * i)));
+  for (int i = 1; i < t.warps_n; i *= 2) w.push_back(n_dim < 0 ? 0 : (n_dim == 0 ? at(s, kMmaN * i, 0) : at(s, 0, kMmaN * i)));
+  while ((1 << w.size()) < num_warps) w.push_back(0);
+  return w;
+}
+
+}  // namespace
+
+bool mma_applies(DType in, int64_t m, int64_t n, int64_t k) {
+  return (in == DType::f16 || in == DType::bf16) && m >= kMmaM && n >= kMmaN && k >= kMmaK;
+}
+
+MmaTiling choose_mma_tiling(int64_t m, int64_t n, int num_warps, bool along_m) {
+  MmaTiling t;
+  auto can_m = [&] { return m / kMmaM >= 2 * t.warps_m; };
+  auto can_n = [&] { return n / kMmaN >= 2 * t.warps_n; };
+  while (t.warps_m * t.warps_n < num_warps) {
+    bool m_first = along_m ? true : (m / (kMmaM * t.warps_m) >= n / (kMmaN * t.warps_n));
+    if (m_first && can_m()) t.warps_m *= 2;
+    else if (can_n()) t.warps_n *= 2;
+    else if (can_m()) t.warps_m *= 2;
+    else break;  // the tile is smaller than the warps: the rest replicate
+  }
+  return t;
+}
+
+LinearLayout mma_accumulator(const Shape& s, const MmaTiling& t, int num_warps) {
+  std::vector<uint32_t> regs{at(s, 0, 1), at(s, 8, 0)};
+  repeat(regs, s, 1, int64_t{kMmaN} * t.warps_n, s[1]);
+  repeat(regs, s, 0, int64_t{kMmaM} * t.warps_m, s[0]);
+  std::vector<uint32_t> lanes{at(s, 0, 2), at(s, 0, 4), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
+  return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, 0, 1));
+}
+
+LinearLayout mma_operand_a(const Shape& s, const MmaTiling& t, int num_warps) {
+  std::vector<uint32_t> regs{at(s, 0, 1), at(s, 8, 0), at(s, 0, 8)};
+  repeat(regs, s, 1, kMmaK, s[1]);
+  repeat(regs, s, 0, int64_t{kMmaM} * t.warps_m, s[0]);
+  std::vector<uint32_t> lanes{at(s, 0, 2), at(s, 0, 4), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
+  return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, 0, -1));
+}
+
+LinearLayout mma_operand_b(const Shape& s, const MmaTiling& t, int num_warps) {
+  std::vector<uint32_t> regs{at(s, 1, 0), at(s, 8, 0)};
+  repeat(regs, s, 0, kMmaK, s[0]);
+  repeat(regs, s, 1, int64_t{kMmaN} * t.warps_n, s[1]);
+  std::vector<uint32_t> lanes{at(s, 2, 0), at(s, 4, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)};
+  return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, -1, 1));
+}
+
+}  // namespace tilefuse::nvptx
