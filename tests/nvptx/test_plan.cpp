@@ -215,10 +215,15 @@ TEST_CASE("attention: row statistics are slices of the dot layout; no conversion
   check_all_layouts(plan);
   const ir::Op* loop = find_op(*f, ir::OpKind::For);
   const ir::Op* dot = find_op(*f, ir::OpKind::Dot);
+  const ir::Op* dot2 = find_op(*f, ir::OpKind::Dot, 1);
   LayoutRef acc = plan.layout(dot->result());
-  CHECK(acc->desc == dot_fma_blocked(64, 64, 4).str());
-  // Warps along M: each row of the dot result stays in one warp.
+  // Chained dots on tensor cores with warps along M: each row of the dot result stays
+  // in one warp, and P (the first accumulator cast to 16 bits) is the second dot's A
+  // operand register for register.
+  CHECK(plan.op(dot).mma);
+  CHECK(acc->desc == "mma_acc{warps=[4,1]}");
   for (uint32_t w : acc->ll.warps()) CHECK(acc->ll.coord(w, 1) == 0);
+  CHECK(register_only(acc->ll, plan.op(dot2).operands[0]->ll));
   const ir::Block& body = *loop->regions[0];
   CHECK(plan.layout(body.args[1]) == acc);
   LayoutRef row = plan.layout(body.args[2]);

@@ -323,13 +323,15 @@ class LayoutPass {
             }
             LayoutRef l = want(r);
             bool fl = false;
-            if (!l) {
+            // Follow an operand that is costly to move: not a shape op's result (a
+            // broadcast mask is cheap to produce in another layout from its small
+            // source; a dot accumulator is not).
+            for (int pass = 0; pass < 2 && !l; ++pass)
               for (auto* v : op.operands)
-                if (!v->type.is_scalar() && !floating(v)) {
+                if (!v->type.is_scalar() && !floating(v) && (pass == 1 || !(v->def && is_view_op(v->def->kind)))) {
                   l = of(v);
                   break;
                 }
-            }
             if (!l) {
               l = of(op.operand(0));
               fl = true;

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <map>
 
+#include <llvm/IR/InlineAsm.h>
+
 #include "codegen.hpp"
 
 namespace tilefuse::nvptx {
@@ -62,6 +64,44 @@ Axis distinct_parts(const LinearLayout& l, int dim, int max_vec) {
   return s;
 }
 
+// Moves every ldmatrix emitted after `start` in `bb` (with the extracts and packs that
+// unpack its result) down to just before the first instruction that consumes it. The
+// operand readers load whole tiles; issued in k order next to their MMAs, only one k
+// slice of fragments is live at a time instead of every fragment of both tiles.
+void sink_fragment_loads(llvm::BasicBlock* bb, llvm::Instruction* start) {
+  auto is_ldmatrix = [](const llvm::Instruction& i) {
+    auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
+    auto* ia = call ? llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()) : nullptr;
+    return ia && ia->getAsmString().rfind("ldmatrix", 0) == 0;
+  };
+  auto is_unpack = [](const llvm::Instruction* i) {
+    return llvm::isa<llvm::ExtractValueInst>(i) || llvm::isa<llvm::BitCastInst>(i) ||
+           llvm::isa<llvm::ExtractElementInst>(i) || llvm::isa<llvm::InsertElementInst>(i);
+  };
+  std::vector<llvm::Instruction*> loads;
+  auto it = start ? std::next(start->getIterator()) : bb->begin();
+  for (; it != bb->end(); ++it)
+    if (is_ldmatrix(*it)) loads.push_back(&*it);
+  for (llvm::Instruction* ld : loads) {
+    std::vector<llvm::Instruction*> chain{ld};
+    llvm::Instruction* first_use = nullptr;
+    for (size_t i = 0; i < chain.size(); ++i)
+      for (llvm::User* u : chain[i]->users()) {
+        auto* ui = llvm::dyn_cast<llvm::Instruction>(u);
+        if (!ui || ui->getParent() != bb) continue;
+        if (is_unpack(ui)) {
+          if (std::find(chain.begin(), chain.end(), ui) == chain.end()) chain.push_back(ui);
+        } else if (!first_use || ui->comesBefore(first_use)) {
+          first_use = ui;
+        }
+      }
+    if (!first_use) continue;
+    std::sort(chain.begin(), chain.end(), [](auto* x, auto* y) { return x->comesBefore(y); });
+    for (llvm::Instruction* i : chain)
+      if (i->comesBefore(first_use)) i->moveBefore(first_use);
+  }
+}
+
 void lower_mma(Codegen& cg, const ir::Op& op) {
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);
@@ -74,6 +114,8 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   auto read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
   auto read_b = cg.stage(op.operand(1), p.operands[1]->ll, off_b, wrote);
   if (wrote) cg.smem_after_write();
+  llvm::BasicBlock* bb = b.GetInsertBlock();
+  llvm::Instruction* before_reads = bb->empty() ? nullptr : &bb->back();
   Regs A = read_a(), B = read_b();
   if (wrote) cg.smem_after_read();
   Regs C = cg.operand(op, 2);
@@ -97,17 +139,19 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   llvm::Type* f32 = b.getFloatTy();
   auto* ret = llvm::StructType::get(cg.ctx, {f32, f32, f32, f32});
   Regs out(C.begin(), C.end());
-  for (int mi = 0; mi < mreps; ++mi)
-    for (int ni = 0; ni < nreps; ++ni) {
-      int c0 = (ni << 2) | (mi << (2 + nb));
-      for (int ki = 0; ki < kreps; ++ki) {
+  // k outermost: each output tile still accumulates in k order, and one k slice of
+  // operand fragments is live at a time.
+  for (int ki = 0; ki < kreps; ++ki)
+    for (int mi = 0; mi < mreps; ++mi)
+      for (int ni = 0; ni < nreps; ++ni) {
+        int c0 = (ni << 2) | (mi << (2 + nb));
         int a0 = (ki << 3) | (mi << (3 + kb)), b0 = (ki << 2) | (ni << (2 + kb));
         std::vector<llvm::Value*> args{pack(A, a0), pack(A, a0 + 2), pack(A, a0 + 4), pack(A, a0 + 6),
                                        pack(B, b0), pack(B, b0 + 2), out[c0], out[c0 + 1], out[c0 + 2], out[c0 + 3]};
         llvm::Value* d = cg.inline_asm(ret, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, false);
         for (int j = 0; j < 4; ++j) out[c0 + j] = b.CreateExtractValue(d, j);
       }
-    }
+  sink_fragment_loads(bb, before_reads);
   cg.set(op.result(), std::move(out));
 }
 
