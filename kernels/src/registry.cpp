@@ -48,6 +48,16 @@ struct Attention {
   }
 };
 
+template <class T>
+struct Matmul {
+  static const KernelBase& get() {
+    if constexpr (std::is_same_v<T, float>)
+      user_error("matmul takes f16 or bf16 inputs", SourceLoc{}, "Pick --dtype f16 or bf16");
+    else
+      return matmul_kernel<T, T>();
+  }
+};
+
 }  // namespace
 
 const std::vector<GalleryKernel>& gallery() {
@@ -69,6 +79,8 @@ const std::vector<GalleryKernel>& gallery() {
       {"attention_fwd", "FlashAttention forward (v1 algorithm), returns O and LSE", {DType::f16, DType::bf16},
        Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", 64}, {"CAUSAL", 0}, num_warps(4)},
        by_dtype<Attention>()},
+      {"matmul", "GEMM C = epilogue(A B) (B_TRANS, SCALE, BIAS, ACT 0-3, RESIDUAL)", {DType::f16, DType::bf16},
+       Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(8)}, by_dtype<Matmul>()},
       {"bias_relu_log", "fused y = log(relu(x + b))", floats, Config{{"BLOCK", 2048}, num_warps(8)},
        by_dtype<BiasReluLog>()},
       {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},

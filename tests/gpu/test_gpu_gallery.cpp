@@ -87,6 +87,26 @@ TEST_CASE_TEMPLATE("gpu: flash attention forward", T, half, bfloat16) {
   }
 }
 
+TEST_CASE_TEMPLATE("gpu: matmul with epilogues on tensor cores, odd M, N, K, transposed B", T, half, bfloat16) {
+  for (auto [m, n, k, bm, bn, bk, warps, trans, act] :
+       {std::tuple{37, 45, 53, 32, 32, 16, 4, false, 0}, std::tuple{130, 70, 100, 64, 64, 32, 4, true, 2},
+        std::tuple{200, 129, 64, 128, 128, 32, 8, false, 3}, std::tuple{17, 300, 33, 16, 128, 64, 2, true, 1},
+        std::tuple{64, 64, 256, 64, 64, 64, 8, false, 0}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    auto a = ref::random_vec<T>(size_t(m) * k, 21, -1, 1), b = ref::random_vec<T>(size_t(k) * n, 22, -1, 1);
+    auto bias = ref::random_vec<T>(n, 23, -1, 1);
+    auto res = ref::random_vec<float>(size_t(m) * n, 24, -1, 1);
+    std::vector<float> c(size_t(m) * n);
+    Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 4}, {"B_TRANS", trans}, {"ACT", act},
+               {"BIAS", act != 0}, {"RESIDUAL", act == 3}, {"SCALE", trans}, num_warps(warps)};
+    int64_t tiles = int64_t((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+    gpu_matches_interp(tk::matmul_kernel<T, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, bias, res, m, n, k,
+                       int64_t(k), int64_t(trans ? k : n), int64_t(n), 0.75f);
+  }
+}
+
 TEST_CASE_TEMPLATE("gpu: fused and unfused log(relu(x + b))", T, float, bfloat16) {
   int rows = 37, cols = 1001;
   int64_t n = int64_t(rows) * cols;

@@ -88,6 +88,27 @@ inline void attention(std::vector<double>& out, std::vector<double>& lse, const 
     }
 }
 
+// c = act(alpha * a . b + bias) + residual, in double; b is [K, N] or, with b_trans, [N, K].
+// act: 0 none, 1 ReLU, 2 tanh-GELU, 3 SiLU. Empty bias/residual: left out.
+inline std::vector<double> matmul(const std::vector<float>& a, const std::vector<float>& b, int64_t M, int64_t N,
+                                  int64_t K, bool b_trans, double alpha, int act, const std::vector<float>& bias,
+                                  const std::vector<float>& residual) {
+  std::vector<double> c(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k) s += double(a[i * K + k]) * (b_trans ? b[j * K + k] : b[k * N + j]);
+      s *= alpha;
+      if (!bias.empty()) s += bias[j];
+      if (act == 1) s = std::max(s, 0.0);
+      if (act == 2) s = 0.5 * s * (1 + std::tanh(0.7978845608028654 * (s + 0.044715 * s * s * s)));
+      if (act == 3) s = s / (1 + std::exp(-s));
+      if (!residual.empty()) s += residual[i * N + j];
+      c[i * N + j] = s;
+    }
+  return c;
+}
+
 template <class T>
 std::vector<float> to_float(const std::vector<T>& v) {
   std::vector<float> r(v.size());

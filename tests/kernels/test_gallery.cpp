@@ -141,6 +141,55 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
   }
 }
 
+TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, N, K", T, half, bfloat16) {
+  struct Case { int64_t m, n, k; bool b_trans; float alpha; tk::Activation act; bool bias, res; Config cfg; };
+  Config small{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 2}, num_warps(4)};
+  Case cases[] = {
+      {37, 45, 53, false, 1.0f, tk::Activation::none, false, false, small},
+      {61, 29, 70, true, 0.5f, tk::Activation::gelu_tanh, true, false, small},
+      {16, 64, 32, false, 1.0f, tk::Activation::relu, true, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, num_warps(2)}},
+      {50, 33, 19, true, 2.0f, tk::Activation::silu, false, true, small},
+      {9, 7, 5, false, 1.0f, tk::Activation::none, false, false, Config{}},  // the heuristic's config
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    CAPTURE(c.k);
+    auto a = ref::random_vec<T>(c.m * c.k, 51, -1.0f, 1.0f);
+    auto b = ref::random_vec<T>(c.k * c.n, 52, -1.0f, 1.0f);
+    auto bias = ref::random_vec<T>(c.n, 53, -1.0f, 1.0f);
+    auto res = ref::random_vec<float>(c.m * c.n, 54, -1.0f, 1.0f);
+    std::vector<float> out(c.m * c.n, 7.0f);
+    tk::MatmulOptions o{c.b_trans, c.alpha, c.act};
+    tk::ConfigOverride cfg;
+    if (!c.cfg.meta.empty()) cfg = c.cfg;
+    if (c.bias && c.res) tk::matmul(out, a, b, c.m, c.n, c.k, o, bias, res, cfg);
+    else if (c.bias) tk::matmul(out, a, b, c.m, c.n, c.k, o, bias, nullptr, cfg);
+    else if (c.res) tk::matmul(out, a, b, c.m, c.n, c.k, o, nullptr, res, cfg);
+    else tk::matmul(out, a, b, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
+    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
+                            c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
+    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+  }
+  // 16-bit output.
+  std::vector<T> out16(40 * 24);
+  auto a = ref::random_vec<T>(40 * 48, 55, -1.0f, 1.0f), b = ref::random_vec<T>(48 * 24, 56, -1.0f, 1.0f);
+  tk::matmul(out16, a, b, 40, 24, 48, {}, nullptr, nullptr, small);
+  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), 40, 24, 48, false, 1.0, 0, {}, {});
+  CHECK(ref::max_rel_err(out16, want, 1e-2, rtol<T>()) <= 1.0);
+}
+
+TEST_CASE("matmul: non-positive sizes are a user error") {
+  std::vector<half> a(4), b(4);
+  std::vector<float> c(4);
+  try {
+    tk::matmul(c, a, b, 2, 0, 2);
+    FAIL("no error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("M, N and K must be positive, got 2x0x2") != std::string::npos);
+  }
+}
+
 TEST_CASE_TEMPLATE("fused and unfused log(relu(x + b)) agree with the reference", T, float, bfloat16) {
   int64_t rows = 7, cols = 301;
   auto x = ref::random_vec<T>(rows * cols, 51);

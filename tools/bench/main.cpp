@@ -29,7 +29,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 void usage() {
   std::cout << "usage: tilefuse-bench KERNELS [--dtype LIST] [--shape RxC,...] [--set NAME=VALUE]... [--reps N] [--json]\n"
                "  KERNELS: comma-separated from: " << bench::runner_names() << " (or 'all')\n"
-               "  shapes are ROWSxCOLS (attention: BATCHxHEADSxSEQxDIM, e.g. 4x16x4096x64; add 'c' for causal: 4x16x4096x64c)\n"
+               "  shapes are ROWSxCOLS (attention: BATCHxHEADSxSEQxDIM, e.g. 4x16x4096x64; add 'c' for causal: 4x16x4096x64c;\n"
+               "  matmul: MxNxK, add '+gelu' for the bias + tanh-GELU epilogue)\n"
                "  --set overrides the heuristic config (e.g. --set BLOCK=4096 --set num_warps=8)\n";
 }
 

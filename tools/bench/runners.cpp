@@ -180,6 +180,48 @@ Result run_attention(const std::string& shape, const std::vector<std::pair<std::
   return res;
 }
 
+// matmul: MxNxK, optionally "+gelu" (bias + tanh-GELU epilogue); bf16/f16 in and out.
+template <class T>
+Result run_matmul(const std::string& shape, const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
+  int64_t M, N, K;
+  if (std::sscanf(shape.c_str(), "%ldx%ldx%ld", &M, &N, &K) != 3)
+    user_error("matmul shape '" + shape + "' is not MxNxK[+gelu]", SourceLoc{});
+  bool gelu = shape.find("+gelu") != std::string::npos;
+  auto a = random_host<T>(size_t(M) * K, 21, -1, 1), b = random_host<T>(size_t(K) * N, 22, -1, 1);
+  auto bias = random_host<T>(size_t(N), 23, -1, 1);
+  auto da = to_device(a), db = to_device(b), dbias = to_device(bias);
+  DeviceBuffer<T> dc(size_t(M) * N);
+  Config cfg = apply(kernels::matmul_heuristic(M, N, K), sets);
+  kernels::MatmulOptions o;
+  if (gelu) o.activation = kernels::Activation::gelu_tanh;
+  auto run = [&] {
+    if (gelu) kernels::matmul(dc, da, db, M, N, K, o, dbias, nullptr, cfg);
+    else kernels::matmul(dc, da, db, M, N, K, o, nullptr, nullptr, cfg);
+  };
+  Result res;
+  res.ms = time_ms(run, reps);
+  res.config = cfg.str();
+  res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
+  res.gbs = double(M * K + K * N + M * N) * sizeof(T) / (res.ms * 1e-3) / 1e9;
+  // Check sampled entries against a double-precision reference.
+  auto out = dc.to_host();
+  double worst = 0;
+  for (int64_t i : sample_rows(M))
+    for (int64_t j : sample_rows(N)) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(b[k * N + j]);
+      if (gelu) {
+        acc += float(bias[j]);
+        acc = 0.5 * acc * (1 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+      }
+      double got = float(out[i * N + j]);
+      worst = std::max(worst, std::fabs(got - acc) / (2e-2 + 1e-2 * std::fabs(acc)));
+    }
+  res.max_err = worst;
+  res.check_ok = worst <= 1.0;
+  return res;
+}
+
 template <class T>
 Result dispatch(const std::string& kernel, const std::string& shape,
                 const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
@@ -187,15 +229,22 @@ Result dispatch(const std::string& kernel, const std::string& shape,
     if constexpr (std::is_same_v<T, float>) user_error("attention runs on f16/bf16", SourceLoc{});
     else return run_attention<T>(shape, sets, reps);
   }
+  if (kernel == "matmul") {
+    if constexpr (std::is_same_v<T, float>) user_error("matmul runs on f16/bf16", SourceLoc{});
+    else return run_matmul<T>(shape, sets, reps);
+  }
   return run_rowwise<T>(kernel, parse_rows(shape), sets, reps);
 }
 
 }  // namespace
 
-std::string runner_names() { return "softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention"; }
+std::string runner_names() { return "softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention,matmul"; }
 
 std::vector<std::string> default_shapes(const std::string& kernel) {
   if (kernel == "attention") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
+  if (kernel == "matmul")
+    return {"4096x4096x4096", "8192x8192x8192", "8192x8192x1024", "16384x4096x4096", "4000x4000x4000",
+            "4096x4096x4096+gelu", "8192x8192x1024+gelu", "4000x4000x4000+gelu"};
   return {"65536x1024", "16384x4096", "8192x16384", "2048x65536", "16384x5000", "512x262144"};
 }
 

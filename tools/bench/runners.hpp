@@ -12,7 +12,7 @@ namespace tilefuse::bench {
 struct Result {
   double ms = 0;       // median kernel time
   double gbs = 0;      // bytes that must move / time
-  double tflops = 0;   // attention only
+  double tflops = 0;   // attention and matmul
   bool check_ok = false;
   double max_err = 0;  // worst sampled error relative to the tolerance (<= 1 passes)
   std::string config;

@@ -1,0 +1,114 @@
+#pragma once
+// GEMM with a fused epilogue: C[M, N] = epilogue(A[M, K] . B[K, N]) with A row-major, B
+// row-major or transposed (B_TRANS: B given as [N, K] row-major, i.e. a column-major
+// B), f16/bf16 inputs, f32 accumulation, f16/bf16/f32 output. The epilogue, in order:
+// scale (C = alpha * AB), + bias (one value per column), activation (ReLU, tanh-GELU,
+// SiLU), + residual ([M, N] like C). Programs walk output tiles in groups of GROUP_M
+// rows of tiles so that neighbouring programs share A and B tiles in L2. Any M, N, K:
+// edge tiles are masked (loads read 0, stores skip).
+#include <cmath>
+#include <cstddef>
+#include <string>
+
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/tilefuse.hpp"
+
+namespace tilefuse::kernels {
+
+enum class Activation : int { none = 0, relu = 1, gelu_tanh = 2, silu = 3 };
+
+struct MatmulOptions {
+  bool b_trans = false;     // B is [N, K] row-major (a transposed view)
+  float alpha = 1.0f;       // C = alpha * A.B (+ ...)
+  Activation activation = Activation::none;
+};
+
+template <class T, class Out>
+const auto& matmul_kernel() {
+  static auto k = kernel(std::string("matmul_") + name(dtype_v<T>) + "_" + name(dtype_v<Out>),
+      {"c", "a", "b", "bias", "residual", "M", "N", "K", "lda", "ldb", "ldc", "alpha"},
+      [](Ptr<Out> c, Ptr<const T> a, Ptr<const T> b, Ptr<const T> bias, Ptr<const Out> residual, I32 M, I32 N,
+         I32 K, I64 lda, I64 ldb, I64 ldc, F32 alpha, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
+         Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS,
+         Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS, Meta<"RESIDUAL", bool, false> RESIDUAL,
+         Meta<"SCALE", bool, false> SCALE) {
+        // Grouped order: GROUP_M tile rows are walked column by column.
+        auto pid = program_id(0);
+        auto tiles_m = cdiv(M, static_cast<int>(BLOCK_M));
+        auto tiles_n = cdiv(N, static_cast<int>(BLOCK_N));
+        auto per_group = tiles_n * static_cast<int>(GROUP_M);
+        auto first_m = (pid / per_group) * static_cast<int>(GROUP_M);
+        auto group_rows = minimum(tiles_m - first_m, static_cast<int>(GROUP_M));
+        auto tile_m = first_m + (pid % per_group) % group_rows;
+        auto tile_n = (pid % per_group) / group_rows;
+        auto rm = tile_m * BLOCK_M + arange(0, BLOCK_M);
+        auto rn = tile_n * BLOCK_N + arange(0, BLOCK_N);
+        auto rk = arange(0, BLOCK_K);
+        auto m_ok = rm < M;
+        auto n_ok = rn < N;
+        auto a_rows = a + rm.col().template cast<i64>() * lda;
+        auto acc = zeros<f32>({BLOCK_M, BLOCK_N});
+        for_range(0, K, BLOCK_K, [&](I32 k0) {
+          auto ks = k0 + rk;
+          auto k_ok = ks < K;
+          auto a_tile = load(a_rows + ks.row(), m_ok.col() && k_ok.row(), 0.0f);  // [BM, BK]
+          auto b_tile = B_TRANS ? load(b + rn.row().template cast<i64>() * ldb + ks.col(), k_ok.col() && n_ok.row(), 0.0f)
+                                : load(b + ks.col().template cast<i64>() * ldb + rn.row(), k_ok.col() && n_ok.row(), 0.0f);
+          acc = dot(a_tile, b_tile, acc);  // b_tile: [BK, BN] either way
+        });
+        if (SCALE) acc = acc * alpha;
+        if (BIAS) acc = acc + load(bias + rn, n_ok, 0.0f).template cast<f32>().row();
+        if (ACT == static_cast<int>(Activation::relu)) acc = maximum(acc, 0.0f);
+        if (ACT == static_cast<int>(Activation::gelu_tanh))
+          acc = 0.5f * acc * (1.0f + tanh(0.7978845608028654f * (acc + 0.044715f * acc * acc * acc)));
+        if (ACT == static_cast<int>(Activation::silu)) acc = acc * sigmoid(acc);
+        auto c_offs = rm.col().template cast<i64>() * ldc + rn.row();
+        auto mask = m_ok.col() && n_ok.row();
+        if (RESIDUAL) acc = acc + load(residual + c_offs, mask, 0.0f).template cast<f32>();
+        store(c + c_offs, acc.template cast<Out>(), mask);
+      });
+  return k;
+}
+
+// Tiles of up to 128x128 (smaller for small M or N), K in steps of 32, 8 warps
+// (64x32 accumulator per warp).
+inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K) {
+  auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
+  int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
+  int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 32), 1, 8));
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps)};
+}
+
+// matmul(c, a, b, M, N, K[, options, bias, residual, config]): c = epilogue(a . b).
+// a: [M, K] row-major; b: [K, N] row-major, or [N, K] row-major with options.b_trans;
+// c and residual: [M, N] row-major; bias: [N]. Pass nullptr to leave bias or residual out.
+template <class C, class A, class B, class Bias = std::nullptr_t, class Res = std::nullptr_t>
+void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, MatmulOptions o = {},
+            const Bias& bias = nullptr, const Res& residual = nullptr, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<A>;
+  using Out = buffer_elem_t<C>;
+  static_assert(!std::is_same_v<T, float>, "matmul takes f16 or bf16 inputs (a and b)");
+  if (M <= 0 || N <= 0 || K <= 0)
+    user_error("matmul: M, N and K must be positive, got " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                   std::to_string(K),
+               SourceLoc{}, "Pass the sizes of a [M, K] and b [K, N]");
+  constexpr bool has_bias = !std::is_same_v<Bias, std::nullptr_t>;
+  constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
+  Config k = cfg ? *cfg : matmul_heuristic(M, N, K);
+  k.set("B_TRANS", o.b_trans);
+  k.set("ACT", static_cast<int64_t>(o.activation));
+  k.set("BIAS", has_bias);
+  k.set("RESIDUAL", has_res);
+  k.set("SCALE", o.alpha != 1.0f);
+  int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
+  auto launch = [&](const auto& bias_arg, const auto& res_arg) {
+    matmul_kernel<T, Out>().launch(grid(tiles), k, c, a, b, bias_arg, res_arg, M, N, K, K, o.b_trans ? K : N, N,
+                                   o.alpha);
+  };
+  if constexpr (has_bias && has_res) launch(bias, residual);
+  else if constexpr (has_bias) launch(bias, c);
+  else if constexpr (has_res) launch(a, residual);
+  else launch(a, c);
+}
+
+}  // namespace tilefuse::kernels
