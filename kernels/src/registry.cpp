@@ -80,7 +80,7 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", 64}, {"CAUSAL", 0}, num_warps(4)},
        by_dtype<Attention>()},
       {"matmul", "GEMM C = epilogue(A B) (B_TRANS, SCALE, BIAS, ACT 0-3, RESIDUAL)", {DType::f16, DType::bf16},
-       Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(8)}, by_dtype<Matmul>()},
+       Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, num_warps(8)}, by_dtype<Matmul>()},
       {"bias_relu_log", "fused y = log(relu(x + b))", floats, Config{{"BLOCK", 2048}, num_warps(8)},
        by_dtype<BiasReluLog>()},
       {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},

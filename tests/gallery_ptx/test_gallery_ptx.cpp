@@ -23,8 +23,11 @@ std::vector<Config> configs_for(const kernels::GalleryKernel& g) {
   if (v.has("BLOCK")) {
     v.set("BLOCK", v.get("BLOCK") * 4);
     v.num_warps = std::min(16, v.num_warps * 2);
-  } else {  // attention
+  } else if (v.has("HEAD_DIM")) {  // attention
     v.set("HEAD_DIM", 128).set("BLOCK_N", 32).set("CAUSAL", 1);
+  } else {  // matmul: transposed B, bias + tanh-GELU epilogue, another tiling
+    v.set("BLOCK_N", 64).set("BLOCK_K", 64).set("B_TRANS", 1).set("BIAS", 1).set("ACT", 2);
+    v.num_warps = 4;
   }
   out.push_back(v);
   return out;
@@ -46,7 +49,8 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
   for (const auto& g : kernels::gallery()) {
     for (DType d : g.dtypes) {
       const KernelBase& k = g.get(d);
-      for (const Config& cfg : configs_for(g)) {
+      auto cfgs = configs_for(g);
+      for (const Config& cfg : cfgs) {
         auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
         for (const char* target : {"sm_80", "sm_90a"}) {
           CAPTURE(g.name);
@@ -57,6 +61,11 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
           tools::PtxasResult r = tools::run_ptxas(ck.ptx, target);
           CHECK_MESSAGE(r.ok, r.log);
           ++assembled;
+          if (g.name == "attention_fwd" || g.name == "matmul") {  // on tensor cores, fed by ldmatrix
+            CHECK(ck.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
+            CHECK(ck.ptx.find("ldmatrix.sync.aligned") != std::string::npos);
+            if (&cfg == &cfgs.front()) CHECK(r.spill_stores == 0);  // the default config
+          }
           bool streaming = g.name == "softmax" || g.name == "rmsnorm";
           if (streaming) {
             CHECK(r.spill_stores == 0);

@@ -96,6 +96,13 @@ void sink_fragment_loads(llvm::BasicBlock* bb, llvm::Instruction* start) {
         }
       }
     if (!first_use) continue;
+    // Never past a store or a barrier: shared memory may be rewritten after it.
+    for (auto j = std::next(ld->getIterator()); &*j != first_use; ++j)
+      if (llvm::isa<llvm::StoreInst>(&*j) || (llvm::isa<llvm::CallInst>(&*j) && !is_ldmatrix(*j) &&
+                                               j->mayWriteToMemory())) {
+        first_use = &*j;
+        break;
+      }
     std::sort(chain.begin(), chain.end(), [](auto* x, auto* y) { return x->comesBefore(y); });
     for (llvm::Instruction* i : chain)
       if (i->comesBefore(first_use)) i->moveBefore(first_use);
@@ -110,6 +117,8 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   int es = byte_size(ta.dtype);
   int off_a = p.smem_offset;
   int off_b = off_a + static_cast<int>((M * K * es + 15) / 16 * 16);
+  // The accumulator first: its conversion (if any) reuses the operands' scratch.
+  Regs C = cg.operand(op, 2);
   bool wrote = false;
   auto read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
   auto read_b = cg.stage(op.operand(1), p.operands[1]->ll, off_b, wrote);
@@ -118,7 +127,6 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   llvm::Instruction* before_reads = bb->empty() ? nullptr : &bb->back();
   Regs A = read_a(), B = read_b();
   if (wrote) cg.smem_after_read();
-  Regs C = cg.operand(op, 2);
 
   const MmaTiling& t = p.mma_tiling;
   int kreps = static_cast<int>(K / kMmaK);
