@@ -115,3 +115,64 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
     }
   }
 }
+
+TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S buffers, waits S-1 iterations behind") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const kernels::GalleryKernel* mm = nullptr;
+  const kernels::GalleryKernel* at = nullptr;
+  for (const auto& g : kernels::gallery()) {
+    if (g.name == "matmul") mm = &g;
+    if (g.name == "attention_fwd") at = &g;
+  }
+  REQUIRE(mm);
+  REQUIRE(at);
+  int prev_smem = 0;
+  for (int stages = 1; stages <= 4; ++stages) {
+    for (const kernels::GalleryKernel* g : {mm, at}) {
+      Config cfg = g->default_config;
+      cfg.num_stages = stages;
+      const KernelBase& k = g->get(DType::bf16);
+      auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+      for (const char* target : {"sm_80", "sm_90a"}) {
+        CAPTURE(g->name);
+        CAPTURE(stages);
+        CAPTURE(target);
+        nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target(target)});
+        tools::PtxasResult r = tools::run_ptxas(ck.ptx, target);
+        CHECK_MESSAGE(r.ok, r.log);
+        CHECK(r.spill_stores == 0);
+        CHECK(ck.ptx.find("cp.async.cg.shared.global") != std::string::npos);
+        CHECK(ck.ptx.find("ldmatrix.sync.aligned") != std::string::npos);
+        // Two loads per iteration: the dot may leave the younger (S - 1) * 2 groups pending.
+        std::string wait = "cp.async.wait_group " + std::to_string(2 * (stages - 1));
+        CHECK_MESSAGE(ck.ptx.find(wait) != std::string::npos, wait);
+        if (g == mm) {
+          CHECK(ck.shared_bytes > prev_smem);  // one more copy of the A and B tiles per stage
+          if (std::string(target) == "sm_90a") prev_smem = ck.shared_bytes;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("shared memory over the limit at a given num_stages is a user error naming the stages") {
+  const kernels::GalleryKernel* mm = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "matmul") mm = &g;
+  REQUIRE(mm);
+  Config cfg{{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 128}, num_warps(8), num_stages(4)};
+  const KernelBase& k = mm->get(DType::f16);
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+  try {
+    nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    CHECK(m.find("bytes of shared memory but sm_90a allows 232448") != std::string::npos);
+    CHECK(m.find("num_stages=4 keeps that many copies of each pipelined tile") != std::string::npos);
+    CHECK(m.find("Use smaller block sizes or fewer stages") != std::string::npos);
+  }
+}

@@ -81,9 +81,12 @@ TEST_CASE_TEMPLATE("gpu: flash attention forward", T, half, bfloat16) {
     auto q = ref::random_vec<T>(sz, 7, -1, 1), k = ref::random_vec<T>(sz, 8, -1, 1), v = ref::random_vec<T>(sz, 9, -1, 1);
     std::vector<T> o(sz);
     std::vector<float> lse(bh * n);
-    Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"HEAD_DIM", d}, {"CAUSAL", causal}, num_warps(warps)};
-    gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v, n,
-                       int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+    for (int stages : {1, 3}) {
+      CAPTURE(stages);
+      Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"HEAD_DIM", d}, {"CAUSAL", causal}, num_warps(warps), num_stages(stages)};
+      gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v,
+                         n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+    }
   }
 }
 
@@ -99,12 +102,37 @@ TEST_CASE_TEMPLATE("gpu: matmul with epilogues on tensor cores, odd M, N, K, tra
     auto bias = ref::random_vec<T>(n, 23, -1, 1);
     auto res = ref::random_vec<float>(size_t(m) * n, 24, -1, 1);
     std::vector<float> c(size_t(m) * n);
-    Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 4}, {"B_TRANS", trans}, {"ACT", act},
-               {"BIAS", act != 0}, {"RESIDUAL", act == 3}, {"SCALE", trans}, num_warps(warps)};
-    int64_t tiles = int64_t((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-    gpu_matches_interp(tk::matmul_kernel<T, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, bias, res, m, n, k,
-                       int64_t(k), int64_t(trans ? k : n), int64_t(n), 0.75f);
+    for (int stages : {1, 2, 3, 4}) {  // cp.async pipelines: same result, masked tails, K shorter than S tiles
+      CAPTURE(stages);
+      Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 4}, {"B_TRANS", trans}, {"ACT", act},
+                 {"BIAS", act != 0}, {"RESIDUAL", act == 3}, {"SCALE", trans}, num_warps(warps), num_stages(stages)};
+      int64_t tiles = int64_t((m + bm - 1) / bm) * ((n + bn - 1) / bn);
+      gpu_matches_interp(tk::matmul_kernel<T, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, bias, res, m, n, k,
+                         int64_t(k), int64_t(trans ? k : n), int64_t(n), 0.75f);
+    }
   }
+}
+
+TEST_CASE("gpu: matmul results are bit-identical across num_stages; a zero-trip K loop leaves the epilogue of 0") {
+  if (!difftest::have_gpu()) return;
+  int m = 77, n = 96, k = 200;
+  auto a = ref::random_vec<half>(size_t(m) * k, 31, -1, 1), b = ref::random_vec<half>(size_t(k) * n, 32, -1, 1);
+  auto bias = ref::random_vec<half>(n, 33, -1, 1);
+  std::vector<float> unused(1);
+  auto da = tilefuse::to_device(a), db = tilefuse::to_device(b), dbias = tilefuse::to_device(bias);
+  std::vector<std::vector<float>> outs;
+  for (int stages : {1, 2, 3, 5}) {
+    DeviceBuffer<float> c(size_t(m) * n);
+    Config cfg{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, num_warps(4), num_stages(stages)};
+    tk::matmul(c, da, db, m, n, k, {}, nullptr, nullptr, cfg);
+    outs.push_back(c.to_host());
+  }
+  for (size_t i = 1; i < outs.size(); ++i) CHECK(outs[i] == outs[0]);
+  // K = 0 through the kernel itself: no iteration, prologue copies predicated off.
+  std::vector<float> c(size_t(m) * n, 5.0f);
+  Config cfg{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"BLOCK_K", 32}, {"BIAS", 1}, num_warps(4), num_stages(3)};
+  gpu_matches_interp(tk::matmul_kernel<half, float>(), Grid(2 * 3), cfg, {1e-6, 1e-6}, c, a, b, bias, c, m, n, 0,
+                     int64_t(k), int64_t(n), int64_t(n), 1.0f);
 }
 
 TEST_CASE_TEMPLATE("gpu: fused and unfused log(relu(x + b))", T, float, bfloat16) {

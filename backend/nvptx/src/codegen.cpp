@@ -112,12 +112,14 @@ llvm::Value* Codegen::linear_map(llvm::Value* index, const std::vector<uint32_t>
 }
 
 namespace {
-// Combines a thread's part and a register's constant part of an index: an add when the
-// bits cannot overlap (so address arithmetic folds the constant), else a xor.
+// Combines a thread's part and a register's constant part of an index (t ^ r): the bits
+// of r the thread part may have are xor-ed in, the rest added, so that registers
+// differing only in those bits share one base and address arithmetic folds the rest
+// into immediate offsets (swizzled shared memory has few distinct xor parts).
 llvm::Value* combine_part(llvm::IRBuilder<>& b, llvm::Value* t, uint32_t thread_bits, uint32_t r) {
-  if (r == 0) return t;
-  if ((thread_bits & r) == 0) return b.CreateAdd(t, b.getInt32(r), "", true, true);
-  return b.CreateXor(t, b.getInt32(r));
+  uint32_t lo = r & thread_bits, hi = r & ~thread_bits;
+  llvm::Value* x = lo ? b.CreateXor(t, b.getInt32(lo)) : t;
+  return hi ? b.CreateAdd(x, b.getInt32(hi), "", true, true) : x;
 }
 }  // namespace
 

@@ -8,10 +8,12 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "target_info.hpp"
+#include "tilefuse/nvptx/shared_encoding.hpp"
 #include "tilefuse/nvptx/gpu_plan.hpp"
 
 namespace tilefuse::nvptx {
@@ -54,6 +56,24 @@ class Codegen {
   // found by stage()/in_layout instead of converting again in every iteration.
   void hoist(const ir::Value* v, const LinearLayout& to, Regs r) { hoisted_.push_back({v, to, std::move(r)}); }
 
+  // --- cp.async copies (lower_async_copy.cpp) ---
+  // Byte offset (i32) of the shared buffer holding the current iteration's copy of an
+  // async load, and the copies issued so far in the block being lowered.
+  std::unordered_map<const ir::Op*, llvm::Value*> async_base;
+  std::unordered_map<const ir::Block*, int> async_issued;
+  // A pipelined loop being lowered: where this iteration's copies go, and the
+  // induction variable of the iteration they are for.
+  struct PipelineState {
+    llvm::Value* iv_ahead = nullptr;     // iv + (stages - 1) * step
+    llvm::Value* in_range = nullptr;     // iv_ahead < hi
+    std::unordered_map<const ir::Op*, llvm::Value*> write_base;
+  };
+  std::unordered_map<const ir::Block*, PipelineState> pipeline_state;
+  // Lowers the ops of `slice` again with the induction variable `iv_arg` bound to
+  // `iv`, then restores every value: the registers of `v` for that iteration.
+  Regs at_iteration(const std::vector<const ir::Op*>& slice, const ir::Value* iv_arg, llvm::Value* iv,
+                    const ir::Op& user, int operand);
+
   // --- types ---
   llvm::Type* elem_type(const ir::Type& t);  // register type of one element
   llvm::Type* elem_type(DType d);
@@ -89,7 +109,11 @@ class Codegen {
   // Stores `vals` (elements of one tile in layout l) to shared memory at a row-major
   // element offset base + flat index, once per element; loads them back in layout `to`.
   void smem_store_tile(const Regs& vals, const LinearLayout& l, int byte_offset, llvm::Type* ty);
-  Regs smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type* ty);
+  Regs smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type* ty, llvm::Value* dyn_base = nullptr);
+  // Registers of layout `to` read from a tile stored with `enc` at byte offset base:
+  // ldmatrix where the layouts allow (16-bit elements), else vector loads.
+  Regs smem_read_encoded(const SharedEncoding& enc, const LinearLayout& to, int byte_offset, llvm::Type* ty,
+                         llvm::Value* dyn_base = nullptr);
   // 32-bit shared-memory address of a shared pointer (for inline PTX).
   llvm::Value* shared_addr32(llvm::Value* p);
 
@@ -136,6 +160,15 @@ class Codegen {
 void lower_index_op(Codegen& cg, const ir::Op& op);   // program ids, constants, arange, shape ops
 void lower_elementwise(Codegen& cg, const ir::Op& op);
 void lower_memory(Codegen& cg, const ir::Op& op);     // load, store
+// A load planned as a cp.async copy (lower_async_copy.cpp): issues this iteration's
+// copies, or in a pipelined loop those of the iteration stages - 1 ahead.
+void lower_async_load(Codegen& cg, const ir::Op& op);
+// Issues the copies of async load `op` for pointers/mask registers into the buffer at
+// byte offset `base`, predicated on `pred` too (may be null), and commits the group.
+void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,
+                      llvm::Value* base);
+// cp.async.wait_group n before a dot reads async operands of this iteration.
+void wait_async_copies(Codegen& cg, const ir::Op& dot);
 void lower_atomic(Codegen& cg, const ir::Op& op);
 void lower_reduce(Codegen& cg, const ir::Op& op);
 void lower_scan(Codegen& cg, const ir::Op& op);

@@ -60,11 +60,15 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   plan.axis = analyze_axis_info(f);                   dump("axis-info");
   assign_layouts(f, opts.target, plan);               dump("layouts");
   group_reductions(f, plan);                          dump("reduction-groups");
+  plan_async_copies(f, opts.target, plan);            dump("async-copies");
   allocate_shared_memory(f, plan);                    dump("shared-memory");
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +
                     " bytes of shared memory but " + ti.cpu() + " allows " + std::to_string(ti.max_shared_bytes()) +
-                    ". Use smaller block sizes");
+                    (f.num_stages > 1 ? " (num_stages=" + std::to_string(f.num_stages) +
+                                            " keeps that many copies of each pipelined tile)"
+                                      : std::string()) +
+                    ". Use smaller block sizes" + (f.num_stages > 1 ? " or fewer stages" : ""));
   art.plan = dump_plan(f, plan);
   art.ms_plan = ms_since(t0);
 

@@ -61,7 +61,7 @@ void Codegen::smem_store_tile(const Regs& vals, const LinearLayout& l, int byte_
   });
 }
 
-Regs Codegen::smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type* ty) {
+Regs Codegen::smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type* ty, llvm::Value* dyn_base) {
   int es = elem_bytes_of(ty);
   bool is_bool = ty->isIntegerTy(1);
   llvm::Type* st = is_bool ? b.getInt8Ty() : ty;
@@ -69,7 +69,9 @@ Regs Codegen::smem_load_tile(const LinearLayout& to, int byte_offset, llvm::Type
   Regs flat = flat_indices(to);
   Regs out(to.num_regs());
   for (int r = 0; r < to.num_regs(); r += vec) {
-    llvm::Value* addr = smem_addr(byte_offset, b.CreateMul(flat[r], c32(es), "", true, true));
+    llvm::Value* off = b.CreateMul(flat[r], c32(es), "", true, true);
+    if (dyn_base) off = b.CreateAdd(off, dyn_base, "", true, true);
+    llvm::Value* addr = smem_addr(byte_offset, off);
     auto fix = [&](llvm::Value* v) { return is_bool ? b.CreateICmpNE(v, llvm::ConstantInt::get(st, 0)) : v; };
     if (vec == 1) {
       out[r] = fix(b.CreateAlignedLoad(st, addr, llvm::Align(es)));
@@ -126,7 +128,8 @@ std::optional<Ldmatrix> ldmatrix_plan(const LinearLayout& e) {
   return p;
 }
 
-Regs load_ldmatrix(Codegen& cg, const LinearLayout& e, const Ldmatrix& p, int byte_offset, llvm::Type* ty) {
+Regs load_ldmatrix(Codegen& cg, const LinearLayout& e, const Ldmatrix& p, int byte_offset, llvm::Type* ty,
+                   llvm::Value* dyn_base) {
   auto& b = cg.b;
   llvm::Value* thread;
   {
@@ -147,17 +150,22 @@ Regs load_ldmatrix(Codegen& cg, const LinearLayout& e, const Ldmatrix& p, int by
     cons += "=r,";
   }
   std::string text = "ldmatrix.sync.aligned.m8n8.x" + std::to_string(p.mats) + (p.trans ? ".trans" : "") +
-                     ".shared.b16 {" + regs_list + "}, [$" + std::to_string(p.mats) + "];";
+                     ".shared.b16 {" + regs_list + "}, [$" + std::to_string(p.mats) + "+";
   std::vector<llvm::Type*> outs(p.mats, cg.i32());
   llvm::Type* ret = p.mats == 1 ? cg.i32() : static_cast<llvm::Type*>(llvm::StructType::get(cg.ctx, outs));
   auto* pair = llvm::FixedVectorType::get(ty, 2);
   Regs out(e.num_regs());
   for (int g = 0; g < e.num_regs(); g += 1 << group_bits) {
-    uint32_t rp = e.reg_part(g);
-    llvm::Value* off = rp == 0 ? thread : ((tb & rp) ? b.CreateXor(thread, cg.c32(rp)) : b.CreateAdd(thread, cg.c32(rp)));
-    llvm::Value* addr = cg.shared_addr32(cg.smem_addr(byte_offset, b.CreateShl(off, 1)));
+    // offset = thread ^ reg part: the reg bits the thread part may have are xor-ed into
+    // a base (few distinct ones), the others go into the instruction's immediate.
+    uint32_t rp = e.reg_part(g), lo = rp & tb, hi = rp & ~tb;
+    llvm::Value* off = lo ? b.CreateXor(thread, cg.c32(lo)) : thread;
+    off = b.CreateShl(off, 1);
+    if (dyn_base) off = b.CreateAdd(off, dyn_base, "", true, true);
+    llvm::Value* addr = cg.shared_addr32(cg.smem_addr(0, off));
+    std::string imm = std::to_string(byte_offset + 2 * static_cast<int64_t>(hi)) + "];";
     // Side effects: it reads shared memory written before a barrier, so it must stay after it.
-    llvm::Value* v = cg.inline_asm(ret, text, cons + "r,~{memory}", {addr}, true);
+    llvm::Value* v = cg.inline_asm(ret, text + imm, cons + "r,~{memory}", {addr}, true);
     for (int i = 0; i < p.mats; ++i) {
       llvm::Value* w = p.mats == 1 ? v : b.CreateExtractValue(v, i);
       llvm::Value* h = b.CreateBitCast(w, pair);
@@ -183,8 +191,24 @@ const Codegen::Hoisted* Codegen::find_hoisted(const ir::Value* v, const LinearLa
   return nullptr;
 }
 
+Regs Codegen::smem_read_encoded(const SharedEncoding& enc, const LinearLayout& to, int byte_offset, llvm::Type* ty,
+                                llvm::Value* dyn_base) {
+  LinearLayout e = enc.apply(to);
+  if (elem_bytes_of(ty) == 2 && ty->isFloatingPointTy())
+    if (auto p = ldmatrix_plan(e)) return load_ldmatrix(*this, e, *p, byte_offset, ty, dyn_base);
+  return smem_load_tile(e, byte_offset, ty, dyn_base);
+}
+
 std::function<Regs()> Codegen::stage(const ir::Value* v, const LinearLayout& d, int smem_offset, bool& wrote) {
   if (const Hoisted* h = find_hoisted(v, d)) return [r = h->regs] { return r; };
+  if (v->def && plan.op(v->def).async_copy) {
+    // Already in shared memory (cp.async); the dot waited for the copy and synchronized.
+    const LinearLayout& from = plan.layout(v)->ll;
+    SharedEncoding enc = swizzled_encoding(from.shape(), contiguous_dim(from), 2);
+    llvm::Value* base = async_base.at(v->def);
+    llvm::Type* ty = elem_type(v->type);
+    return [this, enc, d, base, ty] { return smem_read_encoded(enc, d, 0, ty, base); };
+  }
   const LinearLayout& a = plan.layout(v)->ll;
   if (is_rematerializable(v)) {
     Regs r = a == d ? regs(v) : rematerialize(*this, v, d);
@@ -220,12 +244,7 @@ std::function<Regs()> Codegen::stage(const ir::Value* v, const LinearLayout& d, 
   smem_before_write();
   smem_store_tile(src, enc.apply(a), smem_offset, ty);
   wrote = true;
-  return [this, enc, d, smem_offset, ty] {
-    LinearLayout e = enc.apply(d);
-    if (elem_bytes_of(ty) == 2 && ty->isFloatingPointTy())
-      if (auto p = ldmatrix_plan(e)) return load_ldmatrix(*this, e, *p, smem_offset, ty);
-    return smem_load_tile(e, smem_offset, ty);
-  };
+  return [this, enc, d, smem_offset, ty] { return smem_read_encoded(enc, d, smem_offset, ty); };
 }
 
 Regs Codegen::in_layout(const ir::Value* v, const LinearLayout& d, int smem_offset) {

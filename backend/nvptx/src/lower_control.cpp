@@ -52,6 +52,22 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   std::vector<Regs> inits;
   for (int i = 3; i < op.num_operands(); ++i) inits.push_back(cg.operand(op, i));
   hoist_dot_operands(cg, body);
+  auto pit = cg.plan.pipelines.find(&op);
+  const GpuPlan::Pipeline* pl = pit == cg.plan.pipelines.end() ? nullptr : &pit->second;
+  auto less = [&](llvm::Value* x, llvm::Value* y) { return sgn ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y); };
+  auto buffer_bytes = [&](const ir::Op* ld) { return static_cast<int>((ld->result()->type.numel() * 2 + 15) / 16 * 16); };
+  if (pl) {
+    // Prologue: the copies of iterations 0 .. S-2 (predicated off past the end).
+    for (int s = 0; s + 1 < pl->stages; ++s) {
+      llvm::Value* iv_s = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(lo->getType(), s)));
+      llvm::Value* ok = less(iv_s, hi);
+      for (const ir::Op* ld : pl->loads) {
+        Regs ptrs = cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, 0);
+        Regs mask = ld->num_operands() > 1 ? cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, 1) : Regs{};
+        issue_async_copy(cg, *ld, ptrs, mask, ok, cg.c32(cg.plan.op(ld).smem_offset + s * buffer_bytes(ld)));
+      }
+    }
+  }
 
   llvm::Function* f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
@@ -72,23 +88,53 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     }
     phis.push_back(ps);
   }
-  llvm::Value* cond = sgn ? b.CreateICmpSLT(iv, hi) : b.CreateICmpULT(iv, hi);
+  llvm::PHINode* slot = nullptr;  // pipeline buffer holding this iteration's copies
+  if (pl) {
+    slot = b.CreatePHI(cg.i32(), 2, "stage");
+    slot->addIncoming(cg.c32(0), pre);
+  }
+  llvm::Value* cond = less(iv, hi);
   b.CreateCondBr(cond, loop, exit);
 
   b.SetInsertPoint(loop);
   cg.set(body.args[0], {iv});
+  cg.async_issued[&body] = 0;
+  if (pl) {
+    Codegen::PipelineState st;
+    st.iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), pl->stages - 1)));
+    st.in_range = less(st.iv_ahead, hi);
+    // Iteration i reads buffer i % S and refills buffer (i - 1) % S, which iteration
+    // i - 1 read, with the copies of iteration i + S - 1.
+    llvm::Value* prev = b.CreateSelect(b.CreateICmpEQ(slot, cg.c32(0)), cg.c32(pl->stages - 1),
+                                       b.CreateSub(slot, cg.c32(1)));
+    for (const ir::Op* ld : pl->loads) {
+      int off = cg.plan.op(ld).smem_offset, bytes = buffer_bytes(ld);
+      cg.async_base[ld] = b.CreateAdd(cg.c32(off), b.CreateMul(slot, cg.c32(bytes)));
+      st.write_base[ld] = b.CreateAdd(cg.c32(off), b.CreateMul(prev, cg.c32(bytes)));
+    }
+    cg.pipeline_state[&body] = st;
+  }
   for (size_t i = 0; i < phis.size(); ++i) cg.set(body.args[i + 1], Regs(phis[i].begin(), phis[i].end()));
   cg.smem_unknown();  // the previous iteration may still be reading shared memory
   cg.lower_block(body);
   std::vector<Regs> next = yields(cg, body);
   llvm::Value* iv_next = b.CreateAdd(iv, step);
+  llvm::Value* slot_next = nullptr;
+  if (pl) {
+    llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
+    slot_next = b.CreateSelect(b.CreateICmpEQ(inc, cg.c32(pl->stages)), cg.c32(0), inc);
+  }
   llvm::BasicBlock* latch = b.GetInsertBlock();
   b.CreateBr(header);
   iv->addIncoming(iv_next, latch);
+  if (pl) slot->addIncoming(slot_next, latch);
   for (size_t i = 0; i < phis.size(); ++i)
     for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(next[i][r], latch);
 
   b.SetInsertPoint(exit);
+  cg.pipeline_state.erase(&body);
+  if (cg.async_issued[&body] > 0 || pl)  // copies issued ahead (zero-filled past the end) land first
+    cg.inline_asm(b.getVoidTy(), "cp.async.wait_all;", "~{memory}", {}, true);
   cg.smem_unknown();
   for (size_t i = 0; i < op.results.size(); ++i) cg.set(op.results[i], Regs(phis[i].begin(), phis[i].end()));
 }

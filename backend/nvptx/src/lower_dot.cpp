@@ -115,11 +115,16 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   const ir::Type& ta = op.operand(0)->type;
   int64_t M = ta.shape[0], K = ta.shape[1], N = op.operand(1)->type.shape[1];
   int es = byte_size(ta.dtype);
+  auto async = [&](int i) { return op.operand(i)->def && cg.plan.op(op.operand(i)->def).async_copy; };
   int off_a = p.smem_offset;
-  int off_b = off_a + static_cast<int>((M * K * es + 15) / 16 * 16);
+  int off_b = off_a + (async(0) ? 0 : static_cast<int>((M * K * es + 15) / 16 * 16));
   // The accumulator first: its conversion (if any) reuses the operands' scratch.
   Regs C = cg.operand(op, 2);
   bool wrote = false;
+  if (async(0) || async(1)) {
+    wait_async_copies(cg, op);
+    wrote = true;  // the copies of other threads become visible at the barrier
+  }
   auto read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
   auto read_b = cg.stage(op.operand(1), p.operands[1]->ll, off_b, wrote);
   if (wrote) cg.smem_after_write();

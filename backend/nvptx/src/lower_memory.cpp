@@ -201,6 +201,7 @@ llvm::Value* and_pred(Codegen& cg, llvm::Value* a, llvm::Value* b) {
 
 void lower_memory(Codegen& cg, const ir::Op& op) {
   const OpPlan& p = cg.plan.op(&op);
+  if (p.async_copy) return lower_async_load(cg, op);
   const ir::Value* ptr = op.operand(0);
   DType dt = ptr->type.dtype;
   bool is_load = op.kind == OpKind::Load;

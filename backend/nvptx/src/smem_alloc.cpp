@@ -35,10 +35,11 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
   if (!op.results.empty() && plan.lazy.count(op.result())) return 0;
   const OpPlan& p = plan.op(&op);
   int bytes = 0;
+  auto async_operand = [&](const ir::Value* v) { return v->def && plan.op(v->def).async_copy; };
   for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i) {
     const ir::Value* v = op.operands[i];
     LayoutRef want = p.operands[i];
-    if (!want || !conversion_needs_smem(plan, v, want->ll)) continue;
+    if (!want || async_operand(v) || !conversion_needs_smem(plan, v, want->ll)) continue;
     bytes = std::max<int>(bytes, static_cast<int>(v->type.numel()) * smem_elem_bytes(v->type));
   }
   switch (op.kind) {
@@ -64,13 +65,17 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       bytes = std::max<int>(bytes, 2 * round_up(static_cast<int>(x->type.numel()) * acc_bytes(op), 16));
       break;
     }
-    case OpKind::Dot: {
+    case OpKind::Dot: {  // operand staging (not for operands copied there by cp.async)
       const auto& a = op.operand(0)->type;
       const auto& b = op.operand(1)->type;
-      bytes = std::max<int>(bytes, round_up(static_cast<int>(a.numel()) * smem_elem_bytes(a), 16) +
-                                       static_cast<int>(b.numel()) * smem_elem_bytes(b));
+      int a_bytes = async_operand(op.operand(0)) ? 0 : static_cast<int>(a.numel()) * smem_elem_bytes(a);
+      int b_bytes = async_operand(op.operand(1)) ? 0 : static_cast<int>(b.numel()) * smem_elem_bytes(b);
+      bytes = std::max<int>(bytes, round_up(a_bytes, 16) + b_bytes);
       break;
     }
+    case OpKind::Load:  // cp.async destination: one tile per pipeline stage
+      if (p.async_copy) bytes = p.stages * round_up(static_cast<int>(op.result()->type.numel()) * 2, 16);
+      break;
     case OpKind::AtomicRMW: case OpKind::AtomicCas: {
       // Old values travel from the one thread that performed the atomic to the copies.
       const ir::Type& t = op.result()->type;
@@ -102,6 +107,16 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
     bool whole_kernel = op.kind == OpKind::ClusterReduce;
     // The reductions of a group all use their scratch during the group's exchange.
     int begin = index, end = index;
+    if (plan.op(&op).async_copy) {
+      // Live from the copy to its last dot; a pipelined copy for its whole loop
+      // (prologue copies land before the loop, the last ones at its end).
+      for (const Op* d : plan.async_users.at(&op)) end = std::max(end, index_of.at(d));
+      const Op* loop = op.parent->parent;
+      if (plan.op(&op).stages > 1) {
+        begin = index_of.at(loop);
+        end = std::max(end, index_of.at(op.parent->ops.back().get()));
+      }
+    }
     auto g = plan.reduce_group_leader.find(&op);
     if (g != plan.reduce_group_leader.end()) {
       const auto& members = plan.reduce_groups.at(g->second);
@@ -147,6 +162,7 @@ GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
   plan.axis = analyze_axis_info(f);
   assign_layouts(f, t, plan);
   group_reductions(f, plan);
+  plan_async_copies(f, t, plan);
   allocate_shared_memory(f, plan);
   return plan;
 }

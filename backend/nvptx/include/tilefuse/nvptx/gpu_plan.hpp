@@ -37,6 +37,13 @@ struct OpPlan {
   // Dot: on tensor cores (mma.sync m16n8k16) with this warp tiling; else the FMA path.
   bool mma = false;
   MmaTiling mma_tiling;
+  // Load that only feeds tensor-core dots: copied global -> shared memory by cp.async
+  // (no registers), into `stages` buffers; stages > 1 when software-pipelined over its
+  // loop (the copies of iteration i + stages - 1 are issued in iteration i).
+  // async_index is its 1-based position among the `async_count` async loads of its block.
+  bool async_copy = false;
+  int stages = 1;
+  int async_index = 0, async_count = 0;
 };
 
 struct GpuPlan {
@@ -54,6 +61,15 @@ struct GpuPlan {
   std::unordered_map<const ir::Op*, const ir::Op*> reduce_group_leader;
   int shared_bytes = 0;
   int num_warps = 4;
+  // Async loads (see OpPlan::async_copy): the dots reading each one, and per pipelined
+  // loop its loads in body order with the body ops that compute their addresses.
+  std::unordered_map<const ir::Op*, std::vector<const ir::Op*>> async_users;
+  struct Pipeline {
+    std::vector<const ir::Op*> loads;
+    std::vector<const ir::Op*> slice;  // body ops the loads' operands depend on, in order
+    int stages = 1;
+  };
+  std::unordered_map<const ir::Op*, Pipeline> pipelines;  // For op -> its pipeline
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars
@@ -67,6 +83,10 @@ void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan);
 // Pass 3: groups of adjacent sibling reductions with the same operand layout (Reduce)
 // or at the top level (ClusterReduce); see GpuPlan::reduce_groups.
 void group_reductions(const ir::Function& f, GpuPlan& plan);
+// Pass 3b: loads that only feed tensor-core dots become cp.async copies, pipelined over
+// their loop with f.num_stages buffers when their addresses depend only on the
+// induction variable and loop-invariant values (see OpPlan::async_copy).
+void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
 // Pass 4: shared-memory scratch sizes and a liveness-based allocation of offsets.
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
 // Shared memory of one cluster reduction: a slot per program of the cluster + an mbarrier.

@@ -1,0 +1,118 @@
+// Which loads become cp.async copies into shared memory, and which of those are
+// software-pipelined over their loop (see OpPlan::async_copy and GpuPlan::pipelines).
+// A load qualifies when every use is a tensor-core dot operand in the same block after
+// it (the dot reads the copy with ldmatrix, so the tile never lives in registers), its
+// elements are 16-bit in runs of 4, 8 or 16 bytes along the dimension the shared
+// encoding keeps contiguous, and masked-off elements read 0 (cp.async zero-fills).
+#include <algorithm>
+#include <unordered_set>
+
+#include "passes.hpp"
+#include "tilefuse/nvptx/shared_encoding.hpp"
+
+namespace tilefuse::nvptx {
+
+using ir::Block;
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+
+namespace {
+
+bool is_zero_constant(const Value* v) {
+  return v->def && v->def->kind == OpKind::Constant && v->def->fval == 0 && v->def->ival == 0;
+}
+
+// Ops that may be evaluated again for a later iteration (pure, cheap, no shared memory).
+bool recomputable(OpKind k) {
+  switch (k) {
+    case OpKind::Constant: case OpKind::Arange: case OpKind::Splat: case OpKind::Broadcast:
+    case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Trans: case OpKind::Binary: case OpKind::Unary:
+    case OpKind::Compare: case OpKind::Select: case OpKind::Cast: case OpKind::AddPtr: case OpKind::Fma:
+    case OpKind::ProgramId: case OpKind::NumPrograms:
+      return true;
+    default: return false;
+  }
+}
+
+bool inside(const Value* v, const Block& body) {
+  const Block* b = v->def ? v->def->parent : v->block;
+  while (b) {
+    if (b == &body) return true;
+    b = b->parent ? b->parent->parent : nullptr;
+  }
+  return false;
+}
+
+// Collects (post-order) the body ops `v` depends on; false when it depends on a
+// loop-carried value or on an op that cannot be evaluated for another iteration.
+bool address_slice(const Value* v, const Block& body, std::vector<const Op*>& slice,
+                   std::unordered_set<const Op*>& seen) {
+  if (v == body.args[0] || !inside(v, body)) return true;
+  if (!v->def || v->def->parent != &body || !recomputable(v->def->kind)) return false;
+  const Op* d = v->def;
+  if (seen.count(d)) return true;
+  for (const Value* x : d->operands)
+    if (!address_slice(x, body, slice, seen)) return false;
+  seen.insert(d);
+  slice.push_back(d);
+  return true;
+}
+
+}  // namespace
+
+void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
+  if (t.sm < 80) return;
+  // Uses of every value.
+  std::unordered_map<const Value*, std::vector<std::pair<const Op*, int>>> uses;
+  ir::walk(f.body, [&](Op& op) {
+    for (int i = 0; i < op.num_operands(); ++i) uses[op.operand(i)].push_back({&op, i});
+  });
+  std::unordered_map<const Block*, std::vector<const Op*>> per_block;
+  ir::walk(f.body, [&](Op& op) {
+    if (op.kind != OpKind::Load || op.results.empty() || !op.result()->type.is_tile()) return;
+    const Value* r = op.result();
+    if (r->type.rank() != 2 || (r->type.dtype != DType::f16 && r->type.dtype != DType::bf16)) return;
+    if (op.num_operands() > 2 && !is_zero_constant(op.operand(2))) return;
+    OpPlan& p = plan.op(&op);
+    LayoutRef l = plan.layout(r);
+    int bytes = p.vec * 2;
+    if (!l || p.fast_dim != contiguous_dim(l->ll) || (bytes != 4 && bytes != 8 && bytes != 16)) return;
+    auto it = uses.find(r);
+    if (it == uses.end() || it->second.empty()) return;
+    std::vector<const Op*> dots;
+    for (auto [user, idx] : it->second) {
+      if (user->kind != OpKind::Dot || idx > 1 || !plan.op(user).mma || user->parent != op.parent) return;
+      dots.push_back(user);
+    }
+    p.async_copy = true;
+    plan.async_users[&op] = dots;
+    per_block[op.parent].push_back(&op);
+  });
+  for (auto& [block, loads] : per_block) {
+    // Block order (the walk visits ops in order), positions among the block's async loads.
+    for (size_t i = 0; i < loads.size(); ++i) {
+      plan.op(loads[i]).async_index = static_cast<int>(i) + 1;
+      plan.op(loads[i]).async_count = static_cast<int>(loads.size());
+    }
+    const Op* loop = block->parent;
+    if (f.num_stages <= 1 || !loop || loop->kind != OpKind::For) continue;
+    GpuPlan::Pipeline pl;
+    pl.stages = f.num_stages;
+    pl.loads = loads;
+    std::unordered_set<const Op*> seen;
+    bool ok = true;
+    for (const Op* ld : loads)
+      for (const Value* v : ld->operands) ok = ok && address_slice(v, *block, pl.slice, seen);
+    if (!ok) continue;  // addresses need loop-carried values: copies stay unpipelined
+    // Keep the body's order so each op's operands are evaluated before it.
+    std::unordered_map<const Op*, int> pos;
+    int i = 0;
+    for (auto& o : block->ops) pos[o.get()] = i++;
+    std::sort(pl.slice.begin(), pl.slice.end(), [&](const Op* a, const Op* b) { return pos[a] < pos[b]; });
+    for (const Op* ld : loads) plan.op(ld).stages = pl.stages;
+    plan.pipelines[loop] = std::move(pl);
+  }
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,95 @@
+// Loads that only feed tensor-core dots travel global -> shared memory with cp.async
+// (sm_80+): no registers hold the tile, masked-off elements are zero-filled (src-size
+// 0), and each load's copies form one cp.async group. In a pipelined loop (stages S)
+// the copies issued in iteration i are those of iteration i + S - 1, into the buffer
+// that iteration i - 1 read; the dots of iteration i wait until their own copies (issued
+// S - 1 iterations earlier) have landed. lower_control.cpp issues the prologue.
+#include <algorithm>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+Regs Codegen::at_iteration(const std::vector<const ir::Op*>& slice, const ir::Value* iv_arg, llvm::Value* iv,
+                           const ir::Op& user, int operand) {
+  // Save what the slice overwrites, lower it for `iv`, read the operand, restore.
+  std::vector<std::pair<const ir::Value*, std::optional<Regs>>> saved;
+  auto save = [&](const ir::Value* v) {
+    auto it = vals_.find(v);
+    saved.push_back({v, it == vals_.end() ? std::nullopt : std::optional<Regs>(it->second)});
+  };
+  save(iv_arg);
+  for (const ir::Op* o : slice)
+    for (const ir::Value* r : o->results) save(r);
+  vals_[iv_arg] = {iv};
+  for (const ir::Op* o : slice) lower_op(*o);
+  Regs out = this->operand(user, operand);
+  for (auto& [v, r] : saved) {
+    if (r) vals_[v] = *r;
+    else vals_.erase(v);
+  }
+  return out;
+}
+
+void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,
+                      llvm::Value* base) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  const LinearLayout& l = cg.plan.layout(op.result())->ll;
+  SharedEncoding enc = swizzled_encoding(l.shape(), contiguous_dim(l), 2);
+  Regs offs = cg.flat_indices(enc.apply(l));
+  int vec = p.vec, bytes = 2 * vec;
+  uint32_t dup = l.redundancy().reg;
+  // .cg (L2 only) needs 16 bytes; smaller copies go through L1 (.ca).
+  std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
+                     std::to_string(bytes) + ", $2;";
+  cg.smem_before_write();
+  for (int r = 0; r < l.num_regs(); r += vec) {
+    if (r & dup) continue;
+    llvm::Value* ok = pred;
+    if (!mask.empty()) ok = ok ? b.CreateAnd(ok, mask[r]) : mask[r];
+    llvm::Value* src_size = ok ? b.CreateSelect(ok, cg.c32(bytes), cg.c32(0)) : cg.c32(bytes);
+    llvm::Value* off = b.CreateAdd(b.CreateShl(offs[r], 1), base, "", true, true);
+    llvm::Value* dst = cg.shared_addr32(cg.smem_addr(0, off));
+    cg.inline_asm(b.getVoidTy(), text, "r,l,r,~{memory}", {dst, ptrs[r], src_size}, true);
+  }
+  cg.inline_asm(b.getVoidTy(), "cp.async.commit_group;", "~{memory}", {}, true);
+  cg.smem_unknown();  // in flight until a wait: treat the buffer as busy
+}
+
+void lower_async_load(Codegen& cg, const ir::Op& op) {
+  const OpPlan& p = cg.plan.op(&op);
+  const ir::Block* block = op.parent;
+  auto st = cg.pipeline_state.find(block);
+  if (p.stages > 1 && st != cg.pipeline_state.end()) {
+    const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(block->parent);
+    Regs ptrs = cg.at_iteration(pl.slice, block->args[0], st->second.iv_ahead, op, 0);
+    Regs mask = op.num_operands() > 1 ? cg.at_iteration(pl.slice, block->args[0], st->second.iv_ahead, op, 1) : Regs{};
+    issue_async_copy(cg, op, ptrs, mask, st->second.in_range, st->second.write_base.at(&op));
+  } else {
+    Regs ptrs = cg.operand(op, 0);
+    Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
+    llvm::Value* base = cg.c32(p.smem_offset);
+    issue_async_copy(cg, op, ptrs, mask, nullptr, base);
+    cg.async_base[&op] = base;
+  }
+  ++cg.async_issued[block];
+}
+
+void wait_async_copies(Codegen& cg, const ir::Op& dot) {
+  // Groups committed after load j's copies for this iteration: the rest of that
+  // iteration's loads, S - 2 whole iterations, and the q loads already issued in this
+  // one: (S - 1) * n + q - j.
+  int pending = 1 << 20;
+  for (int i = 0; i < 2; ++i) {
+    const ir::Op* ld = dot.operand(i)->def;
+    if (!ld || !cg.plan.op(ld).async_copy) continue;
+    const OpPlan& p = cg.plan.op(ld);
+    int q = cg.async_issued[ld->parent];
+    pending = std::min(pending, (p.stages - 1) * p.async_count + q - p.async_index);
+  }
+  pending = std::clamp(pending, 0, 7);  // a younger group left pending only costs overlap
+  cg.inline_asm(cg.b.getVoidTy(), "cp.async.wait_group " + std::to_string(pending) + ";", "~{memory}", {}, true);
+}
+
+}  // namespace tilefuse::nvptx
