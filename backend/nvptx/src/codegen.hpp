@@ -159,6 +159,9 @@ class Codegen {
 // One entry point per op family (lower_<family>.cpp).
 void lower_index_op(Codegen& cg, const ir::Op& op);   // program ids, constants, arange, shape ops
 void lower_elementwise(Codegen& cg, const ir::Op& op);
+// Elementwise op `op` applied register by register to operand registers `in` (a
+// single register: a scalar); owner[k] < k reuses register owner[k]'s result.
+Regs elementwise_regs(Codegen& cg, const ir::Op& op, const std::vector<Regs>& in, const std::vector<int>& owner = {});
 void lower_memory(Codegen& cg, const ir::Op& op);     // load, store
 // A load planned as a cp.async copy (lower_async_copy.cpp): issues this iteration's
 // copies, or in a pipelined loop those of the iteration stages - 1 ahead.

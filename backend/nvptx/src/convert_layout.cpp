@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "codegen.hpp"
+#include "passes.hpp"
 #include "tilefuse/nvptx/shared_encoding.hpp"
 
 namespace tilefuse::nvptx {
@@ -223,6 +224,13 @@ std::function<Regs()> Codegen::stage(const ir::Value* v, const LinearLayout& d, 
     for (int r = a.num_regs() - 1; r >= 0; --r) where[a.reg_part(r)] = r;
     Regs out;
     for (int r = 0; r < d.num_regs(); ++r) out.push_back(src[where.at(d.reg_part(r))]);
+    return [out] { return out; };
+  }
+  if (v->def && is_elementwise(v->def->kind) && cheap_to_recompute(v)) {
+    // Masks and index tiles: recomputed from their (cheap) operands in the new layout.
+    std::vector<Regs> in;
+    for (const ir::Value* x : v->def->operands) in.push_back(x->type.is_scalar() ? regs(x) : in_layout(x, d, smem_offset));
+    Regs out = elementwise_regs(*this, *v->def, in);
     return [out] { return out; };
   }
   if (v->def && is_view_op(v->def->kind)) {

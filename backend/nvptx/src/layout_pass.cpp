@@ -61,8 +61,19 @@ bool register_only(const LinearLayout& from, const LinearLayout& to) {
   return true;
 }
 
+bool cheap_to_recompute(const Value* v, int depth) {
+  if (v->type.is_scalar() || is_rematerializable(v)) return true;
+  if (!v->def || depth > 4) return false;
+  OpKind k = v->def->kind;
+  if (!is_view_op(k) && !is_elementwise(k)) return false;
+  for (const Value* x : v->def->operands)
+    if (!cheap_to_recompute(x, depth + 1)) return false;
+  return true;
+}
+
 bool conversion_needs_smem(const GpuPlan& plan, const Value* v, const LinearLayout& to) {
   if (v->type.is_scalar() || is_rematerializable(v)) return false;
+  if (v->def && is_elementwise(v->def->kind) && cheap_to_recompute(v, 0)) return false;
   LayoutRef from = plan.layout(v);
   bool lazy = plan.lazy.count(v) != 0;  // never materialized in its own layout
   if (!lazy && (from->ll == to || register_only(from->ll, to))) return false;
@@ -323,12 +334,13 @@ class LayoutPass {
             }
             LayoutRef l = want(r);
             bool fl = false;
-            // Follow an operand that is costly to move: not a shape op's result (a
-            // broadcast mask is cheap to produce in another layout from its small
-            // source; a dot accumulator is not).
+            // Follow an operand that is costly to move: not a shape op's result or a
+            // mask computed from indices (cheap to produce in another layout; a dot
+            // accumulator is not).
+            auto costly = [](const Value* v) { return !(v->def && is_view_op(v->def->kind)) && !cheap_to_recompute(v); };
             for (int pass = 0; pass < 2 && !l; ++pass)
               for (auto* v : op.operands)
-                if (!v->type.is_scalar() && !floating(v) && (pass == 1 || !(v->def && is_view_op(v->def->kind)))) {
+                if (!v->type.is_scalar() && !floating(v) && (pass == 1 || costly(v))) {
                   l = of(v);
                   break;
                 }

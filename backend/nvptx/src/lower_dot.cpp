@@ -10,6 +10,7 @@
 // product per k).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include <llvm/IR/InlineAsm.h>
 
@@ -68,7 +69,8 @@ Axis distinct_parts(const LinearLayout& l, int dim, int max_vec) {
 // unpack its result) down to just before the first instruction that consumes it. The
 // operand readers load whole tiles; issued in k order next to their MMAs, only one k
 // slice of fragments is live at a time instead of every fragment of both tiles.
-void sink_fragment_loads(llvm::BasicBlock* bb, llvm::Instruction* start) {
+void sink_fragment_loads(llvm::BasicBlock* bb, llvm::Instruction* start,
+                         const std::unordered_map<llvm::Instruction*, llvm::Instruction*>& slice_start) {
   auto is_ldmatrix = [](const llvm::Instruction& i) {
     auto* call = llvm::dyn_cast<llvm::CallInst>(&i);
     auto* ia = call ? llvm::dyn_cast<llvm::InlineAsm>(call->getCalledOperand()) : nullptr;
@@ -96,6 +98,11 @@ void sink_fragment_loads(llvm::BasicBlock* bb, llvm::Instruction* start) {
         }
       }
     if (!first_use) continue;
+    // To the start of the k slice that first uses it: the slice's loads issue together
+    // and overlap their latency.
+    if (auto it = slice_start.find(first_use); it != slice_start.end() && it->second->comesBefore(first_use) &&
+                                               ld->comesBefore(it->second))
+      first_use = it->second;
     // Never past a store or a barrier: shared memory may be rewritten after it.
     for (auto j = std::next(ld->getIterator()); &*j != first_use; ++j)
       if (llvm::isa<llvm::StoreInst>(&*j) || (llvm::isa<llvm::CallInst>(&*j) && !is_ldmatrix(*j) &&
@@ -154,7 +161,9 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   Regs out(C.begin(), C.end());
   // k outermost: each output tile still accumulates in k order, and one k slice of
   // operand fragments is live at a time.
-  for (int ki = 0; ki < kreps; ++ki)
+  std::unordered_map<llvm::Instruction*, llvm::Instruction*> slice_start;  // mma -> first mma of its k slice
+  for (int ki = 0; ki < kreps; ++ki) {
+    llvm::Instruction* first = nullptr;
     for (int mi = 0; mi < mreps; ++mi)
       for (int ni = 0; ni < nreps; ++ni) {
         int c0 = (ni << 2) | (mi << (2 + nb));
@@ -162,9 +171,13 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
         std::vector<llvm::Value*> args{pack(A, a0), pack(A, a0 + 2), pack(A, a0 + 4), pack(A, a0 + 6),
                                        pack(B, b0), pack(B, b0 + 2), out[c0], out[c0 + 1], out[c0 + 2], out[c0 + 3]};
         llvm::Value* d = cg.inline_asm(ret, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, false);
+        auto* di = llvm::cast<llvm::Instruction>(d);
+        if (!first) first = di;
+        slice_start[di] = first;
         for (int j = 0; j < 4; ++j) out[c0 + j] = b.CreateExtractValue(d, j);
       }
-  sink_fragment_loads(bb, before_reads);
+  }
+  sink_fragment_loads(bb, before_reads, slice_start);
   cg.set(op.result(), std::move(out));
 }
 

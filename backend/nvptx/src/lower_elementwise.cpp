@@ -200,17 +200,21 @@ std::vector<int> constant_run_owner(Codegen& cg, const ir::Op& op, size_t n) {
 }  // namespace
 
 void lower_elementwise(Codegen& cg, const ir::Op& op) {
-  auto& b = cg.b;
   std::vector<Regs> in;
   for (int i = 0; i < op.num_operands(); ++i) in.push_back(cg.operand(op, i));
+  std::vector<int> owner;
+  if (op.kind == OpKind::Compare) owner = constant_run_owner(cg, op, in[0].size());
+  cg.set(op.result(), elementwise_regs(cg, op, in, owner));
+}
+
+Regs elementwise_regs(Codegen& cg, const ir::Op& op, const std::vector<Regs>& in, const std::vector<int>& owner) {
+  auto& b = cg.b;
   size_t n = in[0].size();
   for (auto& r : in) n = std::max(n, r.size());
   auto at = [&](int i, size_t k) { return in[i].size() == 1 ? in[i][0] : in[i][k]; };
   const ir::Type& t0 = op.operand(0)->type;
   DType dt = t0.dtype;
   Regs out(n);
-  std::vector<int> owner;
-  if (op.kind == OpKind::Compare) owner = constant_run_owner(cg, op, n);
   for (size_t k = 0; k < n; ++k) {
     if (!owner.empty() && owner[k] != static_cast<int>(k)) {
       out[k] = out[owner[k]];  // owner[k] < k: already computed
@@ -235,7 +239,7 @@ void lower_elementwise(Codegen& cg, const ir::Op& op) {
       default: internal_error("lower_elementwise: unexpected op");
     }
   }
-  cg.set(op.result(), std::move(out));
+  return out;
 }
 
 }  // namespace tilefuse::nvptx

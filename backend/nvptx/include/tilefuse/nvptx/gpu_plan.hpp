@@ -104,6 +104,9 @@ bool is_rematerializable(const ir::Value* v);
 bool is_view_op(ir::OpKind k);
 // The layout the operand of view op `op` must have for its result to have layout `to`.
 LinearLayout view_source_layout(const ir::Op& op, const LinearLayout& to);
+// Elementwise and shape ops over constants, aranges, splats and scalars (masks and
+// index tiles, a few ops deep): recomputed in another layout instead of converted.
+bool cheap_to_recompute(const ir::Value* v, int depth = 0);
 // Every thread already holds the elements `to` gives it (a register renaming).
 bool register_only(const LinearLayout& from, const LinearLayout& to);
 // Whether giving `v` the layout `to` needs a round trip through shared memory (after
