@@ -55,6 +55,7 @@ class Codegen {
   // Converted copies made before a loop of values the loop only reads (dot operands):
   // found by stage()/in_layout instead of converting again in every iteration.
   void hoist(const ir::Value* v, const LinearLayout& to, Regs r) { hoisted_.push_back({v, to, std::move(r)}); }
+  bool is_hoisted(const ir::Value* v, const LinearLayout& to) const { return find_hoisted(v, to) != nullptr; }
 
   // --- cp.async copies (lower_async_copy.cpp) ---
   // Byte offset (i32) of the shared buffer holding the current iteration's copy of an

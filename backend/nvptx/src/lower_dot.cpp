@@ -15,6 +15,7 @@
 #include <llvm/IR/InlineAsm.h>
 
 #include "codegen.hpp"
+#include "passes.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -177,6 +178,12 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
         for (int j = 0; j < 4; ++j) out[c0 + j] = b.CreateExtractValue(d, j);
       }
   }
+  // Group a k slice's loads only when A comes from shared memory too (a GEMM main
+  // loop); with A in registers (FlashAttention's Q and P) B's fragments go one by one
+  // next to their MMAs, which keeps the register peak lower.
+  bool a_in_registers = !async(0) && (cg.is_hoisted(op.operand(0), p.operands[0]->ll) ||
+                                      !conversion_needs_smem(cg.plan, op.operand(0), p.operands[0]->ll));
+  if (a_in_registers) slice_start.clear();
   sink_fragment_loads(bb, before_reads, slice_start);
   cg.set(op.result(), std::move(out));
 }
