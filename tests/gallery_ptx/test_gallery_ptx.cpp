@@ -148,8 +148,8 @@ TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S 
         // Two loads per iteration: the dot may leave the younger (S - 1) * 2 groups pending.
         std::string wait = "cp.async.wait_group " + std::to_string(2 * (stages - 1));
         CHECK_MESSAGE(ck.ptx.find(wait) != std::string::npos, wait);
-        if (g == mm)  // a copy of the A [128, 64] and B [64, 128] bf16 tiles per stage
-          CHECK(ck.shared_bytes >= stages * 2 * (128 * 64 * 2));
+        if (g == mm)  // a copy of the A [128, 32] and B [32, 128] bf16 tiles per stage
+          CHECK(ck.shared_bytes >= stages * 2 * (128 * 32 * 2));
       }
     }
   }

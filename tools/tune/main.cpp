@@ -22,9 +22,10 @@ namespace {
 
 const char* kUsage =
     "usage: tilefuse-tune [KERNELS] [options]\n"
-    "  KERNELS           softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, a comma-separated\n"
-    "                    list of them, or all (the default)\n"
-    "  --shape S         a shape to tune (repeatable): ROWSxCOLS, or BxHxNxD[c] for attention_fwd\n"
+    "  KERNELS           softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, matmul, a\n"
+    "                    comma-separated list of them, or all (the default)\n"
+    "  --shape S         a shape to tune (repeatable): ROWSxCOLS, BxHxNxD[c] for attention_fwd,\n"
+    "                    MxNxK for matmul\n"
     "                    (c: causal); a shape applies to the kernels whose shape form it has\n"
     "  --shapes-file F   shapes from a file, one per line: SHAPE or KERNEL SHAPE; # starts a comment\n"
     "  --dtype D[,D]     f32, f16, bf16 (default bf16; f16 for attention_fwd)\n"
@@ -121,15 +122,20 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-bool is_attention_shape(const std::string& s) { return std::count(s.begin(), s.end(), 'x') == 3; }
+// The shape form a shape has: 4 (BxHxNxD), 3 (MxNxK) or 2 (ROWSxCOLS, and anything
+// else, which the row kernels then reject with a message).
+int dims_of(const std::string& s) {
+  int d = static_cast<int>(std::count(s.begin(), s.end(), 'x')) + 1;
+  return d == 3 || d == 4 ? d : 2;
+}
 
 // (kernel, shape) pairs in command-line order.
 std::vector<std::pair<std::string, std::string>> plan_shapes(const Options& o) {
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& k : o.kernels) {
-    bool attn = k == "attention_fwd", any = false;
+    bool any = false;
     for (auto& [only, s] : o.shapes)
-      if (only.empty() ? is_attention_shape(s) == attn : only == k) out.emplace_back(k, s), any = true;
+      if (only.empty() ? dims_of(s) == shape_dims(k) : only == k) out.emplace_back(k, s), any = true;
     if (o.shapes.empty())
       for (auto& s : default_shapes(k)) out.emplace_back(k, s), any = true;
     if (!any && o.kernels.size() == 1) usage_error("no shape given fits " + k);

@@ -152,12 +152,48 @@ std::unique_ptr<Sweep> attention_sweep(const std::string& shape, bool dev) {
   return s;
 }
 
+template <class T>
+struct MatmulSweep : Sweep {
+  explicit MatmulSweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<T> c, a, b;
+  int64_t M = 0, N = 0, K = 0;
+};
+
+template <class T>
+std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
+  long long m = 0, n = 0, k = 0;
+  char extra = 0;
+  if (std::sscanf(shape.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &extra) != 3 || m < 1 || n < 1 || k < 1)
+    user_error("matmul shape '" + shape + "' is not MxNxK", SourceLoc{}, "Write shapes like 4096x4096x4096");
+  auto s = std::make_unique<MatmulSweep<T>>(dev);
+  s->M = m, s->N = n, s->K = k;
+  s->a = s->h.template make<T>(size_t(m) * k, -1, 1);
+  s->b = s->h.template make<T>(size_t(k) * n, -1, 1);
+  s->c = s->h.template make<T>(size_t(m) * n, -1, 1);
+  s->bytes = double(m * k + k * n + m * n) * sizeof(T);
+  s->flops = 2.0 * m * n * k;
+  auto& t = kernels::matmul_tuner<T, T>();
+  auto* p = s.get();
+  s->space = &t.space();
+  s->problem = t.problem(p->c, p->a, p->b, p->M, p->N, p->K, kernels::MatmulOptions{});
+  s->tune = [p, &t](const tuning::TuneSettings& st) {
+    return t.tune(st, p->c, p->a, p->b, p->M, p->N, p->K, kernels::MatmulOptions{});
+  };
+  return s;
+}
+
 }  // namespace
 
-std::vector<std::string> sweep_kernels() { return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd"}; }
+std::vector<std::string> sweep_kernels() {
+  return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul"};
+}
+
+int shape_dims(const std::string& kernel) { return kernel == "attention_fwd" ? 4 : kernel == "matmul" ? 3 : 2; }
 
 std::vector<std::string> default_shapes(const std::string& kernel) {
   if (kernel == "attention_fwd") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
+  if (kernel == "matmul") return {"4096x4096x4096", "8192x8192x1024", "4000x4000x4000"};
   return {"8192x4096", "8192x16384", "2048x65536", "16384x5000"};
 }
 
@@ -175,9 +211,11 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
   }
   auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
     using T = typename decltype(tag)::type;
-    if (kernel != "attention_fwd") return row_sweep<T>(kernel, shape, on_device);
+    if (kernel != "attention_fwd" && kernel != "matmul") return row_sweep<T>(kernel, shape, on_device);
     if constexpr (std::is_same_v<T, float>)
-      user_error("attention_fwd runs on f16 or bf16, not f32", SourceLoc{}, "Use --dtype f16 or bf16");
+      user_error(kernel + " runs on f16 or bf16, not f32", SourceLoc{}, "Use --dtype f16 or bf16");
+    else if (kernel == "matmul")
+      return matmul_sweep<T>(shape, on_device);
     else
       return attention_sweep<T>(shape, on_device);
   };

@@ -16,7 +16,7 @@ struct Sweep {
   std::string kernel, shape;
   DType dtype = DType::bf16;
   double bytes = 0;  // moved per launch (each input read once, each output written once)
-  double flops = 0;  // attention only
+  double flops = 0;  // attention and matmul
   tuning::Problem problem;
   const tuning::Space* space = nullptr;
   std::function<tuning::TuneResult(const tuning::TuneSettings&)> tune;  // GPU only
@@ -25,6 +25,8 @@ struct Sweep {
 
 std::vector<std::string> sweep_kernels();                           // names tilefuse-tune knows
 std::vector<std::string> default_shapes(const std::string& kernel);  // when none are given
+// Sizes in the kernel's shape form: 2 (ROWSxCOLS), 3 (MxNxK for matmul), 4 (BxHxNxD).
+int shape_dims(const std::string& kernel);
 std::vector<DType> default_dtypes(const std::string& kernel);
 // UserError for unknown kernels, bad shapes or unsupported dtypes.
 std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const std::string& shape, bool on_device);

@@ -70,14 +70,25 @@ const auto& matmul_kernel() {
   return k;
 }
 
-// Tiles of up to 128x128 (smaller for small M or N), K in steps of 64, 8 warps (a
-// 64x32 accumulator per warp): spill-free, and within 5% of the fastest tiling measured
-// on an H100 (4 warps, which spills; bench/NOTES.md).
+// 128x128 output tiles (smaller for small M or N), K in steps of 32, 4 warps (a 64x64
+// accumulator per warp), 3 pipeline stages: the fastest spill-free tiling measured on an
+// H100 (bench/NOTES.md: 421 TFLOP/s at 4096^3 bf16).
 inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
-  int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 64);
-  int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 32), 1, 8));
-  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps)};
+  int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
+  int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};
+}
+
+// The launch config: `c`'s tiling with the epilogue's meta-parameters.
+inline Config matmul_config(const Config& c, const MatmulOptions& o, bool bias, bool residual) {
+  Config k = c;
+  k.set("B_TRANS", o.b_trans);
+  k.set("ACT", static_cast<int64_t>(o.activation));
+  k.set("BIAS", bias);
+  k.set("RESIDUAL", residual);
+  k.set("SCALE", o.alpha != 1.0f);
+  return k;
 }
 
 // matmul(c, a, b, M, N, K[, options, bias, residual, config]): c = epilogue(a . b).
@@ -95,12 +106,7 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
                SourceLoc{}, "Pass the sizes of a [M, K] and b [K, N]");
   constexpr bool has_bias = !std::is_same_v<Bias, std::nullptr_t>;
   constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
-  Config k = cfg ? *cfg : matmul_heuristic(M, N, K);
-  k.set("B_TRANS", o.b_trans);
-  k.set("ACT", static_cast<int64_t>(o.activation));
-  k.set("BIAS", has_bias);
-  k.set("RESIDUAL", has_res);
-  k.set("SCALE", o.alpha != 1.0f);
+  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K), o, has_bias, has_res);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   auto launch = [&](const auto& bias_arg, const auto& res_arg) {
     matmul_kernel<T, Out>().launch(grid(tiles), k, c, a, b, bias_arg, res_arg, M, N, K, K, o.b_trans ? K : N, N,

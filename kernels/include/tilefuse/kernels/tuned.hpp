@@ -49,10 +49,25 @@ inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{
 // Attention: tiles, warps along BLOCK_M (16 rows each) and pipeline stages.
 inline tuning::Space attention_space() {
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128}), tuning::values("BLOCK_N", {32, 64, 128}),
-                                   tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2})});
+                                   tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2, 3})});
   s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
     if (16 * c.num_warps > c.get("BLOCK_M"))
       return std::to_string(c.num_warps) + " warps x 16 rows > BLOCK_M " + std::to_string(c.get("BLOCK_M"));
+    return "";
+  });
+  return s;
+}
+
+// GEMM: output tiles x K step x warps x pipeline stages; the tuner also prunes configs
+// that need too much shared memory (stages x tiles) or spill.
+inline tuning::Space matmul_space() {
+  auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128, 256}), tuning::values("BLOCK_N", {64, 128, 256}),
+                                   tuning::values("BLOCK_K", {32, 64}), tuning::values("num_warps", {4, 8}),
+                                   tuning::values("num_stages", {2, 3, 4})});
+  s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
+    int64_t per_warp = c.get("BLOCK_M") * c.get("BLOCK_N") / c.num_warps;
+    if (per_warp > 64 * 64) return "accumulator of " + std::to_string(per_warp) + " elements per warp > 64x64";
+    if (per_warp < 32 * 32) return "accumulator of " + std::to_string(per_warp) + " elements per warp < 32x32";
     return "";
   });
   return s;
@@ -157,6 +172,31 @@ const auto& attention_tuner() {
   return t;
 }
 
+// The matmul tuner: keyed by the problem sizes (rounded up to powers of two) and the
+// epilogue, which changes registers and so the best tiling.
+template <class T, class Out>
+const auto& matmul_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& out, const auto& a, const auto& b, int64_t M, int64_t N, int64_t K,
+         MatmulOptions o) { matmul(out, a, b, M, N, K, o, nullptr, nullptr, c); },
+      matmul_space(),
+      [](const auto&, const auto&, const auto&, int64_t M, int64_t N, int64_t K, MatmulOptions o) {
+        return tuning::Key{tuning::pow2(M), tuning::pow2(N), tuning::pow2(K), o.b_trans ? 1 : 0,
+                           static_cast<int64_t>(o.activation)};
+      },
+      TuneOptions{.name = std::string("matmul_") + name(dtype_v<Out>), .key_names = {"M", "N", "K", "b_trans", "act"},
+                  .outputs = {0},
+                  .fallback = [](const tuning::KeyView& k) { return matmul_heuristic(k["M"], k["N"], k["K"]); }},
+      [](const Config& c, const auto& out, const auto& a, const auto& b, int64_t M, int64_t N, int64_t K,
+         MatmulOptions o) {
+        // The same launch matmul() makes.
+        Config lc = matmul_config(c, o, false, false);
+        return tuning::specialization(matmul_kernel<T, Out>(), lc, out, a, b, a, out, M, N, K, K, o.b_trans ? K : N, N,
+                                      o.alpha);
+      });
+  return t;
+}
+
 template <class T>
 const auto& bias_relu_log_tuner() {
   static const auto t = autotune(
@@ -191,6 +231,11 @@ template <class Out, class Lse, class Q, class K, class V>
 void tuned_attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
                          int64_t seq_len, int64_t head_dim, bool causal, float sm_scale = 0.0f) {
   attention_tuner<buffer_elem_t<Out>>()(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal, sm_scale);
+}
+// c = epilogue(a . b) with the tuned config for this problem (bias and residual: see matmul()).
+template <class C, class A, class B>
+void tuned_matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, MatmulOptions o = {}) {
+  matmul_tuner<buffer_elem_t<A>, buffer_elem_t<C>>()(c, a, b, M, N, K, o);
 }
 template <class Y, class X, class B>
 void tuned_bias_relu_log(Y&& y, const X& x, const B& b, int64_t rows, int64_t cols) {
