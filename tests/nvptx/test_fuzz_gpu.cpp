@@ -1,0 +1,14 @@
+// The fuzzer's fixed seeds on the GPU against the interpreter (skips without a driver).
+#include <doctest/doctest.h>
+
+#include "fuzz_programs.hpp"
+
+using namespace tilefuse;
+
+TEST_CASE("gpu: fuzz: random tile programs match the interpreter") {
+  tftest::Tol tol = tftest::fuzz_tol();
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    auto c = tftest::random_program(seed);
+    tftest::gpu_matches_interp(*c.f, Grid(1), c.args, "seed " + std::to_string(seed) + ": " + c.summary, &tol);
+  }
+}
