@@ -110,7 +110,18 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     int i = 0;
     for (auto& o : block->ops) pos[o.get()] = i++;
     std::sort(pl.slice.begin(), pl.slice.end(), [&](const Op* a, const Op* b) { return pos[a] < pos[b]; });
-    for (const Op* ld : loads) plan.op(ld).stages = pl.stages;
+    // Issue order: by the first dot reading each copy, then body order.
+    for (const Op* ld : loads) {
+      const Op* first = nullptr;
+      for (const Op* d : plan.async_users.at(ld))
+        if (!first || pos[d] < pos[first]) first = d;
+      plan.op(ld).issue_at = first;
+      plan.op(ld).stages = pl.stages;
+    }
+    std::stable_sort(pl.loads.begin(), pl.loads.end(), [&](const Op* a, const Op* b) {
+      return pos[plan.op(a).issue_at] < pos[plan.op(b).issue_at];
+    });
+    for (size_t i = 0; i < pl.loads.size(); ++i) plan.op(pl.loads[i]).async_index = static_cast<int>(i) + 1;
     plan.pipelines[loop] = std::move(pl);
   }
 }

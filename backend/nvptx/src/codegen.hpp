@@ -173,6 +173,8 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
                       llvm::Value* base);
 // cp.async.wait_group n before a dot reads async operands of this iteration.
 void wait_async_copies(Codegen& cg, const ir::Op& dot);
+// After that dot's barrier: the pipelined copies it issues (OpPlan::issue_at).
+void issue_deferred_copies(Codegen& cg, const ir::Op& dot);
 void lower_atomic(Codegen& cg, const ir::Op& op);
 void lower_reduce(Codegen& cg, const ir::Op& op);
 void lower_scan(Codegen& cg, const ir::Op& op);

@@ -53,27 +53,47 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
     llvm::Value* dst = cg.shared_addr32(cg.smem_addr(0, off));
     cg.inline_asm(b.getVoidTy(), text, "r,l,r,~{memory}", {dst, ptrs[r], src_size}, true);
   }
+  // No barrier owed for this write: the buffer is the copy's own (the allocator keeps
+  // other scratch out of it), and its readers wait for it and synchronize first.
   cg.inline_asm(b.getVoidTy(), "cp.async.commit_group;", "~{memory}", {}, true);
-  cg.smem_unknown();  // in flight until a wait: treat the buffer as busy
+}
+
+namespace {
+
+// The copies of iteration iv + (S - 1) * step, into the buffer iteration i - 1 read.
+void issue_ahead(Codegen& cg, const ir::Op& op) {
+  const ir::Block* block = op.parent;
+  const Codegen::PipelineState& st = cg.pipeline_state.at(block);
+  const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(block->parent);
+  Regs ptrs = cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 0);
+  Regs mask = op.num_operands() > 1 ? cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 1) : Regs{};
+  issue_async_copy(cg, op, ptrs, mask, st.in_range, st.write_base.at(&op));
+  ++cg.async_issued[block];
+}
+
+}  // namespace
+
+void issue_deferred_copies(Codegen& cg, const ir::Op& dot) {
+  auto st = cg.pipeline_state.find(dot.parent);
+  if (st == cg.pipeline_state.end()) return;
+  for (const ir::Op* ld : cg.plan.pipelines.at(dot.parent->parent).loads)
+    if (cg.plan.op(ld).issue_at == &dot) issue_ahead(cg, *ld);
 }
 
 void lower_async_load(Codegen& cg, const ir::Op& op) {
   const OpPlan& p = cg.plan.op(&op);
   const ir::Block* block = op.parent;
-  auto st = cg.pipeline_state.find(block);
-  if (p.stages > 1 && st != cg.pipeline_state.end()) {
-    const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(block->parent);
-    Regs ptrs = cg.at_iteration(pl.slice, block->args[0], st->second.iv_ahead, op, 0);
-    Regs mask = op.num_operands() > 1 ? cg.at_iteration(pl.slice, block->args[0], st->second.iv_ahead, op, 1) : Regs{};
-    issue_async_copy(cg, op, ptrs, mask, st->second.in_range, st->second.write_base.at(&op));
+  if (p.stages > 1 && cg.pipeline_state.count(block)) {
+    if (!p.issue_at) issue_ahead(cg, op);  // else its first dot issues it
+    return;
   } else {
     Regs ptrs = cg.operand(op, 0);
     Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
     llvm::Value* base = cg.c32(p.smem_offset);
     issue_async_copy(cg, op, ptrs, mask, nullptr, base);
     cg.async_base[&op] = base;
+    ++cg.async_issued[block];
   }
-  ++cg.async_issued[block];
 }
 
 void wait_async_copies(Codegen& cg, const ir::Op& dot) {

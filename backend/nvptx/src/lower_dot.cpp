@@ -136,6 +136,7 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   auto read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
   auto read_b = cg.stage(op.operand(1), p.operands[1]->ll, off_b, wrote);
   if (wrote) cg.smem_after_write();
+  issue_deferred_copies(cg, op);  // refill the buffers the previous iteration read
   llvm::BasicBlock* bb = b.GetInsertBlock();
   llvm::Instruction* before_reads = bb->empty() ? nullptr : &bb->back();
   Regs A = read_a(), B = read_b();

@@ -41,9 +41,13 @@ struct OpPlan {
   // (no registers), into `stages` buffers; stages > 1 when software-pipelined over its
   // loop (the copies of iteration i + stages - 1 are issued in iteration i).
   // async_index is its 1-based position among the `async_count` async loads of its block.
+  // Pipelined copies are issued by their first dot, right after its wait and barrier
+  // (that barrier also ends the previous iteration's reads of the buffer they refill);
+  // async_index then counts in that issue order.
   bool async_copy = false;
   int stages = 1;
   int async_index = 0, async_count = 0;
+  const ir::Op* issue_at = nullptr;
 };
 
 struct GpuPlan {
