@@ -1,8 +1,10 @@
 #pragma once
-// FlashAttention forward, v1 algorithm: each program owns BLOCK_M query rows and
-// loops over BLOCK_N-row tiles of K and V, keeping a running row max m, a running
-// sum l and an accumulator rescaled by exp(m_old - m_new). The N x N score matrix
-// never leaves the chip. Returns O and the log-sum-exp of each query row.
+// FlashAttention forward: each program owns BLOCK_M query rows and loops over
+// BLOCK_N-row tiles of K and V, keeping a running row max m, a running sum l and an
+// accumulator rescaled by exp(m_old - m_new). The N x N score matrix never leaves the
+// chip. Returns O and the log-sum-exp of each query row. The compiler keeps P in
+// registers between the two dots (tensor cores, warps along M) and pipelines the K and
+// V copies (num_stages).
 #include <cmath>
 #include <string>
 
@@ -32,23 +34,34 @@ const auto& attention_fwd_kernel() {
         auto l_i = zeros<f32>({BLOCK_M});
         auto acc = zeros<f32>({BLOCK_M, HEAD_DIM});
         auto qk_scale = sm_scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
-        auto hi = CAUSAL ? minimum((start_m + 1) * BLOCK_M, seq_len) : seq_len;
-        for_range(0, hi, BLOCK_N, [&](I32 start_n) {
+        // One block of BLOCK_N keys; `masked`: the block may hold keys past seq_len or
+        // (causal) above the diagonal.
+        auto block = [&](I32 start_n, bool masked) {
           auto kn = start_n + offs_n;
           auto col_ok = kn < seq_len;
-          auto k_t = load(k + head_off + kn.row() * stride_n + offs_d.col(), col_ok.row(), 0.0f);  // [D, BN]
-          auto qk = dot(q_tile, k_t);                                                                // [BM, BN]
-          auto valid = col_ok.row();
-          auto keep = CAUSAL ? (valid && (offs_m.col() >= kn.row())) : valid;
-          auto s = where(keep, qk * qk_scale, -inf);
+          auto k_t = masked ? load(k + head_off + kn.row() * stride_n + offs_d.col(), col_ok.row(), 0.0f)
+                            : load(k + head_off + kn.row() * stride_n + offs_d.col());  // [D, BN]
+          auto qk = dot(q_tile, k_t);                                                   // [BM, BN]
+          auto s = qk * qk_scale;
+          if (masked) {
+            auto keep = CAUSAL ? (col_ok.row() && (offs_m.col() >= kn.row())) : col_ok.row();
+            s = where(keep, s, -inf);
+          }
           auto m_new = maximum(m_i, max(s, 1));
           auto p = exp2(s - m_new.col());
           auto alpha = exp2(m_i - m_new);
           l_i = l_i * alpha + sum(p, 1);
-          auto v_tile = load(v + head_off + kn.col() * stride_n + offs_d.row(), col_ok.col(), 0.0f);  // [BN, D]
+          auto v_tile = masked ? load(v + head_off + kn.col() * stride_n + offs_d.row(), col_ok.col(), 0.0f)
+                               : load(v + head_off + kn.col() * stride_n + offs_d.row());  // [BN, D]
           acc = acc * alpha.col() + dot(p.template cast<T>(), v_tile);
           m_i = m_new;
-        });
+        };
+        // Blocks that need no mask first (every key valid and, causal, left of the
+        // diagonal block), then the rest with masks: the common case stays lean.
+        auto full_hi = CAUSAL ? (start_m * BLOCK_M / BLOCK_N) * BLOCK_N : (seq_len / BLOCK_N) * BLOCK_N;
+        auto hi = CAUSAL ? minimum((start_m + 1) * BLOCK_M, seq_len) : seq_len;
+        for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { block(start_n, false); });
+        for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { block(start_n, true); });
         auto o = acc / l_i.col();
         store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
