@@ -77,7 +77,7 @@ const std::vector<GalleryKernel>& gallery() {
       {"layernorm_looped", "LayerNorm for long rows", floats, Config{{"BLOCK", 4096}, num_warps(16)},
        by_dtype<LnLooped>()},
       {"attention_fwd", "FlashAttention forward (online softmax on tensor cores), returns O and LSE", {DType::f16, DType::bf16},
-       Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"HEAD_DIM", 64}, {"CAUSAL", 0}, num_warps(8), num_stages(3)},
+       Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", 64}, {"CAUSAL", 0}, num_warps(4), num_stages(3)},
        by_dtype<Attention>()},
       {"matmul", "GEMM C = epilogue(A B) (B_TRANS, SCALE, BIAS, ACT 0-3, RESIDUAL)", {DType::f16, DType::bf16},
        Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(4), num_stages(3)}, by_dtype<Matmul>()},
