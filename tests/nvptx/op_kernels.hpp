@@ -266,6 +266,34 @@ inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk
   return f;
 }
 
+// (out, a, n): a loop whose tile pointers are loop-carried (advanced by 2048 elements
+// per iteration), x = load(ptrs) feeding both sides of a dot, y = load(ptrs + 1024)
+// feeding a dot and an elementwise add: out = sum over n iterations of x.x + y.x + y.
+inline std::unique_ptr<ir::Function> carried_pointer_dot_kernel() {
+  auto f = new_kernel("carried", 4);
+  Builder b(*f);
+  Value* out = b.param("out", Type::pointer(DType::f32));
+  Value* a = b.param("a", Type::pointer(DType::f16), true);
+  Value* n = b.param("n", Type::scalar(DType::i32));
+  auto i32 = [&](int64_t v) { return b.const_int(v, Type::scalar(DType::i32)); };
+  Value* r = b.expand_dims(b.arange(0, 32), 1);
+  Value* c = b.expand_dims(b.arange(0, 32), 0);
+  Value* off = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, r, i32(32)), c);
+  Value* acc0 = b.const_float(0, Type::tile(DType::f32, {32, 32}));
+  auto res = b.for_(i32(0), n, i32(1), {acc0, b.add_ptr(a, off)}, [&](Builder& b, Value*, const std::vector<Value*>& it) {
+    Value* x = b.load(it[1]);
+    Value* acc = b.dot(x, x, it[0]);
+    Value* y = b.load(b.add_ptr(it[1], i32(1024)));
+    acc = b.dot(y, x, acc);
+    acc = b.binary(BinaryOp::Add, acc, b.cast(y, DType::f32));
+    return std::vector<Value*>{acc, b.add_ptr(it[1], i32(2048))};
+  });
+  b.store(b.add_ptr(out, off), res[0]);
+  specialize16(*f);
+  f->params.back().divisibility = 1;
+  return f;
+}
+
 // (out, in, n): nested loops with tile and scalar iteration values, if with results.
 inline std::unique_ptr<ir::Function> control_kernel() {
   auto f = new_kernel("control", 4);

@@ -175,6 +175,18 @@ TEST_CASE("gpu: dots") {
     }
 }
 
+TEST_CASE("gpu: a cp.async copy with loop-carried addresses feeding both dot operands; zero-trip loop") {
+  auto f = tftest::carried_pointer_dot_kernel();
+  for (int stages : {1, 3})
+    for (int64_t n : {0, 1, 3}) {
+      f->num_stages = stages;
+      std::vector<Arg> a = {buffer(DType::f32, 32 * 32, -1, 1, 16), buffer(DType::f16, 2048 * 3 + 1024, -1, 1, 17),
+                            Arg::scalar_int(n)};
+      tftest::Tol t{1e-3, 1e-3};
+      gpu_matches_interp(*f, Grid(1), a, "carried n=" + std::to_string(n) + " stages=" + std::to_string(stages), &t);
+    }
+}
+
 TEST_CASE("gpu: layout conversions (transposes through addresses and through trans)") {
   for (auto [r, c, warps] : {std::tuple{64, 64, 4}, std::tuple{16, 128, 8}, std::tuple{128, 8, 2}, std::tuple{32, 32, 1}})
     for (DType dt : {DType::f16, DType::f32})

@@ -7,12 +7,14 @@
 #include <iostream>
 #include <sstream>
 
-#include "ir_kernels.hpp"
+#include "check.hpp"
+#include "op_kernels.hpp"
 #include "tilefuse/ir/passes.hpp"
 #include "tilefuse/nvptx/gpu_plan.hpp"
 
 using namespace tilefuse;
 using namespace tilefuse::nvptx;
+using ir::BinaryOp;
 using ir::Builder;
 using ir::Type;
 using ir::Value;
@@ -291,4 +293,47 @@ TEST_CASE("shared memory: sibling reductions form a group with disjoint scratch;
     CHECK(disjoint(r, c1));
   }
   CHECK(disjoint(c0, c1));
+}
+
+TEST_CASE("pipelining plan: attention's K and V copies run num_stages - 1 iterations ahead, issued by their dots") {
+  auto f = tftest::attention(64, 64, 64, 4);
+  f->num_stages = 3;
+  GpuPlan plan = plan_kernel(*f, kH100);
+  const ir::Op* loop = find_op(*f, ir::OpKind::For);
+  REQUIRE(plan.pipelines.count(loop));
+  const GpuPlan::Pipeline& pl = plan.pipelines.at(loop);
+  CHECK(pl.stages == 3);
+  REQUIRE(pl.loads.size() == 2);
+  const ir::Op* k_load = pl.loads[0];
+  const ir::Op* v_load = pl.loads[1];
+  CHECK(plan.op(k_load).issue_at == find_op(*f, ir::OpKind::Dot, 0));
+  CHECK(plan.op(v_load).issue_at == find_op(*f, ir::OpKind::Dot, 1));
+  CHECK(plan.op(k_load).async_index == 1);
+  CHECK(plan.op(v_load).async_index == 2);
+  // Three buffers of a [64, 64] f16 tile each, live for the whole loop: disjoint.
+  CHECK(plan.op(k_load).smem_bytes == 3 * 64 * 64 * 2);
+  CHECK(plan.op(v_load).smem_bytes == 3 * 64 * 64 * 2);
+  int k0 = plan.op(k_load).smem_offset, v0 = plan.op(v_load).smem_offset;
+  CHECK((k0 + 3 * 8192 <= v0 || v0 + 3 * 8192 <= k0));
+  // The address ops re-evaluated for the iteration ahead depend on the loop index only.
+  CHECK(!pl.slice.empty());
+  for (const ir::Op* o : pl.slice) CHECK(o->parent == loop->regions[0].get());
+  std::string dump = dump_plan(*f, plan);
+  CHECK(dump.find("pipelined: 3 stages, 2 copies, prologue of 2 iterations") != std::string::npos);
+  CHECK(dump.find("cp.async #1/2, 2 iterations ahead, issued by") != std::string::npos);
+}
+
+TEST_CASE("pipelining plan: a load whose address is loop-carried is copied but not pipelined; a load also used "
+          "elsewhere stays in registers") {
+  auto f = tftest::carried_pointer_dot_kernel();
+  f->num_stages = 3;
+  GpuPlan plan = plan_kernel(*f, kH100);
+  CHECK(plan.pipelines.empty());
+  const ir::Op* x = find_op(*f, ir::OpKind::Load, 0);
+  const ir::Op* y = find_op(*f, ir::OpKind::Load, 1);
+  CHECK(plan.op(x).async_copy);
+  CHECK(plan.op(x).stages == 1);
+  CHECK_FALSE(plan.op(y).async_copy);
+  auto art = tftest::compile_and_assemble(*f, "carried_pointer_dot");
+  CHECK(art.kernel.ptx.find("cp.async.wait_group 0;") != std::string::npos);
 }

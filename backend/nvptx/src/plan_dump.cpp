@@ -82,6 +82,14 @@ class PlanPrinter {
     }
     if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && op.operand(0)->type.is_tile())
       os_ << " vec " << pl.vec << " along dim " << pl.fast_dim;
+    if (pl.async_copy) {
+      os_ << " cp.async #" << pl.async_index << "/" << pl.async_count;
+      if (pl.issue_at) os_ << ", " << pl.stages - 1 << " iterations ahead, issued by " << name(pl.issue_at->result());
+    }
+    if (op.kind == OpKind::For)
+      if (auto it = p_.pipelines.find(&op); it != p_.pipelines.end())
+        os_ << " pipelined: " << it->second.stages << " stages, " << it->second.loads.size() << " copies, prologue of "
+            << it->second.stages - 1 << " iterations, " << it->second.slice.size() << " address ops re-evaluated";
     if (pl.smem_bytes) os_ << " smem[" << pl.smem_offset << ", +" << pl.smem_bytes << ")";
     if (!op.results.empty() && p_.lazy.count(op.result())) os_ << " (on demand)";
     os_ << "\n";
