@@ -38,25 +38,20 @@ TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
 #undef TF_GALLERY_MAKER
 
-template <class T>
-struct Attention {
-  static const KernelBase& get() {
-    if constexpr (std::is_same_v<T, float>)
-      user_error("attention_fwd takes f16 or bf16 inputs", SourceLoc{}, "Pick --dtype f16 or bf16");
-    else
-      return attention_fwd_kernel<T>();
-  }
-};
-
-template <class T>
-struct Matmul {
-  static const KernelBase& get() {
-    if constexpr (std::is_same_v<T, float>)
-      user_error("matmul takes f16 or bf16 inputs", SourceLoc{}, "Pick --dtype f16 or bf16");
-    else
-      return matmul_kernel<T, T>();
-  }
-};
+// Kernels with 16-bit inputs only: f32 is a user error naming the kernel.
+#define TF_GALLERY_MAKER_16BIT(maker, label, ...)                                                          \
+  template <class T>                                                                                      \
+  struct maker {                                                                                          \
+    static const KernelBase& get() {                                                                      \
+      if constexpr (std::is_same_v<T, float>)                                                             \
+        user_error(std::string(label) + " takes f16 or bf16 inputs", SourceLoc{}, "Pick --dtype f16 or bf16"); \
+      else                                                                                                \
+        return __VA_ARGS__;                                                                               \
+    }                                                                                                     \
+  };
+TF_GALLERY_MAKER_16BIT(Attention, "attention_fwd", attention_fwd_kernel<T>())
+TF_GALLERY_MAKER_16BIT(Matmul, "matmul", matmul_kernel<T, T>())
+#undef TF_GALLERY_MAKER_16BIT
 
 }  // namespace
 
