@@ -264,3 +264,45 @@ void check_dot() {
 TEST_CASE("dot: f32 inputs, with and without acc, vs a triple loop") { check_dot<float>(); }
 TEST_CASE("dot: f16 inputs accumulate in f32") { check_dot<half>(); }
 TEST_CASE("dot: bf16 inputs accumulate in f32") { check_dot<bfloat16>(); }
+
+TEST_CASE("dot with Precision::tf32 rounds f32 inputs to 10 mantissa bits (to nearest, ties away)") {
+  // Reference rounding by frexp/ldexp (independent of the interpreter's bit arithmetic).
+  auto tf32 = [](float x) {
+    int e = 0;
+    double m = std::frexp(static_cast<double>(x), &e);  // |m| in [0.5, 1): 11 significant bits kept
+    return static_cast<float>(std::ldexp(std::round(std::ldexp(m, 11)), e - 11));
+  };
+  auto k = kernel("dot_tf32", [](Ptr<f32> c, Ptr<f32> exact, Ptr<const f32> a, Ptr<const f32> b, I32 M, I32 N, I32 K) {
+    auto rm = arange(0, 32);
+    auto rn = arange(0, 16);
+    auto rk = arange(0, 64);
+    auto av = load(a + rm.col() * K + rk.row(), (rm < M).col() && (rk < K).row(), 0.0f);
+    auto bv = load(b + rk.col() * N + rn.row(), (rk < K).col() && (rn < N).row(), 0.0f);
+    auto mask = (rm < M).col() && (rn < N).row();
+    store(c + rm.col() * N + rn.row(), dot(av, bv, Precision::tf32), mask);
+    store(exact + rm.col() * N + rn.row(), dot(av, bv), mask);
+  });
+  int M = 29, N = 13, K = 61;
+  std::vector<float> a = dsltest::rand_f(M * K, 81), b = dsltest::rand_f(K * N, 82);
+  a[0] = 1.0f + 0x1.0p-20f;    // rounds down to 1
+  a[1] = 1.0f + 0x1.8p-11f;    // 1.5 ulp of tf32: rounds up to 1 + 2^-10
+  a[2] = -(1.0f + 0x1.0p-11f);  // a tie: away from zero, to -(1 + 2^-10)
+  std::vector<float> c(M * N), exact(M * N);
+  k.launch(grid(1), {num_warps(4)}, c, exact, a, b, M, N, K);
+  double worst_exact_diff = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double want = 0, mag = 0;
+      for (int kk = 0; kk < K; ++kk) {
+        double p = double(tf32(a[i * K + kk])) * tf32(b[kk * N + j]);
+        want += p;
+        mag += std::fabs(p);
+      }
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(std::fabs(c[i * N + j] - want) <= 1e-6 * mag + 1e-7);
+      worst_exact_diff = std::max(worst_exact_diff, std::fabs(double(c[i * N + j]) - exact[i * N + j]) / (mag + 1e-30));
+    }
+  CHECK(worst_exact_diff > 1e-6);  // the rounding is applied ...
+  CHECK(worst_exact_diff < 2e-3);  // ... and stays within tf32's bound (2 x 2^-11 per product)
+}

@@ -252,6 +252,15 @@ TEST_CASE("dot: mismatched inner dimensions, unsupported dtypes, wrong accumulat
   expect_parts(error_of([&] { k4.trace({}); }),
                {"dot accumulator is tile<16x8xf32> but the product is tile<16x16xf32>", kAtLine,
                 "Pass an f32 accumulator of shape [M, N]"});
+
+  auto k5 = kernel("dot_tf32_f16", [](Ptr<f32> out) {
+    auto a = zeros<f16>({16, 16});
+    g_line = __LINE__; auto c = dot(a, a, Precision::tf32);
+    store(out + arange(0, 16).col() * 16 + arange(0, 16).row(), c);
+  });
+  expect_parts(error_of([&] { k5.trace({}); }),
+               {"dot precision tf32 applies to f32 inputs, not tile<16x16xf16> x tile<16x16xf16>", kAtLine,
+                "Drop Precision::tf32: f16 and bf16 inputs run on tensor cores already"});
 }
 
 TEST_CASE("reduction axis out of range") {

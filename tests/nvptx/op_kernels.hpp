@@ -247,7 +247,8 @@ inline std::unique_ptr<ir::Function> scan_kernel(const ir::Shape& shape, int war
 }
 
 // (c, a, b): c[m, n] += a[m, k] . b[k, n], row-major.
-inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt) {
+inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt,
+                                                ir::DotPrecision precision = ir::DotPrecision::Exact) {
   auto f = new_kernel("dot", warps);
   Builder b(*f);
   Value* c = b.param("c", Type::pointer(DType::f32));
@@ -260,7 +261,7 @@ inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk
     return b.add_ptr(p, off);
   };
   Value* pc = tile(c, m, n);
-  Value* acc = b.dot(b.load(tile(a, m, kk)), b.load(tile(bp, kk, n)), b.load(pc));
+  Value* acc = b.dot(b.load(tile(a, m, kk)), b.load(tile(bp, kk, n)), b.load(pc), precision);
   b.store(pc, acc);
   specialize16(*f);
   return f;

@@ -175,6 +175,16 @@ TEST_CASE("gpu: dots") {
     }
 }
 
+TEST_CASE("gpu: tf32 dots match the interpreter's tf32 rounding") {
+  for (auto& d : tftest::dot_shapes()) {
+    auto f = tftest::dot_kernel(d[0], d[1], d[2], static_cast<int>(d[3]), DType::f32, ir::DotPrecision::Tf32);
+    std::vector<Arg> a = {buffer(DType::f32, d[0] * d[1], -1, 1, 13), buffer(DType::f32, d[0] * d[2], -1, 1, 14),
+                          buffer(DType::f32, d[2] * d[1], -1, 1, 15)};
+    tftest::Tol t{1e-5, 1e-4};  // same rounded products; only the summation order differs
+    gpu_matches_interp(*f, Grid(1), a, tag("dot_tf32", {std::to_string(d[0]), std::to_string(d[1]), std::to_string(d[2])}), &t);
+  }
+}
+
 TEST_CASE("gpu: a cp.async copy with loop-carried addresses feeding both dot operands; zero-trip loop") {
   auto f = tftest::carried_pointer_dot_kernel();
   for (int stages : {1, 3})

@@ -102,6 +102,18 @@ TEST_CASE("dot: f16, bf16 and f32 operands, several shapes and warp counts") {
     }
 }
 
+TEST_CASE("dot with tf32 precision: m16n8k8 tensor cores, inputs rounded with cvt.rna.tf32") {
+  for (auto& d : tftest::dot_shapes()) {
+    auto art = compile_and_assemble(*tftest::dot_kernel(d[0], d[1], d[2], static_cast<int>(d[3]), DType::f32,
+                                                        ir::DotPrecision::Tf32),
+                                    tag("dot_tf32", {std::to_string(d[0]), std::to_string(d[1]), std::to_string(d[2])}));
+    const std::string& ptx = art.kernel.ptx;
+    CHECK(ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
+    CHECK(ptx.find("cvt.rna.tf32.f32") != std::string::npos);
+    CHECK(ptx.find("cp.async") != std::string::npos);  // the f32 operand loads feed only the dot
+  }
+}
+
 TEST_CASE("layout conversions through shared memory") {
   for (auto [r, c, warps] : {std::tuple{64, 64, 4}, std::tuple{16, 128, 8}, std::tuple{128, 8, 2}, std::tuple{32, 32, 1}})
     for (DType dt : {DType::f16, DType::f32})

@@ -1,9 +1,10 @@
 // Which loads become cp.async copies into shared memory, and which of those are
 // software-pipelined over their loop (see OpPlan::async_copy and GpuPlan::pipelines).
 // A load qualifies when every use is a tensor-core dot operand in the same block after
-// it (the dot reads the copy with ldmatrix, so the tile never lives in registers), its
-// elements are 16-bit in runs of 4, 8 or 16 bytes along the dimension the shared
-// encoding keeps contiguous, and masked-off elements read 0 (cp.async zero-fills).
+// it (the dot reads the copy from shared memory, so the tile never lives in registers),
+// its elements (16-bit, or f32 for tf32 dots) move in runs of 4, 8 or 16 bytes along
+// the dimension the shared encoding keeps contiguous, and masked-off elements read 0
+// (cp.async zero-fills).
 #include <algorithm>
 #include <unordered_set>
 
@@ -72,11 +73,12 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   ir::walk(f.body, [&](Op& op) {
     if (op.kind != OpKind::Load || op.results.empty() || !op.result()->type.is_tile()) return;
     const Value* r = op.result();
-    if (r->type.rank() != 2 || (r->type.dtype != DType::f16 && r->type.dtype != DType::bf16)) return;
+    DType d = r->type.dtype;
+    if (r->type.rank() != 2 || (d != DType::f16 && d != DType::bf16 && d != DType::f32)) return;
     if (op.num_operands() > 2 && !is_zero_constant(op.operand(2))) return;
     OpPlan& p = plan.op(&op);
     LayoutRef l = plan.layout(r);
-    int bytes = p.vec * 2;
+    int bytes = p.vec * byte_size(d);
     if (!l || p.fast_dim != contiguous_dim(l->ll) || (bytes != 4 && bytes != 8 && bytes != 16)) return;
     auto it = uses.find(r);
     if (it == uses.end() || it->second.empty()) return;

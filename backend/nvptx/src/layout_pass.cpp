@@ -156,19 +156,22 @@ class LayoutPass {
     const auto& a = op.operand(0)->type;
     const auto& s = op.result()->type.shape;
     int nw = plan_.num_warps;
-    if (!mma_applies(a.dtype, s[0], s[1], a.shape[1])) {
+    MmaKind kind;
+    if (!mma_applies(a.dtype, op.precision() == ir::DotPrecision::Tf32, s[0], s[1], a.shape[1], &kind)) {
       Blocked b = dot_fma_blocked(s[0], s[1], nw);
       anchors_[&op] = plan_.intern(to_linear(b, s), b.str());
       return;
     }
     OpPlan& p = plan_.op(&op);
     p.mma = true;
+    p.mma_kind = kind;
     p.mma_tiling = choose_mma_tiling(s[0], s[1], nw, chained(op));
-    auto tiling = "warps=[" + std::to_string(p.mma_tiling.warps_m) + "," + std::to_string(p.mma_tiling.warps_n) + "]";
+    auto tiling = "warps=[" + std::to_string(p.mma_tiling.warps_m) + "," + std::to_string(p.mma_tiling.warps_n) + "]" +
+                  (kind == MmaKind::Tf32 ? ", tf32" : "");
     anchors_[&op] = plan_.intern(mma_accumulator(s, p.mma_tiling, nw), "mma_acc{" + tiling + "}");
     mma_operands_[&op] = {
-        plan_.intern(mma_operand_a(a.shape, p.mma_tiling, nw), "mma_a{" + tiling + "}"),
-        plan_.intern(mma_operand_b(op.operand(1)->type.shape, p.mma_tiling, nw), "mma_b{" + tiling + "}")};
+        plan_.intern(mma_operand_a(a.shape, p.mma_tiling, nw, kind), "mma_a{" + tiling + "}"),
+        plan_.intern(mma_operand_b(op.operand(1)->type.shape, p.mma_tiling, nw, kind), "mma_b{" + tiling + "}")};
   }
 
   // A dot whose A operand is computed from another dot's result (FlashAttention's P V),

@@ -36,9 +36,10 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);
   const LinearLayout& l = cg.plan.layout(op.result())->ll;
-  SharedEncoding enc = swizzled_encoding(l.shape(), contiguous_dim(l), 2);
+  int es = byte_size(op.result()->type.dtype);
+  SharedEncoding enc = swizzled_encoding(l.shape(), contiguous_dim(l), es);
   Regs offs = cg.flat_indices(enc.apply(l));
-  int vec = p.vec, bytes = 2 * vec;
+  int vec = p.vec, bytes = es * vec;
   uint32_t dup = l.redundancy().reg;
   // .cg (L2 only) needs 16 bytes; smaller copies go through L1 (.ca).
   std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
@@ -49,7 +50,7 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
     llvm::Value* ok = pred;
     if (!mask.empty()) ok = ok ? b.CreateAnd(ok, mask[r]) : mask[r];
     llvm::Value* src_size = ok ? b.CreateSelect(ok, cg.c32(bytes), cg.c32(0)) : cg.c32(bytes);
-    llvm::Value* off = b.CreateAdd(b.CreateShl(offs[r], 1), base, "", true, true);
+    llvm::Value* off = b.CreateAdd(b.CreateMul(offs[r], cg.c32(es), "", true, true), base, "", true, true);
     llvm::Value* dst = cg.shared_addr32(cg.smem_addr(0, off));
     cg.inline_asm(b.getVoidTy(), text, "r,l,r,~{memory}", {dst, ptrs[r], src_size}, true);
   }

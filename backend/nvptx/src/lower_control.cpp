@@ -55,7 +55,9 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   auto pit = cg.plan.pipelines.find(&op);
   const GpuPlan::Pipeline* pl = pit == cg.plan.pipelines.end() ? nullptr : &pit->second;
   auto less = [&](llvm::Value* x, llvm::Value* y) { return sgn ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y); };
-  auto buffer_bytes = [&](const ir::Op* ld) { return static_cast<int>((ld->result()->type.numel() * 2 + 15) / 16 * 16); };
+  auto buffer_bytes = [&](const ir::Op* ld) {
+    return static_cast<int>((ld->result()->type.numel() * smem_elem_bytes(ld->result()->type) + 15) / 16 * 16);
+  };
   if (pl) {
     // Prologue: the copies of iterations 0 .. S-2 (predicated off past the end).
     for (int s = 0; s + 1 < pl->stages; ++s) {

@@ -143,21 +143,26 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   if (wrote) cg.smem_after_read();
 
   const MmaTiling& t = p.mma_tiling;
-  int kreps = static_cast<int>(K / kMmaK);
+  bool tf32 = p.mma_kind == MmaKind::Tf32;
+  int kreps = static_cast<int>(K / mma_k(p.mma_kind));
   int mreps = static_cast<int>(std::max<int64_t>(1, M / (kMmaM * t.warps_m)));
   int nreps = static_cast<int>(std::max<int64_t>(1, N / (kMmaN * t.warps_n)));
   int kb = log2_exact(kreps), nb = log2_exact(nreps);
   llvm::Type* half = cg.elem_type(ta.dtype);
   auto* pair = llvm::FixedVectorType::get(half, 2);
-  auto pack = [&](const Regs& r, int i) {
+  // Word w of an operand fragment starting at register `base`: two 16-bit elements
+  // packed, or one f32 rounded to tf32 (cvt.rna, as the instruction expects).
+  auto word = [&](const Regs& r, int base, int w) -> llvm::Value* {
+    if (tf32) return cg.inline_asm(cg.i32(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {r[base + w]}, false);
     llvm::Value* v = llvm::PoisonValue::get(pair);
-    v = b.CreateInsertElement(v, r[i], uint64_t{0});
-    v = b.CreateInsertElement(v, r[i + 1], uint64_t{1});
+    v = b.CreateInsertElement(v, r[base + 2 * w], uint64_t{0});
+    v = b.CreateInsertElement(v, r[base + 2 * w + 1], uint64_t{1});
     return b.CreateBitCast(v, cg.i32());
   };
-  const char* ty = ta.dtype == DType::bf16 ? "bf16" : "f16";
-  std::string text = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + ty + "." + ty +
-                     ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+  int a_bits = tf32 ? 2 : 3, b_bits = tf32 ? 1 : 2;  // registers per fragment: 4/8 (A), 2/4 (B)
+  const char* ty = tf32 ? "tf32" : ta.dtype == DType::bf16 ? "bf16" : "f16";
+  std::string text = std::string("mma.sync.aligned.") + (tf32 ? "m16n8k8" : "m16n8k16") + ".row.col.f32." + ty +
+                     "." + ty + ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
   llvm::Type* f32 = b.getFloatTy();
   auto* ret = llvm::StructType::get(cg.ctx, {f32, f32, f32, f32});
   Regs out(C.begin(), C.end());
@@ -169,9 +174,9 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
     for (int mi = 0; mi < mreps; ++mi)
       for (int ni = 0; ni < nreps; ++ni) {
         int c0 = (ni << 2) | (mi << (2 + nb));
-        int a0 = (ki << 3) | (mi << (3 + kb)), b0 = (ki << 2) | (ni << (2 + kb));
-        std::vector<llvm::Value*> args{pack(A, a0), pack(A, a0 + 2), pack(A, a0 + 4), pack(A, a0 + 6),
-                                       pack(B, b0), pack(B, b0 + 2), out[c0], out[c0 + 1], out[c0 + 2], out[c0 + 3]};
+        int a0 = (ki << a_bits) | (mi << (a_bits + kb)), b0 = (ki << b_bits) | (ni << (b_bits + kb));
+        std::vector<llvm::Value*> args{word(A, a0, 0), word(A, a0, 1), word(A, a0, 2), word(A, a0, 3),
+                                       word(B, b0, 0), word(B, b0, 1), out[c0], out[c0 + 1], out[c0 + 2], out[c0 + 3]};
         llvm::Value* d = cg.inline_asm(ret, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", args, false);
         auto* di = llvm::cast<llvm::Instruction>(d);
         if (!first) first = di;

@@ -28,8 +28,11 @@ std::vector<uint32_t> warp_bases(const Shape& s, const MmaTiling& t, int num_war
 
 }  // namespace
 
-bool mma_applies(DType in, int64_t m, int64_t n, int64_t k) {
-  return (in == DType::f16 || in == DType::bf16) && m >= kMmaM && n >= kMmaN && k >= kMmaK;
+bool mma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, MmaKind* kind) {
+  MmaKind kd = tf32 ? MmaKind::Tf32 : MmaKind::F16;
+  bool dtype_ok = tf32 ? in == DType::f32 : (in == DType::f16 || in == DType::bf16);
+  if (kind) *kind = kd;
+  return dtype_ok && m >= kMmaM && n >= kMmaN && k >= mma_k(kd);
 }
 
 MmaTiling choose_mma_tiling(int64_t m, int64_t n, int num_warps, bool along_m) {
@@ -54,19 +57,24 @@ LinearLayout mma_accumulator(const Shape& s, const MmaTiling& t, int num_warps) 
   return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, 0, 1));
 }
 
-LinearLayout mma_operand_a(const Shape& s, const MmaTiling& t, int num_warps) {
-  std::vector<uint32_t> regs{at(s, 0, 1), at(s, 8, 0), at(s, 0, 8)};
-  repeat(regs, s, 1, kMmaK, s[1]);
+LinearLayout mma_operand_a(const Shape& s, const MmaTiling& t, int num_warps, MmaKind kind) {
+  bool tf32 = kind == MmaKind::Tf32;
+  std::vector<uint32_t> regs = tf32 ? std::vector<uint32_t>{at(s, 8, 0), at(s, 0, 4)}
+                                    : std::vector<uint32_t>{at(s, 0, 1), at(s, 8, 0), at(s, 0, 8)};
+  repeat(regs, s, 1, mma_k(kind), s[1]);
   repeat(regs, s, 0, int64_t{kMmaM} * t.warps_m, s[0]);
-  std::vector<uint32_t> lanes{at(s, 0, 2), at(s, 0, 4), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
+  std::vector<uint32_t> lanes = tf32 ? std::vector<uint32_t>{at(s, 0, 1), at(s, 0, 2), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)}
+                                     : std::vector<uint32_t>{at(s, 0, 2), at(s, 0, 4), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
   return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, 0, -1));
 }
 
-LinearLayout mma_operand_b(const Shape& s, const MmaTiling& t, int num_warps) {
-  std::vector<uint32_t> regs{at(s, 1, 0), at(s, 8, 0)};
-  repeat(regs, s, 0, kMmaK, s[0]);
+LinearLayout mma_operand_b(const Shape& s, const MmaTiling& t, int num_warps, MmaKind kind) {
+  bool tf32 = kind == MmaKind::Tf32;
+  std::vector<uint32_t> regs = tf32 ? std::vector<uint32_t>{at(s, 4, 0)} : std::vector<uint32_t>{at(s, 1, 0), at(s, 8, 0)};
+  repeat(regs, s, 0, mma_k(kind), s[0]);
   repeat(regs, s, 1, int64_t{kMmaN} * t.warps_n, s[1]);
-  std::vector<uint32_t> lanes{at(s, 2, 0), at(s, 4, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)};
+  std::vector<uint32_t> lanes = tf32 ? std::vector<uint32_t>{at(s, 1, 0), at(s, 2, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)}
+                                     : std::vector<uint32_t>{at(s, 2, 0), at(s, 4, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)};
   return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, -1, 1));
 }
 

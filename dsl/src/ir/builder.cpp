@@ -446,7 +446,7 @@ Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
   return op->result();
 }
 
-Value* Builder::dot(Value* a, Value* b, Value* acc) {
+Value* Builder::dot(Value* a, Value* b, Value* acc, DotPrecision precision) {
   if (a->type.rank() != 2 || b->type.rank() != 2)
     fail("dot needs two rank-2 tiles, got " + a->type.str() + " and " + b->type.str(), "Reshape the operands to 2-D");
   DType da = a->type.dtype, db = b->type.dtype;
@@ -460,12 +460,17 @@ Value* Builder::dot(Value* a, Value* b, Value* acc) {
   if (sa[1] != sb[0])
     fail("dot inner dimensions differ: a is " + shape_str(sa) + ", b is " + shape_str(sb),
          "a must be [M, K] and b [K, N]; transpose with trans() if needed");
+  if (precision == DotPrecision::Tf32 && da != DType::f32)
+    fail(std::string("dot precision tf32 applies to f32 inputs, not ") + a->type.str() + " x " + b->type.str(),
+         "Drop Precision::tf32: f16 and bf16 inputs run on tensor cores already");
   Type rt = Type::tile(DType::f32, {sa[0], sb[1]});
   if (!acc) acc = const_float(0.0, rt);
   if (acc->type != rt)
     fail("dot accumulator is " + acc->type.str() + " but the product is " + rt.str(),
          "Pass an f32 accumulator of shape [M, N]");
-  return create(OpKind::Dot, {a, b, acc}, {rt})->result();
+  Op* op = create(OpKind::Dot, {a, b, acc}, {rt});
+  op->code = static_cast<uint8_t>(precision);
+  return op->result();
 }
 
 std::vector<Value*> Builder::for_(Value* lo, Value* hi, Value* step, const std::vector<Value*>& inits,

@@ -117,7 +117,9 @@ class Printer {
             << list(op.operands) << ", axis " << op.axis;
         break;
       case OpKind::ClusterReduce: os_ << "cluster_reduce." << ir::name(op.red()) << " " << list(op.operands); break;
-      case OpKind::Dot: os_ << "dot " << list(op.operands); break;
+      case OpKind::Dot:
+        os_ << (op.precision() == DotPrecision::Tf32 ? "dot.tf32 " : "dot ") << list(op.operands);
+        break;
       case OpKind::For: {
         const Block& body = *op.regions[0];
         os_ << "for " << name(body.args[0]) << " = " << name(op.operands[0]) << " to " << name(op.operands[1])

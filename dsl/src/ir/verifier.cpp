@@ -391,6 +391,9 @@ class Verifier {
           fail(op, "unsupported input types " + a.str() + " x " + b.str());
         if (a.shape[1] != b.shape[0])
           fail(op, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));
+        if (op.code > static_cast<uint8_t>(DotPrecision::Tf32) ||
+            (op.precision() == DotPrecision::Tf32 && a.dtype != DType::f32))
+          fail(op, "precision tf32 needs f32 inputs, got " + a.str());
         Type want = Type::tile(DType::f32, {a.shape[0], b.shape[1]});
         if (c != want) fail(op, "accumulator " + c.str() + " should be " + want.str());
         result_is(op, want);

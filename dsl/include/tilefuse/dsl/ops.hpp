@@ -324,7 +324,15 @@ TF_CLUSTER_REDUCE(cluster_min, Min)
 #undef TF_CLUSTER_REDUCE
 
 // ---- matrix multiply ----
-// dot(a [M, K], b [K, N] [, acc [M, N] f32]) -> [M, N] f32; f16/bf16/f32 inputs.
+// dot(a [M, K], b [K, N] [, acc [M, N] f32] [, precision]) -> [M, N] f32; f16/bf16/f32
+// inputs. f16/bf16 run on tensor cores on the GPU. f32 inputs multiply exactly (f32 FMAs)
+// unless Precision::tf32 is given: then each input is rounded to tf32 (10 mantissa bits,
+// relative error <= 2^-11 per input, so ~1e-3 per product) and the GPU uses tf32 tensor
+// cores; the interpreter rounds the same way, so both agree to f32 summation order.
+enum class Precision { exact, tf32 };
+namespace detail {
+inline ir::DotPrecision to_ir(Precision p) { return p == Precision::tf32 ? ir::DotPrecision::Tf32 : ir::DotPrecision::Exact; }
+}  // namespace detail
 template <class A, int RA, class B, int RB>
 Tile<float, 2> dot(const Tile<A, RA>& a, const Tile<B, RB>& b, TF_HERE) {
   static_assert(RA == 2 && RB == 2, "dot: both operands must be rank-2 tiles ([M, K] and [K, N])");
@@ -334,6 +342,16 @@ template <class A, int RA, class B, int RB>
 Tile<float, 2> dot(const Tile<A, RA>& a, const Tile<B, RB>& b, const Tile<float, 2>& acc, TF_HERE) {
   static_assert(RA == 2 && RB == 2, "dot: both operands must be rank-2 tiles ([M, K] and [K, N])");
   return Tile<float, 2>(detail::builder("dot", loc).dot(a.value, b.value, acc.value));
+}
+template <class A, int RA, class B, int RB>
+Tile<float, 2> dot(const Tile<A, RA>& a, const Tile<B, RB>& b, Precision p, TF_HERE) {
+  static_assert(RA == 2 && RB == 2, "dot: both operands must be rank-2 tiles ([M, K] and [K, N])");
+  return Tile<float, 2>(detail::builder("dot", loc).dot(a.value, b.value, nullptr, detail::to_ir(p)));
+}
+template <class A, int RA, class B, int RB>
+Tile<float, 2> dot(const Tile<A, RA>& a, const Tile<B, RB>& b, const Tile<float, 2>& acc, Precision p, TF_HERE) {
+  static_assert(RA == 2 && RB == 2, "dot: both operands must be rank-2 tiles ([M, K] and [K, N])");
+  return Tile<float, 2>(detail::builder("dot", loc).dot(a.value, b.value, acc.value, detail::to_ir(p)));
 }
 
 }  // namespace tilefuse

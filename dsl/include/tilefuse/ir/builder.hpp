@@ -62,7 +62,7 @@ class Builder {
   Value* scan(Value* x, int axis, ReduceKind k = ReduceKind::Sum);
   // Sum/Max/Min of a scalar over the programs of a thread-block cluster.
   Value* cluster_reduce(Value* x, ReduceKind k);
-  Value* dot(Value* a, Value* b, Value* acc = nullptr);
+  Value* dot(Value* a, Value* b, Value* acc = nullptr, DotPrecision precision = DotPrecision::Exact);
 
   // Control flow. The body gets the induction variable and the current iteration
   // values and returns the next ones. Iteration values the body returns unchanged

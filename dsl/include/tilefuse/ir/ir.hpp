@@ -62,6 +62,7 @@ struct Op {
   UnaryOp un() const { return static_cast<UnaryOp>(code); }
   CmpPred cmp() const { return static_cast<CmpPred>(code); }
   ReduceKind red() const { return static_cast<ReduceKind>(code); }
+  DotPrecision precision() const { return static_cast<DotPrecision>(code); }
   AtomicOp atomic() const { return static_cast<AtomicOp>(code); }
 
   // Load: (ptr [, mask [, other]]); Store/AtomicRMW: (ptr, value [, mask]).

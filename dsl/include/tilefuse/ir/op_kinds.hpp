@@ -65,6 +65,10 @@ enum class ReduceKind : uint8_t {
 
 enum class AtomicOp : uint8_t { Add, Max, Min, Xchg };
 
+// How a Dot multiplies f32 inputs: Exact (f32 products, the default) or Tf32 (inputs
+// rounded to tf32 — 10 mantissa bits, to nearest, ties away — as tensor cores take them).
+enum class DotPrecision : uint8_t { Exact, Tf32 };
+
 // Cache eviction policy hint on loads and stores.
 enum class Evict : uint8_t { Normal, First, Last };
 

@@ -37,6 +37,7 @@ struct OpPlan {
   // Dot: on tensor cores (mma.sync m16n8k16) with this warp tiling; else the FMA path.
   bool mma = false;
   MmaTiling mma_tiling;
+  MmaKind mma_kind = MmaKind::F16;
   // Load that only feeds tensor-core dots: copied global -> shared memory by cp.async
   // (no registers), into `stages` buffers; stages > 1 when software-pipelined over its
   // loop (the copies of iteration i + stages - 1 are issued in iteration i).

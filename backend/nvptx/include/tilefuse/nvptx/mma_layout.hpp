@@ -8,6 +8,8 @@
 //   A a0..a7 (2 per 32-bit register): row g (+8 for a2, a3, a6, a7), column 2t (+1 for
 //     odd ai, +8 for a4..a7)
 //   B b0..b3: row (k) 2t (+1 for odd bi, +8 for b2, b3), column g
+// tf32 (m16n8k8, 32-bit elements, one per register): A a0..a3: row g (+8 for a1, a3),
+// column t (+4 for a2, a3); B b0, b1: row t (+4 for b1), column g; accumulator as above.
 // Register order: the instruction's bits first, then repetitions (A: k then m; B: k then
 // n; accumulator: n then m), so lowering finds instruction operands by index arithmetic.
 // An accumulator of [M, N] is register-for-register the A operand of [M, N] with K = N
@@ -24,19 +26,21 @@ struct MmaTiling {
   bool operator==(const MmaTiling&) const = default;
 };
 
-// The instruction shape for 16-bit inputs.
-inline constexpr int kMmaM = 16, kMmaN = 8, kMmaK = 16;
+// The instruction: m16n8k16 for f16/bf16 inputs, m16n8k8 for tf32.
+enum class MmaKind : uint8_t { F16, Tf32 };
+inline constexpr int kMmaM = 16, kMmaN = 8;
+constexpr int mma_k(MmaKind k) { return k == MmaKind::Tf32 ? 8 : 16; }
 
-// Whether mma.sync m16n8k16 covers dot([m, k] x [k, n]) of `in` inputs: f16 or bf16,
-// m >= 16, n >= 8, k >= 16 (tile sides are powers of two).
-bool mma_applies(DType in, int64_t m, int64_t n, int64_t k);
+// Whether mma.sync covers dot([m, k] x [k, n]) of `in` inputs: f16/bf16 (m >= 16, n >= 8,
+// k >= 16), or f32 with tf32 precision (k >= 8); sets `kind`. Tile sides are powers of two.
+bool mma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, MmaKind* kind = nullptr);
 // Warps over the [m, n] accumulator. `along_m`: all warps along M while rows remain
 // (row reductions stay inside a warp; chained dots keep their operands in registers);
 // otherwise a balanced split (fewer shared-memory operand reads per MMA).
 MmaTiling choose_mma_tiling(int64_t m, int64_t n, int num_warps, bool along_m);
 
 LinearLayout mma_accumulator(const Shape& mn, const MmaTiling& t, int num_warps);
-LinearLayout mma_operand_a(const Shape& mk, const MmaTiling& t, int num_warps);
-LinearLayout mma_operand_b(const Shape& kn, const MmaTiling& t, int num_warps);
+LinearLayout mma_operand_a(const Shape& mk, const MmaTiling& t, int num_warps, MmaKind kind = MmaKind::F16);
+LinearLayout mma_operand_b(const Shape& kn, const MmaTiling& t, int num_warps, MmaKind kind = MmaKind::F16);
 
 }  // namespace tilefuse::nvptx
