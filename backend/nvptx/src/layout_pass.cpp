@@ -201,13 +201,6 @@ class LayoutPass {
     return false;
   }
 
-  static bool narrowing_cast(const Op& op) {
-    const ir::Type& from = op.operand(0)->type;
-    const ir::Type& to = op.result()->type;
-    return op.kind == OpKind::Cast && from.is_tile() && !from.is_ptr && !to.is_ptr &&
-           byte_size(to.dtype) < byte_size(from.dtype);
-  }
-
   // ---- backward: what do consumers want? ----
   void backward(const Block& b) {
     for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it) {
@@ -246,9 +239,7 @@ class LayoutPass {
           break;
         }
         default:
-          // A narrowing cast keeps its consumers' layout to itself: if a conversion is
-          // needed, it moves the narrow values (a GEMM epilogue converts bf16, not f32).
-          if (is_elementwise(op.kind) && !narrowing_cast(op))
+          if (is_elementwise(op.kind))
             for (auto* v : op.operands) set_want(v, want(op.result()));
           break;
       }
@@ -346,7 +337,6 @@ class LayoutPass {
             }
             LayoutRef l = want(r);
             bool fl = false;
-            if (narrowing_cast(op) && !floating(op.operand(0))) l = of(op.operand(0));  // convert after narrowing
             // Follow an operand that is costly to move: not a shape op's result or a
             // mask computed from indices (cheap to produce in another layout; a dot
             // accumulator is not).
