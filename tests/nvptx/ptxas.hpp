@@ -71,6 +71,8 @@ inline PtxasResult run_ptxas(const std::string& ptx, const std::string& arch, co
   if (u != std::string::npos) r.registers = std::atoi(r.log.c_str() + u + 5);
   std::filesystem::remove(ptx_file);
   std::filesystem::remove(log_file);
+  std::error_code ec;
+  std::filesystem::remove(dir, ec);  // the test leaves nothing behind (the folder is per process and now empty)
   return r;
 }
 
