@@ -106,7 +106,14 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     bool ok = true;
     for (const Op* ld : loads)
       for (const Value* v : ld->operands) ok = ok && address_slice(v, *block, pl.slice, seen);
-    if (!ok) continue;  // addresses need loop-carried values: copies stay unpipelined
+    // Re-evaluating the slice later in the iteration must not touch shared memory (its
+    // scratch is only reserved at the op's own position).
+    for (const Op* o : pl.slice) {
+      const OpPlan& op_plan = plan.op(o);
+      for (size_t i = 0; ok && i < op_plan.operands.size() && i < o->operands.size(); ++i)
+        if (op_plan.operands[i] && conversion_needs_smem(plan, o->operands[i], op_plan.operands[i]->ll)) ok = false;
+    }
+    if (!ok) continue;  // copies stay unpipelined
     // Keep the body's order so each op's operands are evaluated before it.
     std::unordered_map<const Op*, int> pos;
     int i = 0;
