@@ -295,6 +295,43 @@ inline std::unique_ptr<ir::Function> carried_pointer_dot_kernel() {
   return f;
 }
 
+// (out, a, k, n, c): q = a-tile used by a dot in a loop inside an if (converted once
+// before that loop) and again by a dot after the if, where the hoisted copy does not
+// dominate: out = q.(k*k) [+ n x q.(k*k) when c < 1].
+inline std::unique_ptr<ir::Function> hoist_across_if_kernel() {
+  auto f = new_kernel("hoist_if", 4);
+  Builder b(*f);
+  Value* out = b.param("out", Type::pointer(DType::f32));
+  Value* a = b.param("a", Type::pointer(DType::f16), true);
+  Value* kp = b.param("k", Type::pointer(DType::f16), true);
+  Value* n = b.param("n", Type::scalar(DType::i32));
+  Value* c = b.param("c", Type::scalar(DType::i32));
+  auto i32 = [&](int64_t v) { return b.const_int(v, Type::scalar(DType::i32)); };
+  auto tile = [&](Value* p) {
+    Value* off = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, b.expand_dims(b.arange(0, 32), 1), i32(32)),
+                          b.expand_dims(b.arange(0, 32), 0));
+    return b.add_ptr(p, off);
+  };
+  Value* q = b.load(tile(a));
+  Value* acc0 = b.const_float(0, Type::tile(DType::f32, {32, 32}));
+  auto r = b.if_(
+      b.compare(ir::CmpPred::Lt, c, i32(1)),
+      [&](Builder& b) {
+        auto res = b.for_(i32(0), n, i32(1), {acc0}, [&](Builder& b, Value*, const std::vector<Value*>& it) {
+          Value* kt = b.load(tile(kp));
+          return std::vector<Value*>{b.dot(q, b.binary(BinaryOp::Mul, kt, kt), it[0])};
+        });
+        return std::vector<Value*>{res[0]};
+      },
+      [&](Builder&) { return std::vector<Value*>{acc0}; });
+  Value* kt = b.load(tile(kp));
+  b.store(tile(out), b.dot(q, b.binary(BinaryOp::Mul, kt, kt), r[0]));
+  specialize16(*f);
+  f->params[3].divisibility = 1;
+  f->params[4].divisibility = 1;
+  return f;
+}
+
 // (out, in, n): nested loops with tile and scalar iteration values, if with results.
 inline std::unique_ptr<ir::Function> control_kernel() {
   auto f = new_kernel("control", 4);

@@ -112,6 +112,16 @@ TEST_CASE("dot with tf32 precision: m16n8k8 tensor cores, inputs rounded with cv
     CHECK(ptx.find("cvt.rna.tf32.f32") != std::string::npos);
     CHECK(ptx.find("cp.async") != std::string::npos);  // the f32 operand loads feed only the dot
   }
+  // Smaller than one m16n8k8 tile: the FMA path, with the same tf32 rounding of the inputs.
+  auto art = compile_and_assemble(*tftest::dot_kernel(8, 8, 8, 1, DType::f32, ir::DotPrecision::Tf32), "dot_tf32_fma");
+  CHECK(art.kernel.ptx.find("mma.sync") == std::string::npos);
+  CHECK(art.kernel.ptx.find("cvt.rna.tf32.f32") != std::string::npos);
+}
+
+TEST_CASE("a dot operand hoisted before a loop inside an if is converted again after the if") {
+  // Regression: the copy converted in the loop's preheader was reused after the if,
+  // where it does not dominate ("Instruction does not dominate all uses").
+  compile_and_assemble(*tftest::hoist_across_if_kernel(), "hoist_if");
 }
 
 TEST_CASE("layout conversions through shared memory") {

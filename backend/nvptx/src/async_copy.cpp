@@ -78,6 +78,10 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     if (op.num_operands() > 2 && !is_zero_constant(op.operand(2))) return;
     OpPlan& p = plan.op(&op);
     LayoutRef l = plan.layout(r);
+    // Its pointers and mask must be at hand in registers (a conversion would use the
+    // copy's own buffer as scratch).
+    for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i)
+      if (p.operands[i] && conversion_needs_smem(plan, op.operands[i], p.operands[i]->ll)) return;
     int bytes = p.vec * byte_size(d);
     if (!l || p.fast_dim != contiguous_dim(l->ll) || (bytes != 4 && bytes != 8 && bytes != 16)) return;
     auto it = uses.find(r);

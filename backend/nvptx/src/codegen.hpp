@@ -56,6 +56,10 @@ class Codegen {
   // found by stage()/in_layout instead of converting again in every iteration.
   void hoist(const ir::Value* v, const LinearLayout& to, Regs r) { hoisted_.push_back({v, to, std::move(r)}); }
   bool is_hoisted(const ir::Value* v, const LinearLayout& to) const { return find_hoisted(v, to) != nullptr; }
+  // Hoisted copies are valid only where their definition dominates: regions drop the
+  // ones made inside them when they end.
+  size_t hoisted_mark() const { return hoisted_.size(); }
+  void hoisted_reset(size_t mark) { hoisted_.resize(std::min(mark, hoisted_.size())); }
 
   // --- cp.async copies (lower_async_copy.cpp) ---
   // Byte offset (i32) of the shared buffer holding the current iteration's copy of an

@@ -99,6 +99,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   b.CreateCondBr(cond, loop, exit);
 
   b.SetInsertPoint(loop);
+  size_t hoist_mark = cg.hoisted_mark();  // this loop's own hoists (preheader) stay valid after it
   cg.set(body.args[0], {iv});
   cg.async_issued[&body] = 0;
   if (pl) {
@@ -134,6 +135,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(next[i][r], latch);
 
   b.SetInsertPoint(exit);
+  cg.hoisted_reset(hoist_mark);
   cg.pipeline_state.erase(&body);
   if (cg.async_issued[&body] > 0 || pl)  // copies issued ahead (zero-filled past the end) land first
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_all;", "~{memory}", {}, true);
@@ -153,11 +155,13 @@ void lower_if(Codegen& cg, const ir::Op& op) {
   std::vector<Regs> vals[2];
   llvm::BasicBlock* ends[2];
   llvm::BasicBlock* starts[2] = {then_bb, else_bb};
+  size_t hoist_mark = cg.hoisted_mark();
   for (int i = 0; i < 2; ++i) {
     b.SetInsertPoint(starts[i]);
     cg.set_smem_pending(pending);
     cg.lower_block(*op.regions[i]);
     vals[i] = yields(cg, *op.regions[i]);
+    cg.hoisted_reset(hoist_mark);
     pending_after = pending_after || cg.smem_pending();
     ends[i] = b.GetInsertBlock();
     b.CreateBr(merge);

@@ -265,6 +265,10 @@ void lower_dot(Codegen& cg, const ir::Op& op) {
         }
       }
     }
+    // Precision::tf32 on a tile too small for tensor cores: the same rounding they apply.
+    if (op.precision() == ir::DotPrecision::Tf32)
+      for (auto& x : vals)
+        x = b.CreateBitCast(cg.inline_asm(cg.i32(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {x}, false), f32);
     return vals;
   };
   auto avals = load_row(off_a, M, rows, 0);

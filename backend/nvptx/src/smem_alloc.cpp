@@ -74,7 +74,9 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       break;
     }
     case OpKind::Load:  // cp.async destination: one tile per pipeline stage
-      if (p.async_copy) bytes = p.stages * round_up(static_cast<int>(op.result()->type.numel() * smem_elem_bytes(op.result()->type)), 16);
+      if (p.async_copy)
+        bytes = std::max(bytes, p.stages * round_up(static_cast<int>(op.result()->type.numel() *
+                                                                     smem_elem_bytes(op.result()->type)), 16));
       break;
     case OpKind::AtomicRMW: case OpKind::AtomicCas: {
       // Old values travel from the one thread that performed the atomic to the copies.
