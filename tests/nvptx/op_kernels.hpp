@@ -246,6 +246,13 @@ inline std::unique_ptr<ir::Function> scan_kernel(const ir::Shape& shape, int war
   return std::move(k.f);
 }
 
+// Row-major element offsets r * cols + c of a [rows, cols] tile.
+inline Value* row_major_offsets(Builder& b, int64_t rows, int64_t cols) {
+  return b.binary(BinaryOp::Add,
+                  b.binary(BinaryOp::Mul, b.expand_dims(b.arange(0, rows), 1), b.const_int(cols, Type::scalar(DType::i32))),
+                  b.expand_dims(b.arange(0, cols), 0));
+}
+
 // (c, a, b): c[m, n] += a[m, k] . b[k, n], row-major.
 inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt,
                                                 ir::DotPrecision precision = ir::DotPrecision::Exact) {
@@ -254,12 +261,7 @@ inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk
   Value* c = b.param("c", Type::pointer(DType::f32));
   Value* a = b.param("a", Type::pointer(dt), true);
   Value* bp = b.param("b", Type::pointer(dt), true);
-  auto tile = [&](Value* p, int64_t r, int64_t cc) {
-    Value* off = b.binary(BinaryOp::Add,
-                          b.binary(BinaryOp::Mul, b.expand_dims(b.arange(0, r), 1), b.const_int(cc, Type::scalar(DType::i32))),
-                          b.expand_dims(b.arange(0, cc), 0));
-    return b.add_ptr(p, off);
-  };
+  auto tile = [&](Value* p, int64_t r, int64_t cc) { return b.add_ptr(p, row_major_offsets(b, r, cc)); };
   Value* pc = tile(c, m, n);
   Value* acc = b.dot(b.load(tile(a, m, kk)), b.load(tile(bp, kk, n)), b.load(pc), precision);
   b.store(pc, acc);
@@ -277,9 +279,7 @@ inline std::unique_ptr<ir::Function> carried_pointer_dot_kernel() {
   Value* a = b.param("a", Type::pointer(DType::f16), true);
   Value* n = b.param("n", Type::scalar(DType::i32));
   auto i32 = [&](int64_t v) { return b.const_int(v, Type::scalar(DType::i32)); };
-  Value* r = b.expand_dims(b.arange(0, 32), 1);
-  Value* c = b.expand_dims(b.arange(0, 32), 0);
-  Value* off = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, r, i32(32)), c);
+  Value* off = row_major_offsets(b, 32, 32);
   Value* acc0 = b.const_float(0, Type::tile(DType::f32, {32, 32}));
   auto res = b.for_(i32(0), n, i32(1), {acc0, b.add_ptr(a, off)}, [&](Builder& b, Value*, const std::vector<Value*>& it) {
     Value* x = b.load(it[1]);
@@ -307,11 +307,7 @@ inline std::unique_ptr<ir::Function> hoist_across_if_kernel() {
   Value* n = b.param("n", Type::scalar(DType::i32));
   Value* c = b.param("c", Type::scalar(DType::i32));
   auto i32 = [&](int64_t v) { return b.const_int(v, Type::scalar(DType::i32)); };
-  auto tile = [&](Value* p) {
-    Value* off = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, b.expand_dims(b.arange(0, 32), 1), i32(32)),
-                          b.expand_dims(b.arange(0, 32), 0));
-    return b.add_ptr(p, off);
-  };
+  auto tile = [&](Value* p) { return b.add_ptr(p, row_major_offsets(b, 32, 32)); };
   Value* q = b.load(tile(a));
   Value* acc0 = b.const_float(0, Type::tile(DType::f32, {32, 32}));
   auto r = b.if_(
