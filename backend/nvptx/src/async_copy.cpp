@@ -36,20 +36,11 @@ bool recomputable(OpKind k) {
   }
 }
 
-bool inside(const Value* v, const Block& body) {
-  const Block* b = v->def ? v->def->parent : v->block;
-  while (b) {
-    if (b == &body) return true;
-    b = b->parent ? b->parent->parent : nullptr;
-  }
-  return false;
-}
-
 // Collects (post-order) the body ops `v` depends on; false when it depends on a
 // loop-carried value or on an op that cannot be evaluated for another iteration.
 bool address_slice(const Value* v, const Block& body, std::vector<const Op*>& slice,
                    std::unordered_set<const Op*>& seen) {
-  if (v == body.args[0] || !inside(v, body)) return true;
+  if (v == body.args[0] || !defined_within(v, body)) return true;
   if (!v->def || v->def->parent != &body || !recomputable(v->def->kind)) return false;
   const Op* d = v->def;
   if (seen.count(d)) return true;

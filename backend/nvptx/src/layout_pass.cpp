@@ -61,6 +61,13 @@ bool register_only(const LinearLayout& from, const LinearLayout& to) {
   return true;
 }
 
+bool defined_within(const Value* v, const ir::Block& region) {
+  const ir::Block* b = v->def ? v->def->parent : v->block;
+  for (; b; b = b->parent ? b->parent->parent : nullptr)
+    if (b == &region) return true;
+  return false;
+}
+
 bool cheap_to_recompute(const Value* v, int depth) {
   if (v->type.is_scalar() || is_rematerializable(v)) return true;
   if (!v->def || depth > 4) return false;

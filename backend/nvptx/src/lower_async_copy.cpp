@@ -87,14 +87,13 @@ void lower_async_load(Codegen& cg, const ir::Op& op) {
   if (p.stages > 1 && cg.pipeline_state.count(block)) {
     if (!p.issue_at) issue_ahead(cg, op);  // else its first dot issues it
     return;
-  } else {
-    Regs ptrs = cg.operand(op, 0);
-    Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
-    llvm::Value* base = cg.c32(p.smem_offset);
-    issue_async_copy(cg, op, ptrs, mask, nullptr, base);
-    cg.async_base[&op] = base;
-    ++cg.async_issued[block];
   }
+  Regs ptrs = cg.operand(op, 0);
+  Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
+  llvm::Value* base = cg.c32(p.smem_offset);
+  issue_async_copy(cg, op, ptrs, mask, nullptr, base);
+  cg.async_base[&op] = base;
+  ++cg.async_issued[block];
 }
 
 void wait_async_copies(Codegen& cg, const ir::Op& dot) {

@@ -18,15 +18,6 @@ std::vector<Regs> yields(Codegen& cg, const ir::Block& block) {
   return out;
 }
 
-bool defined_inside(const ir::Value* v, const ir::Block& region) {
-  const ir::Block* b = v->def ? v->def->parent : v->block;
-  while (b) {
-    if (b == &region) return true;
-    b = b->parent ? b->parent->parent : nullptr;
-  }
-  return false;
-}
-
 // Tensor-core operands the loop only reads (FlashAttention's Q) are converted to their
 // fragment layout once, before the loop, instead of through shared memory every
 // iteration.
@@ -36,7 +27,7 @@ void hoist_dot_operands(Codegen& cg, const ir::Block& body) {
     const OpPlan& p = cg.plan.op(&o);
     for (int i = 0; i < 2; ++i) {
       const ir::Value* v = o.operand(i);
-      if (defined_inside(v, body)) continue;
+      if (defined_within(v, body)) continue;
       cg.hoist(v, p.operands[i]->ll, cg.in_layout(v, p.operands[i]->ll, p.smem_offset));
     }
   });

@@ -109,6 +109,8 @@ bool is_rematerializable(const ir::Value* v);
 bool is_view_op(ir::OpKind k);
 // The layout the operand of view op `op` must have for its result to have layout `to`.
 LinearLayout view_source_layout(const ir::Op& op, const LinearLayout& to);
+// Whether `v` is defined in `region` or in a region nested in it.
+bool defined_within(const ir::Value* v, const ir::Block& region);
 // Elementwise and shape ops over constants, aranges, splats and scalars (masks and
 // index tiles, a few ops deep): recomputed in another layout instead of converted.
 bool cheap_to_recompute(const ir::Value* v, int depth = 0);
