@@ -61,9 +61,15 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
           tools::PtxasResult r = tools::run_ptxas(ck.ptx, target);
           CHECK_MESSAGE(r.ok, r.log);
           ++assembled;
-          if (g.name == "attention_fwd" || g.name == "matmul") {  // on tensor cores, fed by ldmatrix
-            CHECK(ck.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
-            CHECK(ck.ptx.find("ldmatrix.sync.aligned") != std::string::npos);
+          if (g.name == "attention_fwd" || g.name == "matmul") {
+            // On tensor cores: warpgroup MMAs on sm_90a (GEMM's operands straight from the
+            // copied tiles), mma.sync fed by ldmatrix on sm_80.
+            bool hopper = std::string(target) == "sm_90a";
+            CHECK(ck.ptx.find(hopper ? "wgmma.mma_async.sync.aligned" : "mma.sync.aligned.m16n8k16") !=
+                  std::string::npos);
+            if (!hopper) CHECK(ck.ptx.find("ldmatrix.sync.aligned") != std::string::npos);
+            if (hopper && g.name == "matmul") CHECK(ck.ptx.find("ldmatrix") == std::string::npos);
+            CHECK(r.log.find("C75") == std::string::npos);  // wgmma not serialized by ptxas
             if (&cfg == &cfgs.front()) CHECK(r.spill_stores == 0);  // the default config
           }
           bool streaming = g.name == "softmax" || g.name == "rmsnorm";
@@ -144,7 +150,8 @@ TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S 
         CHECK_MESSAGE(r.ok, r.log);
         CHECK(r.spill_stores == 0);
         CHECK(ck.ptx.find("cp.async.cg.shared.global") != std::string::npos);
-        CHECK(ck.ptx.find("ldmatrix.sync.aligned") != std::string::npos);
+        CHECK(ck.ptx.find(std::string(target) == "sm_90a" ? "wgmma.mma_async" : "ldmatrix.sync.aligned") !=
+              std::string::npos);
         // Two copies per iteration, issued S - 1 iterations ahead by their dot right after
         // its wait: GEMM's dot needs both of this iteration's (2S - 4 younger groups may
         // stay pending), attention's first dot only K (2S - 3: this iteration's V too).

@@ -30,6 +30,8 @@ inline tilefuse::nvptx::CompileArtifacts compile_and_assemble(const tilefuse::ir
       INFO(r.log);
       if (r.status != 0) INFO(art.plan << "\n" << art.kernel.ptx);
       CHECK(r.status == 0);
+      // C7515/C7511/C7508: ptxas serialized the warpgroup MMAs or ignored setmaxnreg.
+      CHECK(r.log.find("C75") == std::string::npos);
       if (expect_no_spill) CHECK(r.spill_stores == 0);
     }
     last = std::move(art);

@@ -94,10 +94,20 @@ TEST_CASE("dot: f16, bf16 and f32 operands, several shapes and warp counts") {
         CHECK(ptx.find("fma.rn.f32") != std::string::npos);
         continue;
       }
-      // 16-bit operands run on tensor cores, fed from swizzled shared memory by ldmatrix.
-      std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + name(dt) + "." + name(dt) + ".f32";
-      CHECK_MESSAGE(ptx.find(mma) != std::string::npos, mma);
-      CHECK(ptx.find("ldmatrix.sync.aligned.m8n8") != std::string::npos);
+      // 16-bit operands run on tensor cores: on sm_90a (the artifacts returned) warpgroup
+      // MMAs reading the copied tiles by descriptor where the tile allows, else mma.sync
+      // fed from swizzled shared memory by ldmatrix.
+      if (nvptx::wgmma_applies(dt, false, d[0], d[1], d[2], static_cast<int>(d[3]))) {
+        std::string wgmma = std::string("wgmma.mma_async.sync.aligned.m64n");
+        CHECK_MESSAGE(ptx.find(wgmma) != std::string::npos, wgmma);
+        CHECK(ptx.find(std::string(".f32.") + name(dt) + "." + name(dt)) != std::string::npos);
+        CHECK(ptx.find("wgmma.wait_group.sync.aligned 0;") != std::string::npos);
+        CHECK(ptx.find("ldmatrix") == std::string::npos);  // both operands by descriptor
+      } else {
+        std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + name(dt) + "." + name(dt) + ".f32";
+        CHECK_MESSAGE(ptx.find(mma) != std::string::npos, mma);
+        CHECK(ptx.find("ldmatrix.sync.aligned.m8n8") != std::string::npos);
+      }
       CHECK(ptx.find("fma.rn.f32") == std::string::npos);
     }
 }

@@ -53,6 +53,33 @@ bool address_slice(const Value* v, const Block& body, std::vector<const Op*>& sl
 
 }  // namespace
 
+SharedEncoding async_encoding(const GpuPlan& plan, const ir::Op* ld) {
+  const LinearLayout& l = plan.layout(ld->result())->ll;
+  return swizzled_encoding(l.shape(), contiguous_dim(l), byte_size(ld->result()->type.dtype), read_by_wgmma(plan, ld));
+}
+
+bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld) {
+  auto it = plan.async_users.find(ld);
+  if (it == plan.async_users.end()) return false;
+  for (const Op* d : it->second)
+    if (plan.op(d).wgmma) return true;
+  return false;
+}
+
+int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld) {
+  int bytes = static_cast<int>(ld->result()->type.numel() * smem_elem_bytes(ld->result()->type));
+  int align = read_by_wgmma(plan, ld) ? 1024 : 16;
+  return (bytes + align - 1) / align * align;
+}
+
+const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v) {
+  if (v->def && v->def->kind == OpKind::Trans) v = v->def->operand(0);
+  const Op* ld = v->def;
+  if (!ld || !plan.op(ld).async_copy) return nullptr;
+  const LinearLayout& l = plan.layout(ld->result())->ll;
+  return swizzle_bytes(l.shape(), contiguous_dim(l), byte_size(v->type.dtype)) ? ld : nullptr;
+}
+
 void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   if (t.sm < 80) return;
   // Uses of every value.

@@ -186,7 +186,7 @@ llvm::Value* Codegen::smem_addr(int byte_offset, llvm::Value* dyn_bytes) {
     smem_ = new llvm::GlobalVariable(mod, llvm::ArrayType::get(b.getInt8Ty(), 0), false,
                                      llvm::GlobalValue::ExternalLinkage, nullptr, "tilefuse_smem", nullptr,
                                      llvm::GlobalValue::NotThreadLocal, 3);
-    smem_->setAlignment(llvm::Align(16));
+    smem_->setAlignment(llvm::Align(1024));  // wgmma/TMA swizzles use absolute address bits
   }
   llvm::Value* off = c32(byte_offset);
   if (dyn_bytes) off = b.CreateAdd(dyn_bytes, off, "", true, true);

@@ -183,6 +183,7 @@ void lower_atomic(Codegen& cg, const ir::Op& op);
 void lower_reduce(Codegen& cg, const ir::Op& op);
 void lower_scan(Codegen& cg, const ir::Op& op);
 void lower_dot(Codegen& cg, const ir::Op& op);
+void lower_wgmma(Codegen& cg, const ir::Op& op);     // a dot planned for wgmma (sm_90a)
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
 // At kernel start: initializes the mbarrier of every cluster reduction (lower_cluster.cpp).
 void init_cluster_reductions(Codegen& cg);

@@ -204,8 +204,7 @@ std::function<Regs()> Codegen::stage(const ir::Value* v, const LinearLayout& d, 
   if (const Hoisted* h = find_hoisted(v, d)) return [r = h->regs] { return r; };
   if (v->def && plan.op(v->def).async_copy) {
     // Already in shared memory (cp.async); the dot waited for the copy and synchronized.
-    const LinearLayout& from = plan.layout(v)->ll;
-    SharedEncoding enc = swizzled_encoding(from.shape(), contiguous_dim(from), byte_size(v->type.dtype));
+    SharedEncoding enc = async_encoding(plan, v->def);
     llvm::Value* base = async_base.at(v->def);
     llvm::Type* ty = elem_type(v->type);
     return [this, enc, d, base, ty] { return smem_read_encoded(enc, d, 0, ty, base); };

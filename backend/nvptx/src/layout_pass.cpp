@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "passes.hpp"
+#include "target_info.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -112,7 +113,7 @@ namespace {
 
 class LayoutPass {
  public:
-  LayoutPass(const ir::Function& f, GpuPlan& plan) : f_(f), plan_(plan) {}
+  LayoutPass(const ir::Function& f, GpuPlan& plan, bool wgmma) : f_(f), plan_(plan), wgmma_(wgmma) {}
 
   void run() {
     choose_memory_anchors(f_, plan_, anchors_);
@@ -172,6 +173,17 @@ class LayoutPass {
     OpPlan& p = plan_.op(&op);
     p.mma = true;
     p.mma_kind = kind;
+    if (wgmma_ && wgmma_applies(a.dtype, kind == MmaKind::Tf32, s[0], s[1], a.shape[1], nw)) {
+      p.wgmma = true;
+      p.wgmma_tiling = choose_wgmma_tiling(s[0], s[1], nw, chained(op));
+      const WgmmaTiling& t = p.wgmma_tiling;
+      auto tiling = "groups=[" + std::to_string(t.wg_m) + "," + std::to_string(t.wg_n) + "], n=" +
+                    std::to_string(t.instr_n);
+      anchors_[&op] = plan_.intern(wgmma_accumulator(s, t, nw), "wgmma_acc{" + tiling + "}");
+      // B is read from shared memory in whatever layout it arrives (no conversion).
+      mma_operands_[&op] = {plan_.intern(wgmma_operand_a(a.shape, t, nw), "wgmma_a{" + tiling + "}"), nullptr};
+      return;
+    }
     p.mma_tiling = choose_mma_tiling(s[0], s[1], nw, chained(op));
     auto tiling = "warps=[" + std::to_string(p.mma_tiling.warps_m) + "," + std::to_string(p.mma_tiling.warps_n) + "]" +
                   (kind == MmaKind::Tf32 ? ", tf32" : "");
@@ -329,7 +341,8 @@ class LayoutPass {
           LayoutRef l = anchor->second;
           set(r, l);
           auto mma = mma_operands_.find(&op);
-          if (mma != mma_operands_.end()) require(op, {mma->second.first, mma->second.second, l});
+          if (mma != mma_operands_.end())
+            require(op, {mma->second.first, mma->second.second ? mma->second.second : of(op.operand(1)), l});
           else require(op, {of(op.operand(0)), of(op.operand(1)), l});
           break;
         }
@@ -441,6 +454,7 @@ class LayoutPass {
   std::unordered_map<const Value*, LayoutRef> want_;
   std::unordered_set<const Value*> floating_;
   std::unordered_map<const Op*, std::pair<LayoutRef, LayoutRef>> mma_operands_;
+  bool wgmma_;
 };
 
 }  // namespace
@@ -464,9 +478,8 @@ const OpPlan& GpuPlan::op(const ir::Op* o) const {
 }
 
 void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan) {
-  (void)t;
   plan.num_warps = f.num_warps;
-  LayoutPass(f, plan).run();
+  LayoutPass(f, plan, TargetInfo(t).has_wgmma()).run();
   choose_vector_widths(f, plan);
 }
 

@@ -37,7 +37,7 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
   const OpPlan& p = cg.plan.op(&op);
   const LinearLayout& l = cg.plan.layout(op.result())->ll;
   int es = byte_size(op.result()->type.dtype);
-  SharedEncoding enc = swizzled_encoding(l.shape(), contiguous_dim(l), es);
+  SharedEncoding enc = async_encoding(cg.plan, &op);
   Regs offs = cg.flat_indices(enc.apply(l));
   int vec = p.vec, bytes = es * vec;
   uint32_t dup = l.redundancy().reg;

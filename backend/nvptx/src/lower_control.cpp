@@ -28,6 +28,8 @@ void hoist_dot_operands(Codegen& cg, const ir::Block& body) {
     for (int i = 0; i < 2; ++i) {
       const ir::Value* v = o.operand(i);
       if (defined_within(v, body)) continue;
+      // wgmma reads B, and A where an async copy put it, from shared memory.
+      if (p.wgmma && (i == 1 || wgmma_smem_source(cg.plan, v))) continue;
       cg.hoist(v, p.operands[i]->ll, cg.in_layout(v, p.operands[i]->ll, p.smem_offset));
     }
   });
@@ -46,9 +48,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   auto pit = cg.plan.pipelines.find(&op);
   const GpuPlan::Pipeline* pl = pit == cg.plan.pipelines.end() ? nullptr : &pit->second;
   auto less = [&](llvm::Value* x, llvm::Value* y) { return sgn ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y); };
-  auto buffer_bytes = [&](const ir::Op* ld) {
-    return static_cast<int>((ld->result()->type.numel() * smem_elem_bytes(ld->result()->type) + 15) / 16 * 16);
-  };
+  auto buffer_bytes = [&](const ir::Op* ld) { return async_stage_bytes(cg.plan, ld); };
   if (pl) {
     // Prologue: the copies of iterations 0 .. S-2 (predicated off past the end).
     for (int s = 0; s + 1 < pl->stages; ++s) {

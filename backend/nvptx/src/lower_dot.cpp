@@ -197,6 +197,7 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
 }  // namespace
 
 void lower_dot(Codegen& cg, const ir::Op& op) {
+  if (cg.plan.op(&op).wgmma) return lower_wgmma(cg, op);
   if (cg.plan.op(&op).mma) return lower_mma(cg, op);
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);

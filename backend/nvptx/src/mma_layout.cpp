@@ -78,4 +78,48 @@ LinearLayout mma_operand_b(const Shape& s, const MmaTiling& t, int num_warps, Mm
   return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, -1, 1));
 }
 
+bool wgmma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, int num_warps) {
+  if (tf32 || (in != DType::f16 && in != DType::bf16)) return false;
+  int groups = num_warps / 4;
+  if (num_warps % 4 || m % kWgmmaM || k < kWgmmaK) return false;
+  // Warpgroups beyond M's 64-row blocks split N, each at least 8 columns wide.
+  int64_t along_m = std::min<int64_t>(groups, m / kWgmmaM);
+  return n / (groups / along_m) >= 8;
+}
+
+WgmmaTiling choose_wgmma_tiling(int64_t m, int64_t n, int num_warps, bool along_m) {
+  WgmmaTiling t;
+  int groups = num_warps / 4;
+  while (t.wg_m * t.wg_n < groups) {
+    bool more_m = m / (kWgmmaM * t.wg_m) >= 2;
+    bool more_n = n / (8 * t.wg_n) >= 2;
+    // Prefer M (smaller accumulator per instruction, row statistics inside a warpgroup)
+    // unless N is much wider than M.
+    bool prefer_m = along_m || m / (kWgmmaM * t.wg_m) * 4 >= n / (kWgmmaMaxN * t.wg_n);
+    if (more_m && prefer_m) t.wg_m *= 2;
+    else if (more_n) t.wg_n *= 2;
+    else if (more_m) t.wg_m *= 2;
+    else break;
+  }
+  t.instr_n = static_cast<int>(std::min<int64_t>(kWgmmaMaxN, n / t.wg_n));
+  return t;
+}
+
+LinearLayout wgmma_accumulator(const Shape& s, const WgmmaTiling& t, int num_warps) {
+  std::vector<uint32_t> regs{at(s, 0, 1), at(s, 8, 0)};
+  repeat(regs, s, 1, kMmaN, t.instr_n);
+  repeat(regs, s, 1, t.instr_n, s[1] / t.wg_n);
+  repeat(regs, s, 0, int64_t{kWgmmaM} * t.wg_m, s[0]);
+  std::vector<uint32_t> lanes{at(s, 0, 2), at(s, 0, 4), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
+  std::vector<uint32_t> warps{at(s, 16, 0), at(s, 32, 0)};
+  repeat(warps, s, 0, kWgmmaM, int64_t{kWgmmaM} * t.wg_m);
+  repeat(warps, s, 1, s[1] / t.wg_n, s[1]);
+  while ((1 << warps.size()) < num_warps) warps.push_back(0);
+  return LinearLayout(s, regs, lanes, warps);
+}
+
+LinearLayout wgmma_operand_a(const Shape& s, const WgmmaTiling& t, int num_warps) {
+  return mma_operand_a(s, MmaTiling{4 * t.wg_m, t.wg_n}, num_warps);
+}
+
 }  // namespace tilefuse::nvptx

@@ -68,15 +68,18 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
     case OpKind::Dot: {  // operand staging (not for operands copied there by cp.async)
       const auto& a = op.operand(0)->type;
       const auto& b = op.operand(1)->type;
+      if (p.wgmma) {  // B staged for its descriptor (first, 1024-aligned), A's conversion after it
+        int staged = wgmma_smem_source(plan, op.operand(1)) ? 0 : round_up(static_cast<int>(b.numel()) * 2, 16);
+        bytes = staged + bytes;
+        break;
+      }
       int a_bytes = async_operand(op.operand(0)) ? 0 : static_cast<int>(a.numel()) * smem_elem_bytes(a);
       int b_bytes = async_operand(op.operand(1)) ? 0 : static_cast<int>(b.numel()) * smem_elem_bytes(b);
       bytes = std::max<int>(bytes, round_up(a_bytes, 16) + b_bytes);
       break;
     }
     case OpKind::Load:  // cp.async destination: one tile per pipeline stage
-      if (p.async_copy)
-        bytes = std::max(bytes, p.stages * round_up(static_cast<int>(op.result()->type.numel() *
-                                                                     smem_elem_bytes(op.result()->type)), 16));
+      if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op));
       break;
     case OpKind::AtomicRMW: case OpKind::AtomicCas: {
       // Old values travel from the one thread that performed the atomic to the copies.
@@ -89,9 +92,17 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
   return round_up(bytes, 16);
 }
 
+// wgmma descriptors read swizzled tiles whose swizzle works on absolute address bits.
+int alignment(const Op& op, const GpuPlan& plan) {
+  const OpPlan& p = plan.op(&op);
+  if (p.async_copy && read_by_wgmma(plan, &op)) return 1024;
+  if (p.wgmma && !wgmma_smem_source(plan, op.operand(1))) return 1024;
+  return 16;
+}
+
 struct Buffer {
   const Op* op;
-  int size, begin, end, offset = 0;
+  int size, begin, end, align, offset = 0;
 };
 
 }  // namespace
@@ -126,7 +137,8 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
       end = index_of.at(members.back());
     }
     if (b > 0)
-      bufs.push_back(Buffer{&op, b, whole_kernel ? 0 : begin, whole_kernel ? std::numeric_limits<int>::max() : end});
+      bufs.push_back(Buffer{&op, b, whole_kernel ? 0 : begin, whole_kernel ? std::numeric_limits<int>::max() : end,
+                            alignment(op, plan)});
     ++index;
   });
   std::vector<Buffer*> order;
@@ -142,7 +154,7 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
         bool live_overlap = !(o->end < b->begin || b->end < o->begin);
         bool mem_overlap = offset < o->offset + o->size && o->offset < offset + b->size;
         if (live_overlap && mem_overlap) {
-          offset = round_up(o->offset + o->size, 16);
+          offset = round_up(o->offset + o->size, b->align);
           moved = true;
         }
       }

@@ -14,6 +14,7 @@
 #include "tilefuse/nvptx/compiled_kernel.hpp"
 #include "tilefuse/nvptx/linear_layout.hpp"
 #include "tilefuse/nvptx/mma_layout.hpp"
+#include "tilefuse/nvptx/shared_encoding.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -38,6 +39,11 @@ struct OpPlan {
   bool mma = false;
   MmaTiling mma_tiling;
   MmaKind mma_kind = MmaKind::F16;
+  // Dot on Hopper's warpgroup MMA (mma is set too): operands that an async copy put in
+  // shared memory are read there by descriptor (wgmma_smem_source); otherwise A comes
+  // from registers and B is staged into this op's scratch.
+  bool wgmma = false;
+  WgmmaTiling wgmma_tiling;
   // Load that only feeds tensor-core dots: copied global -> shared memory by cp.async
   // (no registers), into `stages` buffers; stages > 1 when software-pipelined over its
   // loop (the copies of iteration i + stages - 1 are issued in iteration i).
@@ -92,6 +98,17 @@ void group_reductions(const ir::Function& f, GpuPlan& plan);
 // their loop with f.num_stages buffers when their addresses depend only on the
 // induction variable and loop-invariant values (see OpPlan::async_copy).
 void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
+// The shared-memory encoding of async load `ld`'s buffer (one pipeline stage), and the
+// bytes of one stage (a multiple of 1024 when a wgmma reads it: its swizzle works on
+// absolute address bits).
+SharedEncoding async_encoding(const GpuPlan& plan, const ir::Op* ld);
+int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld);
+// The async load whose buffer a wgmma dot reads operand `v` from by descriptor: v's own
+// load or the load v transposes, when its swizzle is one a descriptor can name; null
+// when v must come from registers (A) or be staged (B).
+const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v);
+// Whether any reader of async load `ld` is a wgmma dot.
+bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
 // Pass 4: shared-memory scratch sizes and a liveness-based allocation of offsets.
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
 // Shared memory of one cluster reduction: a slot per program of the cluster + an mbarrier.

@@ -43,4 +43,25 @@ LinearLayout mma_accumulator(const Shape& mn, const MmaTiling& t, int num_warps)
 LinearLayout mma_operand_a(const Shape& mk, const MmaTiling& t, int num_warps, MmaKind kind = MmaKind::F16);
 LinearLayout mma_operand_b(const Shape& kn, const MmaTiling& t, int num_warps, MmaKind kind = MmaKind::F16);
 
+// Hopper warpgroup MMA (wgmma.mma_async m64nNk16, sm_90a): a warpgroup of 4 consecutive
+// warps computes a 64xN accumulator; warp w of the group owns rows 16w..16w+15 with
+// mma.sync's per-warp pattern, the N/8 column blocks repeated in registers. A comes
+// from shared memory (descriptor) or registers (mma.sync's A fragment per warp), B
+// from shared memory. Warpgroups split the tile along M (wg_m) and N (wg_n); each
+// instruction covers 64 x instr_n; the rest repeats in registers (N, then M).
+inline constexpr int kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
+struct WgmmaTiling {
+  int wg_m = 1, wg_n = 1;
+  int instr_n = 8;
+  bool operator==(const WgmmaTiling&) const = default;
+};
+// Whether wgmma covers dot([m, k] x [k, n]) of f16/bf16 with num_warps warps: m a
+// multiple of 64, num_warps a multiple of 4, k >= 16, and the warpgroups fit the tile.
+bool wgmma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, int num_warps);
+// Warpgroups along M while 64-row blocks remain (always for `along_m`), else along N.
+WgmmaTiling choose_wgmma_tiling(int64_t m, int64_t n, int num_warps, bool along_m);
+LinearLayout wgmma_accumulator(const Shape& mn, const WgmmaTiling& t, int num_warps);
+// The register A operand: mma.sync's A fragment, warps along M within each warpgroup.
+LinearLayout wgmma_operand_a(const Shape& mk, const WgmmaTiling& t, int num_warps);
+
 }  // namespace tilefuse::nvptx

@@ -27,8 +27,15 @@ SharedEncoding identity_encoding(const Shape& shape);
 // A rank-2 tile stored with dimension `contig` contiguous, 16-byte chunks XOR-swizzled
 // by the other dimension's coordinate: chunk ^= (row / per_phase) % max_phase, where
 // max_phase = min(8, chunks per row) and per_phase = 8 / max_phase (rows sharing one
-// 128-byte line). Other ranks, or rows narrower than two chunks: no swizzle.
-SharedEncoding swizzled_encoding(const Shape& shape, int contig, int elem_bytes);
+// 128-byte line). With `column_blocks`, rows wider than 128 bytes are stored as 128-byte
+// column blocks, one after another, each holding every row: for rows of 32, 64 and 128
+// bytes (per block) exactly the 32/64/128-byte swizzle of wgmma descriptors and TMA,
+// given a buffer aligned to 1024 bytes. Other ranks, or rows narrower than two chunks:
+// no swizzle.
+SharedEncoding swizzled_encoding(const Shape& shape, int contig, int elem_bytes, bool column_blocks = false);
+// The hardware swizzle width (32, 64 or 128 bytes) swizzled_encoding uses for that
+// tile, 0 when it has none a wgmma descriptor could name.
+int swizzle_bytes(const Shape& shape, int contig, int elem_bytes);
 
 // The dimension along which layout `l` holds the most consecutive elements per thread
 // (the one its stores to shared memory vectorize along); the last dimension on ties.
