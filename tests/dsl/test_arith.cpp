@@ -236,7 +236,7 @@ TEST_CASE("promotion: i32+f32 -> f32, i32*i64 -> i64") {
   CHECK(first_mismatch(ol, lw) == "");
 }
 
-TEST_CASE("promotion: bf16+f16 -> f32; literals keep the tile's dtype") {
+TEST_CASE("promotion: bf16+f16 -> f32, literals keep the tile's dtype") {
   auto k = kernel("promote2", {"of", "ob", "oh", "b", "h", "n"},
                   [](Ptr<f32> of, Ptr<bf16> ob, Ptr<f16> oh, Ptr<const bf16> b, Ptr<const f16> h, I32 n,
                      Meta<"B"> B) {

@@ -19,7 +19,7 @@ std::vector<const ir::Op*> ops_of(const ir::Function& f, ir::OpKind k) {
 }
 }  // namespace
 
-TEST_CASE("for_range: loop-carried tiles and scalars; a handle only read stays invariant") {
+TEST_CASE("for_range: loop-carried tiles and scalars, a handle only read stays invariant") {
   static bool scale_unchanged = false, acc_changed = false;
   auto k = kernel("rowsum", {"out", "in", "n_cols"}, [](Ptr<f32> out, Ptr<const f32> in, I32 n_cols, Meta<"B"> B) {
     auto row = program_id(0);
@@ -119,7 +119,7 @@ TEST_CASE("nested for_range with values carried at both levels") {
   CHECK(ops_of(*f, ir::OpKind::For).size() == 2);
 }
 
-TEST_CASE("if_ with and without else assigns handles; if_ inside a loop") {
+TEST_CASE("if_ with and without else assigns handles, if_ inside a loop") {
   auto k = kernel("branches", {"out", "flags", "in"}, [](Ptr<f32> out, Ptr<i32> flags, Ptr<const f32> in, Meta<"B"> B) {
     auto pid = program_id(0);
     auto offs = pid * B + arange(0, B);

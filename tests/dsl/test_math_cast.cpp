@@ -201,7 +201,7 @@ TEST_CASE("element-wise math functions match the C++ float functions") {
   }
 }
 
-TEST_CASE("math on bf16/f16 tiles rounds to the tile's dtype; on int tiles it gives f32") {
+TEST_CASE("math on bf16/f16 tiles rounds to the tile's dtype, on int tiles it gives f32") {
   auto k = kernel("math16", {"ob", "oh", "of", "b", "h", "xi", "n"},
                   [](Ptr<bf16> ob, Ptr<f16> oh, Ptr<f32> of, Ptr<const bf16> b, Ptr<const f16> h, Ptr<const i32> xi,
                      I32 n, Meta<"B"> B) {

@@ -34,7 +34,7 @@ TEST_CASE("pointer + offset tiles: strided 2-D access, pointer - offset, i64 off
   CHECK(first_mismatch(out, want) == "");
 }
 
-TEST_CASE("load with mask and other fills masked lanes; store with mask leaves memory alone") {
+TEST_CASE("load with mask and other fills masked lanes, store with mask leaves memory alone") {
   // Every program copies its whole BLOCK (unmasked) into `tiles`, so masked lanes
   // show `other`; the masked store into `out` must not touch the tail.
   auto k = kernel("masked", {"tiles", "out", "in", "n"},

@@ -496,7 +496,7 @@ TEST_CASE("integer division by zero on the interpreter") {
                      at(line), "Make sure the divisor is never zero"});
 }
 
-TEST_CASE("cluster reductions: inside a loop, of a 16-bit value; bad cluster sizes and grids") {
+TEST_CASE("cluster reductions: inside a loop, of a 16-bit value, bad cluster sizes and grids") {
   auto in_loop = kernel("cluster_in_loop", {"out", "n"}, [](Ptr<f32> out, I32 n) {
     auto acc = scalar<f32>(0.0);
     for_range(0, n, 1, [&](I32) {

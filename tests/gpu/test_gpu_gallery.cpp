@@ -113,7 +113,7 @@ TEST_CASE_TEMPLATE("gpu: matmul with epilogues on tensor cores, odd M, N, K, tra
   }
 }
 
-TEST_CASE("gpu: matmul results are bit-identical across num_stages; a zero-trip K loop leaves the epilogue of 0") {
+TEST_CASE("gpu: matmul results are bit-identical across num_stages, a zero-trip K loop leaves the epilogue of 0") {
   if (!difftest::have_gpu()) return;
   int m = 77, n = 96, k = 200;
   auto a = ref::random_vec<half>(size_t(m) * k, 31, -1, 1), b = ref::random_vec<half>(size_t(k) * n, 32, -1, 1);

@@ -136,7 +136,7 @@ TEST_CASE("interp: int -> float rounds to nearest even") {
   for (int64_t i = 0; i < r.n; ++i) REQUIRE(rf.get(i) == static_cast<float>(static_cast<int32_t>(r.geti(i))));
 }
 
-TEST_CASE("interp: int -> int wraps and extends by the source's signedness; to i1 is != 0") {
+TEST_CASE("interp: int -> int wraps and extends by the source's signedness, to i1 is != 0") {
   HostArray a = full_range_ints(DType::i32, 300);
   HostArray i8 = cast(a, DType::i8), u8 = cast(a, DType::u8), i16 = cast(a, DType::i16), i64 = cast(a, DType::i64);
   HostArray u32 = cast(a, DType::u32), b = cast(a, DType::i1);

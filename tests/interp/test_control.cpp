@@ -117,7 +117,7 @@ TEST_CASE("interp: a zero or negative loop step is a user error with the line") 
   }
 }
 
-TEST_CASE("interp: if/else yields tiles; if without else runs side effects only when taken") {
+TEST_CASE("interp: if/else yields tiles, if without else runs side effects only when taken") {
   Kernel k("branch");
   Value* out = k.ptr("out", DType::f32);
   Value* flags = k.ptr("flags", DType::i32);

@@ -103,7 +103,7 @@ TEST_CASE("interp: atomic add/max/min/xchg apply in lane order and return old va
   }
 }
 
-TEST_CASE("interp: atomic add on i32 wraps; masked-off lanes leave memory alone") {
+TEST_CASE("interp: atomic add on i32 wraps, masked-off lanes leave memory alone") {
   HostArray slots(DType::i32, 1), idx(DType::i32, 3), vals(DType::i32, 3), olds(DType::i32, 3);
   slots.seti(0, INT32_MAX);
   vals.seti(0, 1); vals.seti(1, 5); vals.seti(2, 1000);

@@ -187,7 +187,7 @@ TEST_CASE("interp: cumsum along each axis (f32 and wrapping i32)") {
   }
 }
 
-TEST_CASE("interp: dot matches a triple loop (f16, bf16, f32 inputs; f32 accumulator)") {
+TEST_CASE("interp: dot matches a triple loop (f16, bf16, f32 inputs, f32 accumulator)") {
   const int64_t M = 70, N = 45, K = 29, BM = 32, BN = 64, BK = 32;  // everything masked
   for (DType d : {DType::f16, DType::bf16, DType::f32}) {
     CAPTURE(name(d));

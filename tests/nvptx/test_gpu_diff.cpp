@@ -197,7 +197,7 @@ TEST_CASE("gpu: tf32 dots match the interpreter's tf32 rounding") {
   }
 }
 
-TEST_CASE("gpu: a cp.async copy with loop-carried addresses feeding both dot operands; zero-trip loop") {
+TEST_CASE("gpu: a cp.async copy with loop-carried addresses feeding both dot operands, zero-trip loop") {
   auto f = tftest::carried_pointer_dot_kernel();
   for (int stages : {1, 3})
     for (int64_t n : {0, 1, 3}) {

@@ -161,7 +161,7 @@ TEST_CASE("golden: 2-D tiles, row- and column-contiguous") {
   CHECK(p2.op(l2).fast_dim == 0);
 }
 
-TEST_CASE("vector width follows alignment and mask facts; losses are explained under TILEFUSE_DEBUG") {
+TEST_CASE("vector width follows alignment and mask facts, losses are explained under TILEFUSE_DEBUG") {
   setenv("TILEFUSE_DEBUG", "1", 1);
   {
     auto f = copy2d(DType::f32, 1, 1024, 4, 4, 16);  // pointers only 4-byte aligned
@@ -211,7 +211,7 @@ TEST_CASE("softmax: one layout end to end, no conversions, reductions need only 
   }
 }
 
-TEST_CASE("attention: row statistics are slices of the dot layout; no conversion inside the loop") {
+TEST_CASE("attention: row statistics are slices of the dot layout, no conversion inside the loop") {
   auto f = tftest::attention(64, 64, 64, 4);
   GpuPlan plan = plan_kernel(*f, kH100);
   check_all_layouts(plan);
@@ -223,7 +223,8 @@ TEST_CASE("attention: row statistics are slices of the dot layout; no conversion
   // in one warp, and P (the first accumulator cast to 16 bits) is the second dot's A
   // operand register for register.
   CHECK(plan.op(dot).mma);
-  CHECK(acc->desc == "mma_acc{warps=[4,1]}");
+  CHECK(plan.op(dot).wgmma);  // sm_90a: one warpgroup, its 4 warps along M
+  CHECK(acc->desc == "wgmma_acc{groups=[1,1], n=64}");
   for (uint32_t w : acc->ll.warps()) CHECK(acc->ll.coord(w, 1) == 0);
   CHECK(register_only(acc->ll, plan.op(dot2).operands[0]->ll));
   const ir::Block& body = *loop->regions[0];
@@ -255,7 +256,7 @@ TEST_CASE("shared memory: scratch of ops alive at different times overlaps") {
   CHECK(plan.shared_bytes == 32);
 }
 
-TEST_CASE("shared memory: sibling reductions form a group with disjoint scratch; cluster slots are never shared") {
+TEST_CASE("shared memory: sibling reductions form a group with disjoint scratch, cluster slots are never shared") {
   auto f = tftest::new_kernel("moments", 8);
   f->cluster_size = 4;
   {
@@ -323,7 +324,7 @@ TEST_CASE("pipelining plan: attention's K and V copies run num_stages - 1 iterat
   CHECK(dump.find("cp.async #1/2, 2 iterations ahead, issued by") != std::string::npos);
 }
 
-TEST_CASE("pipelining plan: a load whose address is loop-carried is copied but not pipelined; a load also used "
+TEST_CASE("pipelining plan: a load whose address is loop-carried is copied but not pipelined, a load also used "
           "elsewhere stays in registers") {
   auto f = tftest::carried_pointer_dot_kernel();
   f->num_stages = 3;

@@ -184,6 +184,10 @@ void lower_reduce(Codegen& cg, const ir::Op& op);
 void lower_scan(Codegen& cg, const ir::Op& op);
 void lower_dot(Codegen& cg, const ir::Op& op);
 void lower_wgmma(Codegen& cg, const ir::Op& op);     // a dot planned for wgmma (sm_90a)
+// wgmma.wait_group `pending`, the accumulator registers threaded through it (so their
+// uses stay after it); thread_through does the same for any instruction text.
+Regs wgmma_wait(Codegen& cg, int pending, const Regs& acc);
+Regs thread_through(Codegen& cg, const std::string& text, const Regs& vals);
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
 // At kernel start: initializes the mbarrier of every cluster reduction (lower_cluster.cpp).
 void init_cluster_reductions(Codegen& cg);

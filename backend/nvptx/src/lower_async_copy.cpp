@@ -61,7 +61,7 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
 
 namespace {
 
-// The copies of iteration iv + (S - 1) * step, into the buffer iteration i - 1 read.
+// The copies of iteration iv + ahead * step, into the buffer iteration i - 1 - lag read.
 void issue_ahead(Codegen& cg, const ir::Op& op) {
   const ir::Block* block = op.parent;
   const Codegen::PipelineState& st = cg.pipeline_state.at(block);
@@ -106,7 +106,8 @@ void wait_async_copies(Codegen& cg, const ir::Op& dot) {
     if (!ld || !cg.plan.op(ld).async_copy) continue;
     const OpPlan& p = cg.plan.op(ld);
     int q = cg.async_issued[ld->parent];
-    pending = std::min(pending, (p.stages - 1) * p.async_count + q - p.async_index);
+    int ahead = p.stages > 1 ? p.ahead : 0;
+    pending = std::min(pending, ahead * p.async_count + q - p.async_index);
   }
   pending = std::clamp(pending, 0, 7);  // a younger group left pending only costs overlap
   cg.inline_asm(cg.b.getVoidTy(), "cp.async.wait_group " + std::to_string(pending) + ";", "~{memory}", {}, true);

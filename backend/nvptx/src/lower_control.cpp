@@ -51,7 +51,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   auto buffer_bytes = [&](const ir::Op* ld) { return async_stage_bytes(cg.plan, ld); };
   if (pl) {
     // Prologue: the copies of iterations 0 .. S-2 (predicated off past the end).
-    for (int s = 0; s + 1 < pl->stages; ++s) {
+    for (int s = 0; s < pl->ahead(); ++s) {
       llvm::Value* iv_s = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(lo->getType(), s)));
       llvm::Value* ok = less(iv_s, hi);
       for (const ir::Op* ld : pl->loads) {
@@ -95,12 +95,13 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   cg.async_issued[&body] = 0;
   if (pl) {
     Codegen::PipelineState st;
-    st.iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), pl->stages - 1)));
+    st.iv_ahead = b.CreateAdd(iv, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), pl->ahead())));
     st.in_range = less(st.iv_ahead, hi);
-    // Iteration i reads buffer i % S and refills buffer (i - 1) % S, which iteration
-    // i - 1 read, with the copies of iteration i + S - 1.
-    llvm::Value* prev = b.CreateSelect(b.CreateICmpEQ(slot, cg.c32(0)), cg.c32(pl->stages - 1),
-                                       b.CreateSub(slot, cg.c32(1)));
+    // Iteration i reads buffer i % S and refills buffer (i - 1 - lag) % S, which
+    // iteration i - 1 - lag read, with the copies of iteration i + ahead.
+    int back = pl->stages - pl->ahead();  // buffers back from this iteration's: 1 + lag
+    llvm::Value* prev = b.CreateSelect(b.CreateICmpULT(slot, cg.c32(back)), b.CreateAdd(slot, cg.c32(pl->ahead())),
+                                       b.CreateSub(slot, cg.c32(back)));
     for (const ir::Op* ld : pl->loads) {
       int off = cg.plan.op(ld).smem_offset, bytes = buffer_bytes(ld);
       cg.async_base[ld] = b.CreateAdd(cg.c32(off), b.CreateMul(slot, cg.c32(bytes)));
@@ -131,7 +132,12 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   if (cg.async_issued[&body] > 0 || pl)  // copies issued ahead (zero-filled past the end) land first
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_all;", "~{memory}", {}, true);
   cg.smem_unknown();
-  for (size_t i = 0; i < op.results.size(); ++i) cg.set(op.results[i], Regs(phis[i].begin(), phis[i].end()));
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    Regs r(phis[i].begin(), phis[i].end());
+    // The last iteration's MMAs were left in flight.
+    if (pl && pl->lag > 0 && static_cast<int>(i) == pl->lagged_result) r = wgmma_wait(cg, 0, r);
+    cg.set(op.results[i], std::move(r));
+  }
 }
 
 void lower_if(Codegen& cg, const ir::Op& op) {

@@ -67,6 +67,8 @@ void fence_proxy_async(Codegen& cg) {
   cg.inline_asm(cg.b.getVoidTy(), "fence.proxy.async.shared::cta;", "~{memory}", {}, true);
 }
 
+}  // namespace
+
 // Registers `vals` in a fresh inline-asm value, so that uses cannot move above it.
 Regs thread_through(Codegen& cg, const std::string& text, const Regs& vals) {
   auto& b = cg.b;
@@ -82,7 +84,9 @@ Regs thread_through(Codegen& cg, const std::string& text, const Regs& vals) {
   return out;
 }
 
-}  // namespace
+Regs wgmma_wait(Codegen& cg, int pending, const Regs& acc) {
+  return thread_through(cg, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", acc);
+}
 
 void lower_wgmma(Codegen& cg, const ir::Op& op) {
   auto& b = cg.b;
@@ -212,7 +216,11 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         for (int i = 0; i < per_instr; ++i) out[c0 + i] = b.CreateExtractValue(d, i);
       }
   cg.inline_asm(b.getVoidTy(), "wgmma.commit_group.sync.aligned;", "~{memory}", {}, true);
-  out = thread_through(cg, "wgmma.wait_group.sync.aligned 0;", out);
+  if (p.wgmma_pending > 0)  // only the next iteration's MMAs read the accumulator
+    cg.inline_asm(b.getVoidTy(), "wgmma.wait_group.sync.aligned " + std::to_string(p.wgmma_pending) + ";",
+                  "~{memory}", {}, true);
+  else
+    out = wgmma_wait(cg, 0, out);
   if (wrote) cg.smem_after_read();
   cg.set(op.result(), std::move(out));
 }

@@ -71,7 +71,8 @@ class PlanPrinter {
       os_ << (i ? ", " : " ") << name(v);
       LayoutRef want = i < pl.operands.size() ? pl.operands[i] : nullptr;
       bool lazy = !op.results.empty() && p_.lazy.count(op.result());
-      if (want && !lazy && p_.layout(v) && want != p_.layout(v))
+      bool by_descriptor = pl.wgmma && i < 2 && wgmma_smem_source(p_, v);
+      if (want && !lazy && !by_descriptor && p_.layout(v) && want != p_.layout(v))
         os_ << (conversion_needs_smem(p_, v, want->ll) ? " [convert #L" : " [remat #L") << want->id << "]";
     }
     if (!op.results.empty()) {
@@ -84,12 +85,20 @@ class PlanPrinter {
       os_ << " vec " << pl.vec << " along dim " << pl.fast_dim;
     if (pl.async_copy) {
       os_ << " cp.async #" << pl.async_index << "/" << pl.async_count;
-      if (pl.issue_at) os_ << ", " << pl.stages - 1 << " iterations ahead, issued by " << name(pl.issue_at->result());
+      if (pl.issue_at) os_ << ", " << pl.ahead << " iterations ahead, issued by " << name(pl.issue_at->result());
     }
     if (op.kind == OpKind::For)
-      if (auto it = p_.pipelines.find(&op); it != p_.pipelines.end())
+      if (auto it = p_.pipelines.find(&op); it != p_.pipelines.end()) {
         os_ << " pipelined: " << it->second.stages << " stages, " << it->second.loads.size() << " copies, prologue of "
-            << it->second.stages - 1 << " iterations, " << it->second.slice.size() << " address ops re-evaluated";
+            << it->second.ahead() << " iterations, " << it->second.slice.size() << " address ops re-evaluated";
+        if (it->second.lag) os_ << ", MMAs of " << it->second.lag << " iteration in flight";
+      }
+    if (pl.wgmma) {
+      os_ << " wgmma";
+      for (int i = 0; i < 2; ++i)
+        if (wgmma_smem_source(p_, op.operand(i))) os_ << (i ? ", B" : ", A") << " by descriptor";
+      if (pl.wgmma_pending) os_ << ", " << pl.wgmma_pending << " group left in flight";
+    }
     if (pl.smem_bytes) os_ << " smem[" << pl.smem_offset << ", +" << pl.smem_bytes << ")";
     if (!op.results.empty() && p_.lazy.count(op.result())) os_ << " (on demand)";
     os_ << "\n";

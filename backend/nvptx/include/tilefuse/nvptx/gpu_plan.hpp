@@ -44,6 +44,9 @@ struct OpPlan {
   // from registers and B is staged into this op's scratch.
   bool wgmma = false;
   WgmmaTiling wgmma_tiling;
+  // wgmma groups left in flight when the dot ends (1: a loop's accumulation whose MMAs
+  // overlap the next iteration's waits and copies; the loop waits for all at its exit).
+  int wgmma_pending = 0;
   // Load that only feeds tensor-core dots: copied global -> shared memory by cp.async
   // (no registers), into `stages` buffers; stages > 1 when software-pipelined over its
   // loop (the copies of iteration i + stages - 1 are issued in iteration i).
@@ -53,6 +56,7 @@ struct OpPlan {
   // async_index then counts in that issue order.
   bool async_copy = false;
   int stages = 1;
+  int ahead = 0;  // pipelined: iterations ahead its copies are issued (stages - 1 - lag)
   int async_index = 0, async_count = 0;
   const ir::Op* issue_at = nullptr;
 };
@@ -79,6 +83,11 @@ struct GpuPlan {
     std::vector<const ir::Op*> loads;
     std::vector<const ir::Op*> slice;  // body ops the loads' operands depend on, in order
     int stages = 1;
+    // Iterations whose MMAs may still read their buffers when an iteration starts
+    // (wgmma_pending): copies run stages - 1 - lag iterations ahead.
+    int lag = 0;
+    int lagged_result = -1;  // the loop result to wait for at exit (lag > 0)
+    int ahead() const { return stages - 1 - lag; }
   };
   std::unordered_map<const ir::Op*, Pipeline> pipelines;  // For op -> its pipeline
 
