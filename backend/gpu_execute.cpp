@@ -33,6 +33,16 @@ bool gpu_has_clusters() {
   }
 }
 
+bool gpu_has_warpgroup_mma() {
+  try {
+    if (!gpu_available()) return false;
+    nvptx::Target t = cuda::device_info().target();
+    return t.sm == 90 && t.arch_specific;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 namespace detail {
 namespace {
 

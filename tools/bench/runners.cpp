@@ -191,7 +191,7 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   auto bias = random_host<T>(size_t(N), 23, -1, 1);
   auto da = to_device(a), db = to_device(b), dbias = to_device(bias);
   DeviceBuffer<T> dc(size_t(M) * N);
-  Config cfg = apply(kernels::matmul_heuristic(M, N, K), sets);
+  Config cfg = apply(kernels::matmul_heuristic(M, N, K, gpu_has_warpgroup_mma()), sets);
   kernels::MatmulOptions o;
   if (gelu) o.activation = kernels::Activation::gelu_tanh;
   auto run = [&] {

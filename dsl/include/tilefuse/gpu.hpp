@@ -13,6 +13,10 @@ bool gpu_available(std::string* why = nullptr);
 // is sm_90 or newer. False without a GPU. Never throws.
 bool gpu_has_clusters();
 
+// Whether dots on device buffers compile to Hopper's warpgroup MMA (wgmma): the current
+// GPU's target is sm_90a. False without a GPU. Never throws.
+bool gpu_has_warpgroup_mma();
+
 // "tilefuse <version> (LLVM <version>)": changes invalidate compiled-kernel caches.
 const char* compiler_version();
 

@@ -51,6 +51,14 @@ bool clusters_usable() {
   else return true;
 }
 
+// Whether a gallery dot on these buffers runs on warpgroup MMAs: device memory on a
+// sm_90a GPU (the interpreter's configs follow the mma.sync heuristics).
+template <class Buffer>
+bool warpgroup_mma_usable() {
+  if constexpr (requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); }) return gpu_has_warpgroup_mma();
+  else return false;
+}
+
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
 // program up to 8K columns (4K for f64), about 32 elements per thread. Longer rows are
 // split over a thread-block cluster of up to 16 programs, all in registers, so the row

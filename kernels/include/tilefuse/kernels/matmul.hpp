@@ -73,8 +73,16 @@ const auto& matmul_kernel() {
 // 128x128 output tiles (smaller for small M or N), K in steps of 32, 4 warps (a 64x64
 // accumulator per warp), 3 pipeline stages: the fastest spill-free tiling measured on an
 // H100 (bench/NOTES.md: 421 TFLOP/s at 4096^3 bf16).
-inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K) {
+inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
+  if (warpgroup_mma) {
+    // wgmma (H100, bench/NOTES.md): 128x256x64 tiles, two warpgroups, 4 stages (one
+    // holds the MMAs still in flight): 601 TFLOP/s at 4096^3 against 485 for 128x128x64
+    // with one warpgroup. Tiles of 64 rows at least (the instruction's M).
+    int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 16, 64);
+    int warps = bm * bn >= 128 * 256 ? 8 : 4;
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(4)};
+  }
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
   return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};
@@ -106,7 +114,7 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
                SourceLoc{}, "Pass the sizes of a [M, K] and b [K, N]");
   constexpr bool has_bias = !std::is_same_v<Bias, std::nullptr_t>;
   constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
-  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K), o, has_bias, has_res);
+  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, warpgroup_mma_usable<A>()), o, has_bias, has_res);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   auto launch = [&](const auto& bias_arg, const auto& res_arg) {
     matmul_kernel<T, Out>().launch(grid(tiles), k, c, a, b, bias_arg, res_arg, M, N, K, K, o.b_trans ? K : N, N,

@@ -186,7 +186,9 @@ const auto& matmul_tuner() {
       },
       TuneOptions{.name = std::string("matmul_") + name(dtype_v<Out>), .key_names = {"M", "N", "K", "b_trans", "act"},
                   .outputs = {0},
-                  .fallback = [](const tuning::KeyView& k) { return matmul_heuristic(k["M"], k["N"], k["K"]); }},
+                  .fallback = [](const tuning::KeyView& k) {
+                    return matmul_heuristic(k["M"], k["N"], k["K"], gpu_has_warpgroup_mma());
+                  }},
       [](const Config& c, const auto& out, const auto& a, const auto& b, int64_t M, int64_t N, int64_t K,
          MatmulOptions o) {
         // The same launch matmul() makes.
