@@ -269,6 +269,34 @@ inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk
   return f;
 }
 
+// Where each operand of a Hopper warpgroup MMA comes from (sm_90a; mma.sync elsewhere).
+enum class DotOperands {
+  Copied,       // both loaded only for the dot: read by descriptor from the cp.async tiles
+  BTransposed,  // B = trans(load of [n, k]): a K-major descriptor
+  AComputed,    // A = a * a: in registers (the A fragment)
+  BComputed,    // B = b + b: staged into shared memory for its descriptor
+};
+
+// (c, a, b): c[m, n] += A . B with A, B made from a[m, k] and b[k, n] (or b[n, k] for
+// BTransposed) as `how` says.
+inline std::unique_ptr<ir::Function> dot_operands_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt,
+                                                         DotOperands how) {
+  auto f = new_kernel("dot_operands", warps);
+  Builder b(*f);
+  Value* c = b.param("c", Type::pointer(DType::f32));
+  Value* a = b.param("a", Type::pointer(dt), true);
+  Value* bp = b.param("b", Type::pointer(dt), true);
+  auto tile = [&](Value* p, int64_t r, int64_t cc) { return b.add_ptr(p, row_major_offsets(b, r, cc)); };
+  Value* pc = tile(c, m, n);
+  Value* x = b.load(tile(a, m, kk));
+  Value* y = how == DotOperands::BTransposed ? b.trans(b.load(tile(bp, n, kk))) : b.load(tile(bp, kk, n));
+  if (how == DotOperands::AComputed) x = b.binary(BinaryOp::Mul, x, x);
+  if (how == DotOperands::BComputed) y = b.binary(BinaryOp::Add, y, y);
+  b.store(pc, b.dot(x, y, b.load(pc)));
+  specialize16(*f);
+  return f;
+}
+
 // (out, a, n): a loop whose tile pointers are loop-carried (advanced by 2048 elements
 // per iteration), x = load(ptrs) feeding both sides of a dot, y = load(ptrs + 1024)
 // feeding a dot and an elementwise add: out = sum over n iterations of x.x + y.x + y.

@@ -175,6 +175,29 @@ TEST_CASE("gpu: dots") {
     }
 }
 
+TEST_CASE("gpu: warpgroup MMA widths 8 to 256, operands by descriptor, transposed, in registers and staged") {
+  // M x N x K x warps: one warpgroup, two along M, two along N (instr_n = N / 2); K = 128
+  // gives 256-byte rows (two 128-byte column blocks), N = 256 four MN-major blocks.
+  std::vector<std::array<int64_t, 4>> shapes;
+  for (int64_t n : {8, 16, 32, 64, 128, 256}) shapes.push_back({64, n, 64, 4});
+  for (int64_t n : {16, 64, 256}) shapes.push_back({128, n, 128, 8});
+  shapes.push_back({64, 256, 32, 8});
+  shapes.push_back({256, 32, 16, 4});
+  using tftest::DotOperands;
+  for (auto& d : shapes)
+    for (DotOperands how : {DotOperands::Copied, DotOperands::BTransposed, DotOperands::AComputed, DotOperands::BComputed})
+      for (DType dt : {DType::f16, DType::bf16}) {
+        auto f = tftest::dot_operands_kernel(d[0], d[1], d[2], static_cast<int>(d[3]), dt, how);
+        std::vector<Arg> a = {buffer(DType::f32, d[0] * d[1], -1, 1, 21), buffer(dt, d[0] * d[2], -1, 1, 22),
+                              buffer(dt, d[2] * d[1], -1, 1, 23)};
+        tftest::Tol t{1e-3, 1e-3};
+        gpu_matches_interp(*f, Grid(1), a,
+                           tag("dot_operands", {std::to_string(d[0]), std::to_string(d[1]), std::to_string(d[2]),
+                                                std::to_string(d[3]), std::to_string(static_cast<int>(how)), name(dt)}),
+                           &t);
+      }
+}
+
 TEST_CASE("gpu: a dot operand used in a loop inside an if and after it") {
   auto f = tftest::hoist_across_if_kernel();
   for (int64_t c : {0, 1}) {

@@ -112,6 +112,33 @@ TEST_CASE("dot: f16, bf16 and f32 operands, several shapes and warp counts") {
     }
 }
 
+TEST_CASE("warpgroup MMA operands: by descriptor, transposed, in registers and staged") {
+  using tftest::DotOperands;
+  for (auto [m, n, k, w] : std::vector<std::array<int64_t, 4>>{{64, 8, 64, 4}, {64, 256, 128, 4}, {128, 64, 128, 8},
+                                                                {64, 256, 32, 8}})
+    for (DotOperands how : {DotOperands::Copied, DotOperands::BTransposed, DotOperands::AComputed, DotOperands::BComputed}) {
+      auto art = compile_and_assemble(*tftest::dot_operands_kernel(m, n, k, static_cast<int>(w), DType::bf16, how),
+                                      tag("dot_operands", {std::to_string(m), std::to_string(n), std::to_string(k),
+                                                           std::to_string(static_cast<int>(how))}));
+      const std::string& ptx = art.kernel.ptx;
+      CAPTURE(n);
+      CAPTURE(w);
+      CAPTURE(static_cast<int>(how));
+      CHECK(ptx.find("wgmma.mma_async.sync.aligned") != std::string::npos);
+      // A in registers is written {a0, a1, a2, a3}; by descriptor it is a 64-bit register.
+      bool a_regs = ptx.find("bf16.bf16 {%f", 0) != std::string::npos &&
+                    ptx.find("}, {%r") != std::string::npos;
+      CHECK(a_regs == (how == DotOperands::AComputed));
+      // The copies are fenced for the async proxy once; a staged B a second time: B
+      // computed, or rows of N < 16 elements (16 bytes: no swizzle a descriptor can name).
+      bool staged = how == DotOperands::BComputed || (how != DotOperands::BTransposed && n < 16);
+      size_t fences = 0;
+      for (size_t at = ptx.find("fence.proxy.async"); at != std::string::npos; at = ptx.find("fence.proxy.async", at + 1))
+        ++fences;
+      CHECK(fences == (staged ? 2u : 1u));
+    }
+}
+
 TEST_CASE("dot with tf32 precision: m16n8k8 tensor cores, inputs rounded with cvt.rna.tf32") {
   for (auto& d : tftest::dot_shapes()) {
     auto art = compile_and_assemble(*tftest::dot_kernel(d[0], d[1], d[2], static_cast<int>(d[3]), DType::f32,

@@ -1,8 +1,8 @@
 // Which loads become cp.async copies into shared memory, and which of those are
 // software-pipelined over their loop (see OpPlan::async_copy and GpuPlan::pipelines).
 // A load qualifies when every use is a tensor-core dot operand in the same block after
-// it (the dot reads the copy from shared memory, so the tile never lives in registers),
-// its elements (16-bit, or f32 for tf32 dots) move in runs of 4, 8 or 16 bytes along
+// it, directly or through a transpose (the dot reads the copy from shared memory, so
+// the tile never lives in registers), its elements (16-bit, or f32 for tf32 dots) move in runs of 4, 8 or 16 bytes along
 // the dimension the shared encoding keeps contiguous, and masked-off elements read 0
 // (cp.async zero-fills).
 #include <algorithm>
@@ -140,9 +140,22 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     auto it = uses.find(r);
     if (it == uses.end() || it->second.empty()) return;
     std::vector<const Op*> dots;
+    auto dot_operand = [&](const Op* user, int idx) {
+      return user->kind == OpKind::Dot && idx <= 1 && plan.op(user).mma && user->parent == op.parent;
+    };
     for (auto [user, idx] : it->second) {
-      if (user->kind != OpKind::Dot || idx > 1 || !plan.op(user).mma || user->parent != op.parent) return;
-      dots.push_back(user);
+      if (dot_operand(user, idx)) {
+        dots.push_back(user);
+        continue;
+      }
+      // A transpose feeding only dots (B stored [N, K]): they read the copy transposed.
+      if (user->kind != OpKind::Trans) return;
+      auto t = uses.find(user->result());
+      if (t == uses.end() || t->second.empty()) return;
+      for (auto [u, i] : t->second) {
+        if (!dot_operand(u, i)) return;
+        dots.push_back(u);
+      }
     }
     p.async_copy = true;
     plan.async_users[&op] = dots;
