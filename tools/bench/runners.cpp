@@ -145,7 +145,7 @@ Result run_attention(const std::string& shape, const std::vector<std::pair<std::
   auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
   DeviceBuffer<T> dout(n);
   DeviceBuffer<float> dlse(size_t(bh) * seq);
-  Config cfg = apply(kernels::attention_heuristic(seq, dim, causal), sets);
+  Config cfg = apply(kernels::attention_heuristic(seq, dim, causal, gpu_has_warpgroup_mma()), sets);
   Result res;
   res.config = cfg.str();
   res.ms = time_ms([&] { kernels::attention_fwd(dout, dlse, dq, dk, dv, bh, seq, dim, causal, 0.0f, cfg); }, reps);

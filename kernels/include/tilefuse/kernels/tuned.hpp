@@ -160,7 +160,8 @@ const auto& attention_tuner() {
                   .outputs = {0, 1},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return attention_heuristic(k["seq_len"], k["head_dim"], k["causal"] != 0);
+                        return attention_heuristic(k["seq_len"], k["head_dim"], k["causal"] != 0,
+                                                   gpu_has_warpgroup_mma());
                       }},
       [](const Config& c, const auto& out, const auto& lse, const auto& q, const auto& k, const auto& v, int64_t bh,
          int64_t seq, int64_t d, bool causal, float scale) {
