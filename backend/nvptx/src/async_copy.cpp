@@ -107,10 +107,16 @@ int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld) {
   return (bytes + align - 1) / align * align;
 }
 
-const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v) {
+const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v) {
   if (v->def && v->def->kind == OpKind::Trans) v = v->def->operand(0);
   const Op* ld = v->def;
-  if (!ld || !plan.op(ld).async_copy) return nullptr;
+  return ld && plan.op(ld).async_copy ? ld : nullptr;
+}
+
+const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v) {
+  const Op* ld = async_source(plan, v);
+  if (!ld) return nullptr;
+  v = ld->result();
   const LinearLayout& l = plan.layout(ld->result())->ll;
   return swizzle_bytes(l.shape(), contiguous_dim(l), byte_size(v->type.dtype)) ? ld : nullptr;
 }

@@ -102,8 +102,8 @@ void wait_async_copies(Codegen& cg, const ir::Op& dot) {
   // one: (S - 1) * n + q - j.
   int pending = 1 << 20;
   for (int i = 0; i < 2; ++i) {
-    const ir::Op* ld = dot.operand(i)->def;
-    if (!ld || !cg.plan.op(ld).async_copy) continue;
+    const ir::Op* ld = async_source(cg.plan, dot.operand(i));
+    if (!ld) continue;
     const OpPlan& p = cg.plan.op(ld);
     int q = cg.async_issued[ld->parent];
     int ahead = p.stages > 1 ? p.ahead : 0;

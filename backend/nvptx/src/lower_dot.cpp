@@ -123,7 +123,7 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
   const ir::Type& ta = op.operand(0)->type;
   int64_t M = ta.shape[0], K = ta.shape[1], N = op.operand(1)->type.shape[1];
   int es = byte_size(ta.dtype);
-  auto async = [&](int i) { return op.operand(i)->def && cg.plan.op(op.operand(i)->def).async_copy; };
+  auto async = [&](int i) { return async_source(cg.plan, op.operand(i)) != nullptr; };
   int off_a = p.smem_offset;
   int off_b = off_a + (async(0) ? 0 : static_cast<int>((M * K * es + 15) / 16 * 16));
   // The accumulator first: its conversion (if any) reuses the operands' scratch.

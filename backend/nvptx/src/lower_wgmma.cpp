@@ -104,7 +104,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   Regs C = cg.operand(op, 2);
   bool async = false;
   for (int i = 0; i < 2; ++i)
-    async = async || (op.operand(i)->def && cg.plan.op(op.operand(i)->def).async_copy);
+    async = async || async_source(cg.plan, op.operand(i));
   bool wrote = false;
   if (async) {
     wait_async_copies(cg, op);

@@ -35,7 +35,7 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
   if (!op.results.empty() && plan.lazy.count(op.result())) return 0;
   const OpPlan& p = plan.op(&op);
   int bytes = 0;
-  auto async_operand = [&](const ir::Value* v) { return v->def && plan.op(v->def).async_copy; };
+  auto async_operand = [&](const ir::Value* v) { return async_source(plan, v) != nullptr; };
   for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i) {
     const ir::Value* v = op.operands[i];
     LayoutRef want = p.operands[i];

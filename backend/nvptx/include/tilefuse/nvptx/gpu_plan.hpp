@@ -112,6 +112,9 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
 // absolute address bits).
 SharedEncoding async_encoding(const GpuPlan& plan, const ir::Op* ld);
 int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld);
+// The async load holding dot operand `v` in shared memory: v's own load, or the load v
+// transposes; null when v is not a copy.
+const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v);
 // The async load whose buffer a wgmma dot reads operand `v` from by descriptor: v's own
 // load or the load v transposes, when its swizzle is one a descriptor can name; null
 // when v must come from registers (A) or be staged (B).
