@@ -149,9 +149,24 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     auto dot_operand = [&](const Op* user, int idx) {
       return user->kind == OpKind::Dot && idx <= 1 && plan.op(user).mma && user->parent == op.parent;
     };
+    // The A operand of a wgmma dot in a loop right below (FlashAttention's Q): copied
+    // once and read by descriptor every iteration instead of held in registers. Not
+    // from a loop body itself (its copies there would be pipelined by the outer loop).
+    const Op* owner = op.parent->parent;
+    auto loop_invariant_a = [&](const Op* user, int idx) {
+      const Op* loop = user->parent->parent;
+      return user->kind == OpKind::Dot && idx == 0 && plan.op(user).wgmma && loop && loop->kind == OpKind::For &&
+             loop->parent == op.parent && (!owner || owner->kind != OpKind::For);
+    };
+    std::vector<const Op*> outer_loops;
     for (auto [user, idx] : it->second) {
       if (dot_operand(user, idx)) {
         dots.push_back(user);
+        continue;
+      }
+      if (loop_invariant_a(user, idx)) {
+        dots.push_back(user);
+        outer_loops.push_back(user->parent->parent);
         continue;
       }
       // A transpose feeding only dots (B stored [N, K]): they read the copy transposed.
@@ -165,6 +180,7 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     }
     p.async_copy = true;
     plan.async_users[&op] = dots;
+    for (const Op* loop : outer_loops) plan.loops_reading_copies.insert(loop);
     per_block[op.parent].push_back(&op);
   });
   for (auto& [block, loads] : per_block) {

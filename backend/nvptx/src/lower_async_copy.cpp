@@ -103,7 +103,7 @@ void wait_async_copies(Codegen& cg, const ir::Op& dot) {
   int pending = 1 << 20;
   for (int i = 0; i < 2; ++i) {
     const ir::Op* ld = async_source(cg.plan, dot.operand(i));
-    if (!ld) continue;
+    if (!ld || ld->parent != dot.parent) continue;  // copied before the loop: waited for there
     const OpPlan& p = cg.plan.op(ld);
     int q = cg.async_issued[ld->parent];
     int ahead = p.stages > 1 ? p.ahead : 0;

@@ -62,6 +62,13 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     }
   }
 
+  if (cg.plan.loops_reading_copies.count(&op)) {
+    // Copies made before the loop and read inside it: everything older than the
+    // prologue's groups has landed (the dots' barriers make it visible).
+    int younger = pl ? pl->ahead() * static_cast<int>(pl->loads.size()) : 0;
+    cg.inline_asm(b.getVoidTy(), "cp.async.wait_group " + std::to_string(std::min(younger, 7)) + ";", "~{memory}", {},
+                  true);
+  }
   llvm::Function* f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(cg.ctx, "for.header", f);

@@ -123,7 +123,11 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
     if (plan.op(&op).async_copy) {
       // Live from the copy to its last dot; a pipelined copy for its whole loop
       // (prologue copies land before the loop, the last ones at its end).
-      for (const Op* d : plan.async_users.at(&op)) end = std::max(end, index_of.at(d));
+      for (const Op* d : plan.async_users.at(&op)) {
+        end = std::max(end, index_of.at(d));
+        // Read in every iteration of a loop below: live to the end of that loop.
+        if (d->parent != op.parent) ir::walk(*d->parent, [&](Op& o) { end = std::max(end, index_of.at(&o)); });
+      }
       const Op* loop = op.parent->parent;
       if (plan.op(&op).stages > 1) {
         begin = index_of.at(loop);

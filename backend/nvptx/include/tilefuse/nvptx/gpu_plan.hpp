@@ -90,6 +90,9 @@ struct GpuPlan {
     int ahead() const { return stages - 1 - lag; }
   };
   std::unordered_map<const ir::Op*, Pipeline> pipelines;  // For op -> its pipeline
+  // Loops whose dots read copies issued before the loop (wgmma A operands): the loop
+  // waits for those once, after its prologue.
+  std::unordered_set<const ir::Op*> loops_reading_copies;
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars
