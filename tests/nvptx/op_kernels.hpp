@@ -253,22 +253,6 @@ inline Value* row_major_offsets(Builder& b, int64_t rows, int64_t cols) {
                   b.expand_dims(b.arange(0, cols), 0));
 }
 
-// (c, a, b): c[m, n] += a[m, k] . b[k, n], row-major.
-inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt,
-                                                ir::DotPrecision precision = ir::DotPrecision::Exact) {
-  auto f = new_kernel("dot", warps);
-  Builder b(*f);
-  Value* c = b.param("c", Type::pointer(DType::f32));
-  Value* a = b.param("a", Type::pointer(dt), true);
-  Value* bp = b.param("b", Type::pointer(dt), true);
-  auto tile = [&](Value* p, int64_t r, int64_t cc) { return b.add_ptr(p, row_major_offsets(b, r, cc)); };
-  Value* pc = tile(c, m, n);
-  Value* acc = b.dot(b.load(tile(a, m, kk)), b.load(tile(bp, kk, n)), b.load(pc), precision);
-  b.store(pc, acc);
-  specialize16(*f);
-  return f;
-}
-
 // Where each operand of a Hopper warpgroup MMA comes from (sm_90a; mma.sync elsewhere).
 enum class DotOperands {
   Copied,       // both loaded only for the dot: read by descriptor from the cp.async tiles
@@ -280,8 +264,9 @@ enum class DotOperands {
 // (c, a, b): c[m, n] += A . B with A, B made from a[m, k] and b[k, n] (or b[n, k] for
 // BTransposed) as `how` says.
 inline std::unique_ptr<ir::Function> dot_operands_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt,
-                                                         DotOperands how) {
-  auto f = new_kernel("dot_operands", warps);
+                                                         DotOperands how,
+                                                         ir::DotPrecision precision = ir::DotPrecision::Exact) {
+  auto f = new_kernel("dot", warps);
   Builder b(*f);
   Value* c = b.param("c", Type::pointer(DType::f32));
   Value* a = b.param("a", Type::pointer(dt), true);
@@ -292,9 +277,15 @@ inline std::unique_ptr<ir::Function> dot_operands_kernel(int64_t m, int64_t n, i
   Value* y = how == DotOperands::BTransposed ? b.trans(b.load(tile(bp, n, kk))) : b.load(tile(bp, kk, n));
   if (how == DotOperands::AComputed) x = b.binary(BinaryOp::Mul, x, x);
   if (how == DotOperands::BComputed) y = b.binary(BinaryOp::Add, y, y);
-  b.store(pc, b.dot(x, y, b.load(pc)));
+  b.store(pc, b.dot(x, y, b.load(pc), precision));
   specialize16(*f);
   return f;
+}
+
+// (c, a, b): c[m, n] += a[m, k] . b[k, n], row-major.
+inline std::unique_ptr<ir::Function> dot_kernel(int64_t m, int64_t n, int64_t kk, int warps, DType dt,
+                                                ir::DotPrecision precision = ir::DotPrecision::Exact) {
+  return dot_operands_kernel(m, n, kk, warps, dt, DotOperands::Copied, precision);
 }
 
 // (out, a, n): a loop whose tile pointers are loop-carried (advanced by 2048 elements
