@@ -70,6 +70,8 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
             if (!hopper) CHECK(ck.ptx.find("ldmatrix.sync.aligned") != std::string::npos);
             if (hopper && g.name == "matmul") CHECK(ck.ptx.find("ldmatrix") == std::string::npos);
             CHECK(r.log.find("C75") == std::string::npos);  // wgmma not serialized by ptxas
+            if (g.name == "matmul" && cfg.has("ACT") && cfg.get("ACT") == 2 && byte_size(d) == 2)  // 16-bit GELU
+              CHECK(ck.ptx.find("tanh.approx.f32") != std::string::npos);
             if (&cfg == &cfgs.front()) CHECK(r.spill_stores == 0);  // the default config
           }
           bool streaming = g.name == "softmax" || g.name == "rmsnorm";
