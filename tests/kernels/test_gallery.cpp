@@ -120,6 +120,10 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {1, 50, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, num_warps(2)}},
       {1, 21, 128, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
       {1, 19, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, num_warps(1)}},
+      // Q.K^T one block ahead: no full block, one, several; causal with full blocks
+      {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
+      {1, 40, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"QK_AHEAD", 1}, num_warps(1)}},
+      {1, 66, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(2)}},
   };
   for (auto& c : cases) {
     CAPTURE(c.n);

@@ -296,7 +296,7 @@ TEST_CASE("shared memory: sibling reductions form a group with disjoint scratch,
   CHECK(disjoint(c0, c1));
 }
 
-TEST_CASE("pipelining plan: attention's K and V copies run num_stages - 1 iterations ahead, issued by their dots") {
+TEST_CASE("pipelining plan: attention's K and V copies run ahead of their dots, issued by them") {
   auto f = tftest::attention(64, 64, 64, 4);
   f->num_stages = 3;
   GpuPlan plan = plan_kernel(*f, kH100);
@@ -319,9 +319,22 @@ TEST_CASE("pipelining plan: attention's K and V copies run num_stages - 1 iterat
   // The address ops re-evaluated for the iteration ahead depend on the loop index only.
   CHECK(!pl.slice.empty());
   for (const ir::Op* o : pl.slice) CHECK(o->parent == loop->regions[0].get());
+  // sm_90a: P.V's accumulator is rescaled (read) next iteration, so its MMAs are waited
+  // for before the yield, not carried across the back edge: no buffer held longer, the
+  // copies still run num_stages - 1 iterations ahead.
+  const ir::Op* qk = find_op(*f, ir::OpKind::Dot, 0);
+  const ir::Op* pv = find_op(*f, ir::OpKind::Dot, 1);
+  CHECK(pl.lag == 0);
+  CHECK(!plan.wgmma_exit_waits.count(loop));
+  for (auto& [op, w] : plan.wgmma_waits) {
+    CHECK(w.pending == 0);  // S is read right away, P.V at the yield: nothing younger in flight
+    for (const ir::Value* v : w.values) CHECK((v == qk->result() || v == pv->result()));
+  }
   std::string dump = dump_plan(*f, plan);
   CHECK(dump.find("pipelined: 3 stages, 2 copies, prologue of 2 iterations") != std::string::npos);
   CHECK(dump.find("cp.async #1/2, 2 iterations ahead, issued by") != std::string::npos);
+  GpuPlan plan80 = plan_kernel(*f, Target{80, false});  // mma.sync: the same schedule
+  CHECK(dump_plan(*f, plan80).find("cp.async #1/2, 2 iterations ahead, issued by") != std::string::npos);
 }
 
 TEST_CASE("pipelining plan: a load whose address is loop-carried is copied but not pipelined, a load also used "

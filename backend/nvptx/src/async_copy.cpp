@@ -53,39 +53,6 @@ bool address_slice(const Value* v, const Block& body, std::vector<const Op*>& sl
 
 using Uses = std::unordered_map<const Value*, std::vector<std::pair<const Op*, int>>>;
 
-// A loop whose only dot is a wgmma accumulation (acc = dot(a, b, acc) carried straight
-// from one iteration to the next) fed by the pipelined copies can leave each
-// iteration's MMAs in flight while the next one waits for its tiles: one buffer more
-// stays in use, so copies run one iteration less ahead (needs 3 stages or more).
-void plan_wgmma_lag(const Block& body, const std::vector<const Op*>& loads, const Uses& uses, GpuPlan& plan,
-                    GpuPlan::Pipeline& pl) {
-  if (pl.stages < 3) return;
-  const Op* dot = nullptr;
-  int dots = 0;
-  ir::walk(body, [&](const Op& o) {
-    if (o.kind == OpKind::Dot) {
-      dot = &o;
-      ++dots;
-    }
-  });
-  if (dots != 1 || dot->parent != &body || !plan.op(dot).wgmma) return;
-  for (const Op* ld : loads)
-    for (const Op* user : plan.async_users.at(ld))
-      if (user != dot) return;
-  auto only_use = [&](const Value* v, const Op* user) {
-    auto it = uses.find(v);
-    return it != uses.end() && it->second.size() == 1 && it->second[0].first == user;
-  };
-  const Op* yield = body.terminator();
-  for (size_t i = 1; i < body.args.size(); ++i) {
-    if (dot->operand(2) != body.args[i] || !only_use(body.args[i], dot)) continue;
-    if (!only_use(dot->result(), yield) || yield->operand(static_cast<int>(i - 1)) != dot->result()) return;
-    pl.lag = 1;
-    pl.lagged_result = static_cast<int>(i - 1);
-    plan.op(dot).wgmma_pending = 1;
-  }
-}
-
 }  // namespace
 
 SharedEncoding async_encoding(const GpuPlan& plan, const ir::Op* ld) {
@@ -206,7 +173,6 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
         if (op_plan.operands[i] && conversion_needs_smem(plan, o->operands[i], op_plan.operands[i]->ll)) ok = false;
     }
     if (!ok) continue;  // copies stay unpipelined
-    plan_wgmma_lag(*block, loads, uses, plan, pl);
     // Keep the body's order so each op's operands are evaluated before it.
     std::unordered_map<const Op*, int> pos;
     int i = 0;

@@ -266,6 +266,21 @@ void Codegen::lower_block(const ir::Block& block) {
 }
 
 void Codegen::lower_op(const ir::Op& op) {
+  if (auto w = plan.wgmma_waits.find(&op); w != plan.wgmma_waits.end()) {
+    // Deferred MMA results this op reads: one wait, their registers threaded through it.
+    Regs all;
+    for (const ir::Value* v : w->second.values) all.insert(all.end(), vals_.at(v).begin(), vals_.at(v).end());
+    Regs done = all.empty() ? all : wgmma_wait(*this, w->second.pending, all);
+    if (all.empty())
+      inline_asm(b.getVoidTy(), "wgmma.wait_group.sync.aligned " + std::to_string(w->second.pending) + ";",
+                 "~{memory}", {}, true);
+    size_t at = 0;
+    for (const ir::Value* v : w->second.values) {
+      Regs& r = vals_.at(v);
+      std::copy(done.begin() + at, done.begin() + at + r.size(), r.begin());
+      at += r.size();
+    }
+  }
   switch (op.kind) {
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Constant: case OpKind::Arange:
     case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape:

@@ -61,6 +61,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   assign_layouts(f, opts.target, plan);               dump("layouts");
   group_reductions(f, plan);                          dump("reduction-groups");
   plan_async_copies(f, opts.target, plan);            dump("async-copies");
+  plan_wgmma_waits(f, plan);                          dump("wgmma-waits");
   allocate_shared_memory(f, plan);                    dump("shared-memory");
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

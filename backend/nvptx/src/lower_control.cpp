@@ -142,7 +142,9 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   for (size_t i = 0; i < op.results.size(); ++i) {
     Regs r(phis[i].begin(), phis[i].end());
     // The last iteration's MMAs were left in flight.
-    if (pl && pl->lag > 0 && static_cast<int>(i) == pl->lagged_result) r = wgmma_wait(cg, 0, r);
+    if (auto w = cg.plan.wgmma_exit_waits.find(&op); w != cg.plan.wgmma_exit_waits.end())
+      if (std::find(w->second.begin(), w->second.end(), static_cast<int>(i)) != w->second.end())
+        r = wgmma_wait(cg, 0, r);
     cg.set(op.results[i], std::move(r));
   }
 }

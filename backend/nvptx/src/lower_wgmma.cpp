@@ -216,11 +216,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         for (int i = 0; i < per_instr; ++i) out[c0 + i] = b.CreateExtractValue(d, i);
       }
   cg.inline_asm(b.getVoidTy(), "wgmma.commit_group.sync.aligned;", "~{memory}", {}, true);
-  if (p.wgmma_pending > 0)  // only the next iteration's MMAs read the accumulator
-    cg.inline_asm(b.getVoidTy(), "wgmma.wait_group.sync.aligned " + std::to_string(p.wgmma_pending) + ";",
-                  "~{memory}", {}, true);
-  else
-    out = wgmma_wait(cg, 0, out);
+  if (!p.wgmma_defer) out = wgmma_wait(cg, 0, out);  // else waited for where it is read
   if (wrote) cg.smem_after_read();
   cg.set(op.result(), std::move(out));
 }

@@ -97,7 +97,12 @@ class PlanPrinter {
       os_ << " wgmma";
       for (int i = 0; i < 2; ++i)
         if (wgmma_smem_source(p_, op.operand(i))) os_ << (i ? ", B" : ", A") << " by descriptor";
-      if (pl.wgmma_pending) os_ << ", " << pl.wgmma_pending << " group left in flight";
+      if (pl.wgmma_defer) os_ << ", left in flight";
+    }
+    if (auto w = p_.wgmma_waits.find(&op); w != p_.wgmma_waits.end()) {
+      os_ << " (after wgmma.wait_group " << w->second.pending;
+      for (const ir::Value* v : w->second.values) os_ << " " << name(v);
+      os_ << ")";
     }
     if (pl.smem_bytes) os_ << " smem[" << pl.smem_offset << ", +" << pl.smem_bytes << ")";
     if (!op.results.empty() && p_.lazy.count(op.result())) os_ << " (on demand)";

@@ -181,6 +181,7 @@ GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
   assign_layouts(f, t, plan);
   group_reductions(f, plan);
   plan_async_copies(f, t, plan);
+  plan_wgmma_waits(f, plan);
   allocate_shared_memory(f, plan);
   return plan;
 }

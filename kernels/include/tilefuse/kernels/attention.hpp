@@ -21,7 +21,7 @@ const auto& attention_fwd_kernel() {
       {"out", "lse", "q", "k", "v", "seq_len", "stride_h", "stride_n", "sm_scale"},
       [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
-         Meta<"CAUSAL", bool> CAUSAL) {
+         Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD) {
         auto start_m = program_id(0);
         auto head = program_id(1);
         auto offs_m = start_m * BLOCK_M + arange(0, BLOCK_M);
@@ -34,16 +34,24 @@ const auto& attention_fwd_kernel() {
         auto l_i = zeros<f32>({BLOCK_M});
         auto acc = zeros<f32>({BLOCK_M, HEAD_DIM});
         auto qk_scale = sm_scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
-        // One block of BLOCK_N keys; `masked`: the block may hold keys past seq_len or
-        // (causal) above the diagonal.
-        auto block = [&](I32 start_n, bool masked) {
+        // Keys and values of the block at start_n: K transposed [D, BN], V [BN, D].
+        // `masked`: the block may hold keys past seq_len or (causal) above the diagonal.
+        auto load_k = [&](auto start_n, bool masked) {
           auto kn = start_n + offs_n;
-          auto col_ok = kn < seq_len;
-          auto k_t = masked ? load(k + head_off + kn.row() * stride_n + offs_d.col(), col_ok.row(), 0.0f)
-                            : load(k + head_off + kn.row() * stride_n + offs_d.col());  // [D, BN]
-          auto qk = dot(q_tile, k_t);                                                   // [BM, BN]
+          return masked ? load(k + head_off + kn.row() * stride_n + offs_d.col(), (kn < seq_len).row(), 0.0f)
+                        : load(k + head_off + kn.row() * stride_n + offs_d.col());
+        };
+        auto load_v = [&](auto start_n, bool masked) {
+          auto kn = start_n + offs_n;
+          return masked ? load(v + head_off + kn.col() * stride_n + offs_d.row(), (kn < seq_len).col(), 0.0f)
+                        : load(v + head_off + kn.col() * stride_n + offs_d.row());
+        };
+        // The online softmax of one block's scores, then O = O * alpha + P.V.
+        auto update = [&](auto qk, auto start_n, bool masked) {
           auto s = qk * qk_scale;
           if (masked) {
+            auto kn = start_n + offs_n;
+            auto col_ok = kn < seq_len;
             auto keep = CAUSAL ? (col_ok.row() && (offs_m.col() >= kn.row())) : col_ok.row();
             s = where(keep, s, -inf);
           }
@@ -51,17 +59,30 @@ const auto& attention_fwd_kernel() {
           auto p = exp2(s - m_new.col());
           auto alpha = exp2(m_i - m_new);
           l_i = l_i * alpha + sum(p, 1);
-          auto v_tile = masked ? load(v + head_off + kn.col() * stride_n + offs_d.row(), col_ok.col(), 0.0f)
-                               : load(v + head_off + kn.col() * stride_n + offs_d.row());  // [BN, D]
-          acc = acc * alpha.col() + dot(p.template cast<T>(), v_tile);
+          acc = dot(p.template cast<T>(), load_v(start_n, masked), acc * alpha.col());
           m_i = m_new;
         };
         // Blocks that need no mask first (every key valid and, causal, left of the
-        // diagonal block), then the rest with masks: the common case stays lean.
+        // diagonal block), then the rest with masks: the common case stays lean. With
+        // QK_AHEAD the unmasked loop runs one block ahead: the next block's Q.K^T is
+        // issued before this block's softmax, so on Hopper its MMAs overlap that
+        // softmax (at the price of a second score tile in registers).
         auto full_hi = CAUSAL ? (start_m * BLOCK_M / BLOCK_N) * BLOCK_N : (seq_len / BLOCK_N) * BLOCK_N;
         auto hi = CAUSAL ? minimum((start_m + 1) * BLOCK_M, seq_len) : seq_len;
-        for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { block(start_n, false); });
-        for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { block(start_n, true); });
+        if (QK_AHEAD) {
+          if_(full_hi > 0, [&] {
+            auto qk = dot(q_tile, load_k(0, false));
+            for_range(0, full_hi - BLOCK_N, BLOCK_N, [&](I32 start_n) {
+              auto qk_next = dot(q_tile, load_k(start_n + BLOCK_N, false));
+              update(qk, start_n, false);
+              qk = qk_next;
+            });
+            update(qk, full_hi - BLOCK_N, false);
+          });
+        } else {
+          for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, false)), start_n, false); });
+        }
+        for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, true)), start_n, true); });
         auto o = acc / l_i.col();
         store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.

@@ -44,9 +44,9 @@ struct OpPlan {
   // from registers and B is staged into this op's scratch.
   bool wgmma = false;
   WgmmaTiling wgmma_tiling;
-  // wgmma groups left in flight when the dot ends (1: a loop's accumulation whose MMAs
-  // overlap the next iteration's waits and copies; the loop waits for all at its exit).
-  int wgmma_pending = 0;
+  // The dot's wgmma group is left in flight: its result is waited for where it is
+  // first read (GpuPlan::wgmma_waits), so the MMAs overlap what comes in between.
+  bool wgmma_defer = false;
   // Load that only feeds tensor-core dots: copied global -> shared memory by cp.async
   // (no registers), into `stages` buffers; stages > 1 when software-pipelined over its
   // loop (the copies of iteration i + stages - 1 are issued in iteration i).
@@ -84,12 +84,20 @@ struct GpuPlan {
     std::vector<const ir::Op*> slice;  // body ops the loads' operands depend on, in order
     int stages = 1;
     // Iterations whose MMAs may still read their buffers when an iteration starts
-    // (wgmma_pending): copies run stages - 1 - lag iterations ahead.
+    // (MMAs left in flight across the back edge): copies run stages - 1 - lag ahead.
     int lag = 0;
-    int lagged_result = -1;  // the loop result to wait for at exit (lag > 0)
     int ahead() const { return stages - 1 - lag; }
   };
   std::unordered_map<const ir::Op*, Pipeline> pipelines;  // For op -> its pipeline
+  // Waits for deferred wgmma groups (OpPlan::wgmma_defer), before the op they precede:
+  // wgmma.wait_group `pending`, the registers of `values` threaded through it.
+  struct WgmmaWait {
+    std::vector<const ir::Value*> values;
+    int pending = 0;
+  };
+  std::unordered_map<const ir::Op*, WgmmaWait> wgmma_waits;
+  // Loops whose results (indices) are still being computed by MMAs at the exit.
+  std::unordered_map<const ir::Op*, std::vector<int>> wgmma_exit_waits;
   // Loops whose dots read copies issued before the loop (wgmma A operands): the loop
   // waits for those once, after its prologue.
   std::unordered_set<const ir::Op*> loops_reading_copies;
@@ -124,6 +132,9 @@ const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v);
 const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v);
 // Whether any reader of async load `ld` is a wgmma dot.
 bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
+// Pass 3c: which wgmma groups stay in flight past their dot and where they are waited
+// for (top-level dots of a loop body; see wgmma_waits.cpp).
+void plan_wgmma_waits(const ir::Function& f, GpuPlan& plan);
 // Pass 4: shared-memory scratch sizes and a liveness-based allocation of offsets.
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
 // Shared memory of one cluster reduction: a slot per program of the cluster + an mbarrier.
