@@ -95,14 +95,15 @@ const auto& attention_fwd_kernel() {
 // (K and V copied by cp.async 1-2 iterations ahead): head dim <= 64: 64x64 tiles on 4
 // warps, 3 stages; head dim 128: 64x32 tiles on 4 warps, 3 stages, or with the causal
 // mask 128x32 on 8 warps, 2 stages (the 4-warp tiling spills there). With warpgroup
-// MMAs (sm_90a, H100 N=4096): 64x128 tiles on one warpgroup for head dim <= 64 (351
-// TFLOP/s against 299 for 64x64), 128x128 on two for head dim 128 (415 against 288).
+// MMAs (sm_90a, H100 N=4096, one command): 64x64 tiles on one warpgroup, 3 stages, for
+// head dim <= 64 (349 TFLOP/s; 64x128 340), 128x128 on two warpgroups, 2 stages, for
+// head dim 128 (443; 128x64 397). QK_AHEAD lost on every tiling (registers).
 inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal, bool warpgroup_mma = false) {
   (void)seq_len;
   int c = causal ? 1 : 0;
   if (warpgroup_mma) {
     if (head_dim <= 64)
-      return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(2)};
+      return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(8), num_stages(2)};
   }
   if (head_dim <= 64)
