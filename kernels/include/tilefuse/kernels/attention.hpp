@@ -97,7 +97,8 @@ const auto& attention_fwd_kernel() {
 // mask 128x32 on 8 warps, 2 stages (the 4-warp tiling spills there). With warpgroup
 // MMAs (sm_90a, H100 N=4096, one command): 64x64 tiles on one warpgroup, 3 stages, for
 // head dim <= 64 (349 TFLOP/s; 64x128 340), 128x128 on two warpgroups, 2 stages, for
-// head dim 128 (443; 128x64 397). QK_AHEAD lost on every tiling (registers).
+// head dim 128 (443; 128x64 397). QK_AHEAD lost on every tiling (a second score tile
+// in registers), so it stays off and out of the tuning space.
 inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal, bool warpgroup_mma = false) {
   (void)seq_len;
   int c = causal ? 1 : 0;
