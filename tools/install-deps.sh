@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tilefuse builds with; does nothing when all are present.
 set -euo pipefail
-packages=(cmake ninja-build g++ llvm-19-dev libboost1.81-dev doctest-dev libzstd-dev zlib1g-dev)
+packages=(cmake ninja-build g++ llvm-19-dev libboost1.81-dev doctest-dev libzstd-dev zlib1g-dev libcli11-dev libdlpack-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
