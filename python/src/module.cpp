@@ -1,0 +1,41 @@
+// tilefuse._tilefuse: the gallery on DLPack tensors and the runtime's switches. The
+// Python package (tilefuse/__init__.py) allocates outputs and picks the stream.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include "bind_util.hpp"
+#include "tilefuse/autotune/tuner.hpp"
+#include "tilefuse/cuda/disk_cache.hpp"
+#include "tilefuse/gpu.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+NB_MODULE(_tilefuse, m) {
+  m.doc() = "tilefuse: fused kernels on any framework's tensors (DLPack)";
+  nb::exception<tilefuse::UserError>(m, "UserError", PyExc_ValueError);
+
+  m.def("gpu_available", [] { return tilefuse::gpu_available(); }, "Whether a CUDA GPU can run kernels here.");
+  m.def(
+      "gpu_unavailable_reason",
+      [] {
+        std::string why;
+        return tilefuse::gpu_available(&why) ? std::string() : why;
+      },
+      "Why gpu_available() is False ('' when it is True).");
+  m.def("compiler_version", [] { return std::string(tilefuse::compiler_version()); });
+  m.def("autotune_mode", [] { return std::string(tilefuse::tuning::mode_name(tilefuse::tuning::mode())); },
+        "'off', 'cached' or 'always' (TILEFUSE_AUTOTUNE unless set_autotune_mode overrides it).");
+  m.def(
+      "set_autotune_mode",
+      [](std::optional<std::string> mode) {
+        tilefuse::tuning::set_mode(mode ? std::optional(tilefuse::tuning::parse_mode(*mode)) : std::nullopt);
+      },
+      "mode"_a.none(), "'off', 'cached', 'always', or None for TILEFUSE_AUTOTUNE again.");
+  m.def("cache_dir", [] { return tilefuse::cuda::default_cache_dir().string(); },
+        "The kernel and tuning cache directory (TILEFUSE_CACHE_DIR, read when the caches are first used).");
+
+  tilefuse::python::bind_rows(m);
+  tilefuse::python::bind_attention(m);
+  tilefuse::python::bind_matmul(m);
+}

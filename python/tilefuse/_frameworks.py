@@ -1,0 +1,60 @@
+"""Output allocation and stream choice for the tensors of any DLPack framework."""
+from __future__ import annotations
+
+from . import _tilefuse
+
+
+def _framework(x) -> str:
+    return type(x).__module__.split(".")[0]
+
+
+def empty_like(x, shape, dtype=None):
+    """A new uninitialized tensor of the framework, device and (by default) dtype of x."""
+    fw = _framework(x)
+    if fw == "numpy":
+        import numpy as np
+
+        return np.empty(shape, dtype=x.dtype if dtype is None else dtype)
+    if fw == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=x.dtype if dtype is None else dtype, device=x.device)
+    if fw == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(x.device.id):
+            return cupy.empty(shape, dtype=x.dtype if dtype is None else dtype)
+    raise _tilefuse.UserError(
+        f"cannot allocate an output like a {type(x).__module__}.{type(x).__name__}; pass out= "
+        "(tilefuse allocates NumPy, PyTorch and CuPy outputs itself)"
+    )
+
+
+def float32_like(x):
+    """The float32 dtype object of x's framework (for logsumexp outputs)."""
+    fw = _framework(x)
+    if fw == "torch":
+        import torch
+
+        return torch.float32
+    import numpy as np  # NumPy and CuPy share NumPy's dtypes
+
+    return np.float32
+
+
+def stream_handle(x, stream) -> int:
+    """The CUstream to launch on, as an integer: an explicit stream= (an int, a
+    torch.cuda.Stream or a CuPy stream), else PyTorch's current stream for a CUDA torch
+    tensor, else 0 (the legacy default stream; host arrays ignore it)."""
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        raise _tilefuse.UserError(f"stream= must be an int, a torch.cuda.Stream or a CuPy stream, not {type(stream)}")
+    if _framework(x) == "torch" and x.is_cuda:
+        import torch
+
+        return torch.cuda.current_stream(x.device).cuda_stream
+    return 0
