@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tilefuse/cuda/driver.hpp"
 #include "tilefuse/dlpack.hpp"
 #include "tilefuse/launch_stream.hpp"
 
@@ -38,7 +39,8 @@ inline TensorView view(const nb::ndarray<>& a) {
   return from_dltensor(t);
 }
 
-// Where one call's tensors live: all on the host or all on one CUDA device.
+// Where one call's tensors live: all on the host or all on one CUDA device, which then
+// becomes tilefuse's current device. Returns whether they are on a device.
 struct Host {};
 struct Device {};
 inline bool same_side(std::initializer_list<const TensorView*> views, std::initializer_list<const char*> names) {
@@ -51,6 +53,7 @@ inline bool same_side(std::initializer_list<const TensorView*> views, std::initi
                  SourceLoc{}, "Pass all tensors of one call on the CPU (interpreter) or all on one CUDA device");
     ++name;
   }
+  if (first->on_device && cuda::current_device() != first->device_id) cuda::set_device(first->device_id);
   return first->on_device;
 }
 template <class F>
