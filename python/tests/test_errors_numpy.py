@@ -84,3 +84,8 @@ def test_unknown_framework_needs_out():
 
     with pytest.raises(tilefuse.UserError, match=r"cannot allocate an output like a .*NotATensor; pass out="):
         tilefuse.softmax(NotATensor())
+
+
+def test_matmul_rank_error():
+    with pytest.raises(tilefuse.UserError, match=r"matmul: a is f16\[4\] on cpu; expected \[M, K\]"):
+        tilefuse.matmul(np.zeros(4, np.float16), np.zeros((4, 3), np.float16))

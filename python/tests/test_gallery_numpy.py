@@ -112,3 +112,4 @@ def test_out_is_written_and_returned(rng):
 def test_empty_rows_are_a_no_op():
     x = np.empty((0, 8), np.float32)
     assert tilefuse.softmax(x).shape == (0, 8)
+

@@ -8,7 +8,10 @@ with out=. Bad input raises tilefuse.UserError (a ValueError) with the whole rea
 from __future__ import annotations
 
 from . import _tilefuse
-from ._frameworks import empty_like as _empty_like, float32_like as _float32_like, stream_handle as _stream
+from ._frameworks import dlpack_ready as _dl
+from ._frameworks import empty_like as _empty_like
+from ._frameworks import float32_like as _float32_like
+from ._frameworks import stream_handle as _stream
 from ._tilefuse import (
     UserError,
     autotune_mode,
@@ -32,7 +35,7 @@ def _out(x, out, shape=None, dtype=None):
 def softmax(x, *, out=None, stream=None):
     """Softmax over the last dimension."""
     out = _out(x, out)
-    _tilefuse.softmax(out, x, _stream(x, stream))
+    _tilefuse.softmax(_dl(out), _dl(x), _stream(x, stream))
     return out
 
 
@@ -41,24 +44,24 @@ def rmsnorm(x, weight, *, eps=1e-6, residual=None, out=None, residual_out=None, 
     x + residual and returns (out, x + residual)."""
     out = _out(x, out)
     if residual is None:
-        _tilefuse.rmsnorm(out, x, weight, eps, _stream(x, stream))
+        _tilefuse.rmsnorm(_dl(out), _dl(x), _dl(weight), eps, _stream(x, stream))
         return out
     residual_out = _out(x, residual_out)
-    _tilefuse.add_rmsnorm(out, residual_out, x, residual, weight, eps, _stream(x, stream))
+    _tilefuse.add_rmsnorm(_dl(out), _dl(residual_out), _dl(x), _dl(residual), _dl(weight), eps, _stream(x, stream))
     return out, residual_out
 
 
 def layernorm(x, weight, bias, *, eps=1e-5, out=None, stream=None):
     """LayerNorm over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias."""
     out = _out(x, out)
-    _tilefuse.layernorm(out, x, weight, bias, eps, _stream(x, stream))
+    _tilefuse.layernorm(_dl(out), _dl(x), _dl(weight), _dl(bias), eps, _stream(x, stream))
     return out
 
 
 def bias_relu_log(x, bias, *, out=None, stream=None):
     """log(relu(x + bias)) with bias broadcast over the rows (one value per column)."""
     out = _out(x, out)
-    _tilefuse.bias_relu_log(out, x, bias, _stream(x, stream))
+    _tilefuse.bias_relu_log(_dl(out), _dl(x), _dl(bias), _stream(x, stream))
     return out
 
 
@@ -68,15 +71,18 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, return_l
     returns the float32 row logsumexp [..., seq_len]."""
     out = _out(q, out)
     lse = _out(q, lse, tuple(q.shape)[:-1], _float32_like(q))
-    _tilefuse.attention_fwd(out, lse, q, k, v, causal, 0.0 if scale is None else float(scale), _stream(q, stream))
+    scale = 0.0 if scale is None else float(scale)  # 0: the kernel's 1/sqrt(head_dim)
+    _tilefuse.attention_fwd(_dl(out), _dl(lse), _dl(q), _dl(k), _dl(v), causal, scale, _stream(q, stream))
     return (out, lse) if return_lse else out
 
 
 def matmul(a, b, *, bias=None, activation="none", b_trans=False, out=None, stream=None):
     """activation(a @ b [+ bias]) for a [M, K] and b [K, N] ([N, K] with b_trans=True) in
     float16/bfloat16; activation: 'none', 'relu', 'gelu_tanh' or 'silu'."""
-    m = a.shape[0]
-    n = b.shape[0] if b_trans else b.shape[1]
-    out = _out(a, out, (m, n))
-    _tilefuse.matmul(out, a, b, bias, b_trans, activation, _stream(a, stream))
+    if out is None:
+        if len(a.shape) == 2 and len(b.shape) == 2:
+            out = _empty_like(a, (a.shape[0], b.shape[0] if b_trans else b.shape[1]))
+        else:
+            out = a  # never written: the extension rejects the shapes and names them
+    _tilefuse.matmul(_dl(out), _dl(a), _dl(b), _dl(bias), b_trans, activation, _stream(a, stream))
     return out

@@ -30,6 +30,17 @@ def empty_like(x, shape, dtype=None):
     )
 
 
+def dlpack_ready(t):
+    """t as the extension takes it: NumPy bfloat16 arrays (ml_dtypes) become uint16 views
+    relabelled as bfloat16, since NumPy cannot export that dtype; anything else as is."""
+    if t is not None and _framework(t) == "numpy" and getattr(t, "dtype", None) is not None \
+            and t.dtype.name == "bfloat16":
+        import numpy as np
+
+        return _tilefuse._as_bfloat16(t.view(np.uint16))
+    return t
+
+
 def float32_like(x):
     """The float32 dtype object of x's framework (for logsumexp outputs)."""
     fw = _framework(x)
