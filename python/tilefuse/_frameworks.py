@@ -56,7 +56,8 @@ def float32_like(x):
 def stream_handle(x, stream) -> int:
     """The CUstream to launch on, as an integer: an explicit stream= (an int, a
     torch.cuda.Stream or a CuPy stream), else PyTorch's current stream for a CUDA torch
-    tensor, else 0 (the legacy default stream; host arrays ignore it)."""
+    tensor, CuPy's current stream for a CuPy array, else 0 (the legacy default stream;
+    host arrays ignore it)."""
     if stream is not None:
         if isinstance(stream, int):
             return stream
@@ -68,4 +69,8 @@ def stream_handle(x, stream) -> int:
         import torch
 
         return torch.cuda.current_stream(x.device).cuda_stream
+    if _framework(x) == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr
     return 0

@@ -3,13 +3,14 @@
 // (nb::ndarray: NumPy, PyTorch, JAX, CuPy...) as a checked tilefuse buffer, and the
 // scope a kernel call runs in (GIL released, the caller's CUDA stream).
 //
-//   m.def("scale", [](nb::ndarray<> out, nb::ndarray<> x, uintptr_t stream) {
-//     auto o = tilefuse::python::view(out), v = tilefuse::python::view(x);
-//     tilefuse::python::KernelCall call(stream);
-//     tilefuse::python::on_side(tilefuse::python::same_side({&o, &v}, {"out", "x"}), [&](auto side) {
-//       my_kernel.launch(grid, cfg, buffer<float>(side, o, "out"), buffer<const float>(side, v, "x"));
-//     });
+//   TensorView o = python::view(out), v = python::view(x);           // checked DLPack views
+//   bool device = python::same_side({&o, &v}, {"out", "x"});           // all host or one GPU
+//   python::KernelCall call(stream);                                   // GIL off, caller's stream
+//   python::on_side(device, [&](auto side) {
+//     my_kernel.launch(g, cfg, python::buffer<float>(side, o, "out"), python::buffer<const float>(side, v, "x"));
 //   });
+//
+// samples/python_extension/ is a whole extension built this way.
 #include <dlpack/dlpack.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
