@@ -9,7 +9,7 @@ stream, CPU tensors on tilefuse's interpreter. Non-contiguous inputs are made
 contiguous first. Needs torch >= 2.4 (torch.library.custom_op).
 """
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
@@ -41,7 +41,7 @@ def _(x, weight, eps=1e-6):
 @torch.library.custom_op("tilefuse::add_rmsnorm", mutates_args=())
 def add_rmsnorm(
     x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """(rmsnorm(x + residual) * weight, x + residual)."""
     return _tf.rmsnorm(x.contiguous(), weight.contiguous(), eps=eps, residual=residual.contiguous())
 
