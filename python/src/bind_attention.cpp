@@ -7,8 +7,8 @@ namespace tilefuse::python {
 
 namespace {
 
-void attention_fwd(nb::ndarray<> out_a, nb::ndarray<> lse_a, nb::ndarray<> q_a, nb::ndarray<> k_a,
-                   nb::ndarray<> v_a, bool causal, float scale, uintptr_t stream) {
+void attention_fwd(Output out_a, Output lse_a, Input q_a, Input k_a,
+                   Input v_a, bool causal, float scale, uintptr_t stream) {
   TensorView out = view(out_a), lse = view(lse_a), q = view(q_a), k = view(k_a), v = view(v_a);
   bool device = same_side({&q, &k, &v, &out, &lse}, {"q", "k", "v", "out", "lse"});
   if (q.shape.size() < 2)

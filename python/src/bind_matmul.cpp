@@ -18,7 +18,7 @@ kernels::Activation parse_activation(const std::string& s) {
   user_error("matmul: unknown activation '" + s + "'", SourceLoc{}, "Use none, relu, gelu_tanh or silu");
 }
 
-void matmul(nb::ndarray<> c_a, nb::ndarray<> a_a, nb::ndarray<> b_a, std::optional<nb::ndarray<>> bias_a,
+void matmul(Output c_a, Input a_a, Input b_a, std::optional<Input> bias_a,
             bool b_trans, const std::string& activation, uintptr_t stream) {
   TensorView c = view(c_a), a = view(a_a), b = view(b_a);
   std::optional<TensorView> bias;

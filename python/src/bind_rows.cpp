@@ -7,7 +7,7 @@ namespace tilefuse::python {
 
 namespace {
 
-void softmax(nb::ndarray<> out_a, nb::ndarray<> x_a, uintptr_t stream) {
+void softmax(Output out_a, Input x_a, uintptr_t stream) {
   TensorView out = view(out_a), x = view(x_a);
   bool device = same_side({&x, &out}, {"x", "out"});
   expect_shape(out, x.shape, "out");
@@ -21,7 +21,7 @@ void softmax(nb::ndarray<> out_a, nb::ndarray<> x_a, uintptr_t stream) {
   });
 }
 
-void rmsnorm(nb::ndarray<> out_a, nb::ndarray<> x_a, nb::ndarray<> w_a, float eps, uintptr_t stream) {
+void rmsnorm(Output out_a, Input x_a, Input w_a, float eps, uintptr_t stream) {
   TensorView out = view(out_a), x = view(x_a), w = view(w_a);
   bool device = same_side({&x, &out, &w}, {"x", "out", "weight"});
   expect_shape(out, x.shape, "out");
@@ -37,8 +37,8 @@ void rmsnorm(nb::ndarray<> out_a, nb::ndarray<> x_a, nb::ndarray<> w_a, float ep
   });
 }
 
-void add_rmsnorm(nb::ndarray<> out_a, nb::ndarray<> res_out_a, nb::ndarray<> x_a, nb::ndarray<> res_a,
-                 nb::ndarray<> w_a, float eps, uintptr_t stream) {
+void add_rmsnorm(Output out_a, Output res_out_a, Input x_a, Input res_a,
+                 Input w_a, float eps, uintptr_t stream) {
   TensorView out = view(out_a), res_out = view(res_out_a), x = view(x_a), res = view(res_a), w = view(w_a);
   bool device = same_side({&x, &out, &res_out, &res, &w}, {"x", "out", "residual_out", "residual", "weight"});
   expect_shape(out, x.shape, "out");
@@ -57,7 +57,7 @@ void add_rmsnorm(nb::ndarray<> out_a, nb::ndarray<> res_out_a, nb::ndarray<> x_a
   });
 }
 
-void layernorm(nb::ndarray<> out_a, nb::ndarray<> x_a, nb::ndarray<> w_a, nb::ndarray<> b_a, float eps,
+void layernorm(Output out_a, Input x_a, Input w_a, Input b_a, float eps,
                uintptr_t stream) {
   TensorView out = view(out_a), x = view(x_a), w = view(w_a), b = view(b_a);
   bool device = same_side({&x, &out, &w, &b}, {"x", "out", "weight", "bias"});
@@ -76,7 +76,7 @@ void layernorm(nb::ndarray<> out_a, nb::ndarray<> x_a, nb::ndarray<> w_a, nb::nd
   });
 }
 
-void bias_relu_log(nb::ndarray<> out_a, nb::ndarray<> x_a, nb::ndarray<> b_a, uintptr_t stream) {
+void bias_relu_log(Output out_a, Input x_a, Input b_a, uintptr_t stream) {
   TensorView out = view(out_a), x = view(x_a), b = view(b_a);
   bool device = same_side({&x, &out, &b}, {"x", "out", "bias"});
   expect_shape(out, x.shape, "out");

@@ -38,11 +38,11 @@ NB_MODULE(_tilefuse, m) {
   // NumPy's bfloat16 (ml_dtypes) cannot travel through DLPack or the buffer protocol:
   // the package passes such arrays as uint16 views, relabelled here as DLPack bfloat16.
   m.def("_as_bfloat16", [](nb::object owner) {
-    auto a = nb::cast<nb::ndarray<nb::device::cpu>>(owner);
+    auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(owner);
     if (a.dtype() != nb::dtype<uint16_t>()) throw tilefuse::UserError("_as_bfloat16 takes a uint16 view");
     std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + a.ndim());
     nb::dlpack::dtype bf16{static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-    return nb::ndarray<>(a.data(), a.ndim(), shape.data(), owner, a.stride_ptr(), bf16, a.device_type(),
+    return nb::ndarray<>(const_cast<void*>(a.data()), a.ndim(), shape.data(), owner, a.stride_ptr(), bf16, a.device_type(),
                          a.device_id());
   });
 

@@ -89,3 +89,16 @@ def test_unknown_framework_needs_out():
 def test_matmul_rank_error():
     with pytest.raises(tilefuse.UserError, match=r"matmul: a is f16\[4\] on cpu; expected \[M, K\]"):
         tilefuse.matmul(np.zeros(4, np.float16), np.zeros((4, 3), np.float16))
+
+
+def test_read_only_inputs_are_fine_read_only_outputs_are_not():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    x.setflags(write=False)
+    y = tilefuse.softmax(x)
+    np.testing.assert_allclose(y.sum(axis=-1), 1.0, rtol=1e-6)
+    out = np.zeros((3, 5), np.float32)
+    out.setflags(write=False)
+    with pytest.raises(tilefuse.UserError, match=r"out is a read-only array"):
+        tilefuse.softmax(x, out=out)
+    assert not out.any()

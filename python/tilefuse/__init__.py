@@ -8,6 +8,7 @@ with out=. Bad input raises tilefuse.UserError (a ValueError) with the whole rea
 from __future__ import annotations
 
 from . import _tilefuse
+from ._frameworks import check_writable as _check_writable
 from ._frameworks import dlpack_ready as _dl
 from ._frameworks import empty_like as _empty_like
 from ._frameworks import float32_like as _float32_like
@@ -28,8 +29,11 @@ __all__ = [
 ]
 
 
-def _out(x, out, shape=None, dtype=None):
-    return _empty_like(x, tuple(x.shape) if shape is None else shape, dtype) if out is None else out
+def _out(x, out, shape=None, dtype=None, name="out"):
+    if out is None:
+        return _empty_like(x, tuple(x.shape) if shape is None else shape, dtype)
+    _check_writable(out, name)
+    return out
 
 
 def softmax(x, *, out=None, stream=None):
@@ -46,7 +50,7 @@ def rmsnorm(x, weight, *, eps=1e-6, residual=None, out=None, residual_out=None, 
     if residual is None:
         _tilefuse.rmsnorm(_dl(out), _dl(x), _dl(weight), eps, _stream(x, stream))
         return out
-    residual_out = _out(x, residual_out)
+    residual_out = _out(x, residual_out, name="residual_out")
     _tilefuse.add_rmsnorm(_dl(out), _dl(residual_out), _dl(x), _dl(residual), _dl(weight), eps, _stream(x, stream))
     return out, residual_out
 
@@ -70,7 +74,7 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, return_l
     (float16/bfloat16); scale defaults to 1/sqrt(head_dim). With return_lse=True also
     returns the float32 row logsumexp [..., seq_len]."""
     out = _out(q, out)
-    lse = _out(q, lse, tuple(q.shape)[:-1], _float32_like(q))
+    lse = _out(q, lse, tuple(q.shape)[:-1], _float32_like(q), name="lse")
     scale = 0.0 if scale is None else float(scale)  # 0: the kernel's 1/sqrt(head_dim)
     _tilefuse.attention_fwd(_dl(out), _dl(lse), _dl(q), _dl(k), _dl(v), causal, scale, _stream(q, stream))
     return (out, lse) if return_lse else out
@@ -79,7 +83,9 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, return_l
 def matmul(a, b, *, bias=None, activation="none", b_trans=False, out=None, stream=None):
     """activation(a @ b [+ bias]) for a [M, K] and b [K, N] ([N, K] with b_trans=True) in
     float16/bfloat16; activation: 'none', 'relu', 'gelu_tanh' or 'silu'."""
-    if out is None:
+    if out is not None:
+        _check_writable(out, "out")
+    else:
         if len(a.shape) == 2 and len(b.shape) == 2:
             out = _empty_like(a, (a.shape[0], b.shape[0] if b_trans else b.shape[1]))
         else:

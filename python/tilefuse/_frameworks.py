@@ -41,6 +41,13 @@ def dlpack_ready(t):
     return t
 
 
+def check_writable(t, name):
+    """A read-only NumPy array cannot be an output."""
+    flags = getattr(t, "flags", None)
+    if _framework(t) == "numpy" and flags is not None and not flags.writeable:
+        raise _tilefuse.UserError(f"{name} is a read-only array; outputs must be writable (pass a writable out=)")
+
+
 def float32_like(x):
     """The float32 dtype object of x's framework (for logsumexp outputs)."""
     fw = _framework(x)

@@ -14,7 +14,7 @@ auto axpy_kernel = kernel("axpy", {"out", "x", "y", "alpha", "n"},
       store(out + offs, alpha * load(x + offs, mask) + load(y + offs, mask), mask);
     });
 
-void axpy(nb::ndarray<> out, nb::ndarray<> x, nb::ndarray<> y, float alpha, uintptr_t stream) {
+void axpy(py::Output out, py::Input x, py::Input y, float alpha, uintptr_t stream) {
   TensorView o = py::view(out), xv = py::view(x), yv = py::view(y);
   bool device = py::same_side({&o, &xv, &yv}, {"out", "x", "y"});
   py::expect_shape(xv, o.shape, "x");

@@ -28,3 +28,11 @@ def test_bad_input_raises_tilefuse_user_error():
         axpy_ext.axpy(np.empty_like(x), x.astype(np.float16), x)
     with pytest.raises(tilefuse.UserError, match=r"y is f32\[4\] on cpu, expected shape \[5\]"):
         axpy_ext.axpy(np.empty_like(x), x, np.zeros(4, np.float32))
+
+
+def test_read_only_inputs_are_accepted():
+    x = np.ones(7, np.float32)
+    x.setflags(write=False)
+    out = np.empty_like(x)
+    axpy_ext.axpy(out, x, x, alpha=3.0)
+    np.testing.assert_array_equal(out, np.full(7, 4.0, np.float32))

@@ -28,10 +28,16 @@ namespace tilefuse::python {
 
 namespace nb = nanobind;
 
+// Tensor parameters: inputs may be read-only arrays; outputs must be writable (nanobind
+// refuses a read-only array for an Output).
+using Input = nb::ndarray<nb::ro>;
+using Output = nb::ndarray<>;
+
 // The tensor behind an nb::ndarray, through from_dltensor's checks.
-inline TensorView view(const nb::ndarray<>& a) {
+template <class... Ts>
+TensorView view(const nb::ndarray<Ts...>& a) {
   DLTensor t{};
-  t.data = a.data();
+  t.data = const_cast<void*>(static_cast<const void*>(a.data()));
   t.device = DLDevice{static_cast<DLDeviceType>(a.device_type()), a.device_id()};
   t.ndim = static_cast<int32_t>(a.ndim());
   t.dtype = DLDataType{a.dtype().code, a.dtype().bits, a.dtype().lanes};
