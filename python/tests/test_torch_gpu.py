@@ -142,6 +142,13 @@ def test_mixed_devices_and_layouts_raise_user_errors():
         tilefuse.softmax(x, out=torch.empty(8, 16, device="cuda", dtype=torch.float16))
 
 
+def test_tensors_that_require_grad_are_refused_with_a_reason():
+    x = randn(4, 8).requires_grad_()
+    with pytest.raises(tilefuse.UserError, match=r"requires grad: tilefuse functions have no backward"):
+        tilefuse.softmax(x)
+    check(tilefuse.softmax(x.detach()), torch.softmax(x.detach(), -1), torch.float32)
+
+
 def test_custom_ops_pass_opcheck():
     x = randn(17, 300)
     w, b = randn(300), randn(300)

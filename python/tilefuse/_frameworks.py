@@ -38,6 +38,12 @@ def dlpack_ready(t):
         import numpy as np
 
         return _tilefuse._as_bfloat16(t.view(np.uint16))
+    if t is not None and _framework(t) == "torch" and t.requires_grad:
+        # torch refuses to export such a tensor through DLPack; say why instead.
+        raise _tilefuse.UserError(
+            f"a {tuple(t.shape)} tensor that requires grad: tilefuse functions have no backward. "
+            "Pass tensor.detach() (or call them under torch.no_grad())"
+        )
     return t
 
 
