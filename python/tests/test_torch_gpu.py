@@ -147,6 +147,8 @@ def test_tensors_that_require_grad_are_refused_with_a_reason():
     with pytest.raises(tilefuse.UserError, match=r"requires grad: tilefuse functions have no backward"):
         tilefuse.softmax(x)
     check(tilefuse.softmax(x.detach()), torch.softmax(x.detach(), -1), torch.float32)
+    with torch.no_grad():
+        check(tilefuse.softmax(x), torch.softmax(x, -1), torch.float32)
 
 
 def test_custom_ops_pass_opcheck():

@@ -39,10 +39,14 @@ def dlpack_ready(t):
 
         return _tilefuse._as_bfloat16(t.view(np.uint16))
     if t is not None and _framework(t) == "torch" and t.requires_grad:
+        import torch
+
+        if not torch.is_grad_enabled():  # no graph is being recorded: nothing is lost
+            return t.detach()
         # torch refuses to export such a tensor through DLPack; say why instead.
         raise _tilefuse.UserError(
             f"a {tuple(t.shape)} tensor that requires grad: tilefuse functions have no backward. "
-            "Pass tensor.detach() (or call them under torch.no_grad())"
+            "Pass tensor.detach(), or call them under torch.no_grad()"
         )
     return t
 
