@@ -18,9 +18,15 @@ import tilefuse as _tf
 __all__ = ["softmax", "rmsnorm", "add_rmsnorm", "layernorm", "bias_relu_log", "attention", "matmul"]
 
 
+def _c(t):
+    # The op's autograd (none: no backward) is the dispatcher's business; the kernel
+    # only reads the data, contiguous.
+    return t.detach().contiguous()
+
+
 @torch.library.custom_op("tilefuse::softmax", mutates_args=())
 def softmax(x: torch.Tensor) -> torch.Tensor:
-    return _tf.softmax(x.contiguous())
+    return _tf.softmax(_c(x))
 
 
 @softmax.register_fake
@@ -30,7 +36,7 @@ def _(x):
 
 @torch.library.custom_op("tilefuse::rmsnorm", mutates_args=())
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    return _tf.rmsnorm(x.contiguous(), weight.contiguous(), eps=eps)
+    return _tf.rmsnorm(_c(x), _c(weight), eps=eps)
 
 
 @rmsnorm.register_fake
@@ -43,7 +49,7 @@ def add_rmsnorm(
     x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """(rmsnorm(x + residual) * weight, x + residual)."""
-    return _tf.rmsnorm(x.contiguous(), weight.contiguous(), eps=eps, residual=residual.contiguous())
+    return _tf.rmsnorm(_c(x), _c(weight), eps=eps, residual=_c(residual))
 
 
 @add_rmsnorm.register_fake
@@ -54,7 +60,7 @@ def _(x, residual, weight, eps=1e-6):
 
 @torch.library.custom_op("tilefuse::layernorm", mutates_args=())
 def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
-    return _tf.layernorm(x.contiguous(), weight.contiguous(), bias.contiguous(), eps=eps)
+    return _tf.layernorm(_c(x), _c(weight), _c(bias), eps=eps)
 
 
 @layernorm.register_fake
@@ -64,7 +70,7 @@ def _(x, weight, bias, eps=1e-5):
 
 @torch.library.custom_op("tilefuse::bias_relu_log", mutates_args=())
 def bias_relu_log(x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    return _tf.bias_relu_log(x.contiguous(), bias.contiguous())
+    return _tf.bias_relu_log(_c(x), _c(bias))
 
 
 @bias_relu_log.register_fake
@@ -76,7 +82,7 @@ def _(x, bias):
 def attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False, scale: Optional[float] = None
 ) -> torch.Tensor:
-    return _tf.attention(q.contiguous(), k.contiguous(), v.contiguous(), causal=causal, scale=scale)
+    return _tf.attention(_c(q), _c(k), _c(v), causal=causal, scale=scale)
 
 
 @attention.register_fake
@@ -88,7 +94,7 @@ def _(q, k, v, causal=False, scale=None):
 def matmul(
     a: torch.Tensor, b: torch.Tensor, bias: Optional[torch.Tensor] = None, activation: str = "none"
 ) -> torch.Tensor:
-    return _tf.matmul(a.contiguous(), b.contiguous(), bias=None if bias is None else bias.contiguous(),
+    return _tf.matmul(_c(a), _c(b), bias=None if bias is None else _c(bias),
                       activation=activation)
 
 
