@@ -46,16 +46,18 @@ TensorView view(const nb::ndarray<Ts...>& a) {
   return from_dltensor(t);
 }
 
-// Where one call's tensors live: all on the host or all on one CUDA device, which then
-// becomes tilefuse's current device. Returns whether they are on a device.
+// The two places a call runs: the interpreter on host memory, or the GPU.
 struct Host {};
 struct Device {};
+
+// Where one call's tensors live: all on the host or all on one CUDA device, which then
+// becomes tilefuse's current device. Returns whether they are on a device.
 inline bool same_side(std::initializer_list<const TensorView*> views, std::initializer_list<const char*> names) {
   const TensorView* first = *views.begin();
   const char* first_name = *names.begin();
   auto name = names.begin();
   for (const TensorView* v : views) {
-    if (v->on_device != first->on_device || v->device_id != first->device_id)
+    if (v->on_device != first->on_device || (v->on_device && v->device_id != first->device_id))
       user_error(std::string(*name) + " is " + v->describe() + " but " + first_name + " is " + first->describe(),
                  SourceLoc{}, "Pass all tensors of one call on the CPU (interpreter) or all on one CUDA device");
     ++name;
@@ -63,6 +65,7 @@ inline bool same_side(std::initializer_list<const TensorView*> views, std::initi
   if (first->on_device && cuda::current_device() != first->device_id) cuda::set_device(first->device_id);
   return first->on_device;
 }
+// Calls f(Device{}) or f(Host{}): f picks its buffers with buffer<T>(side, ...).
 template <class F>
 decltype(auto) on_side(bool device, F&& f) {
   return device ? f(Device{}) : f(Host{});
