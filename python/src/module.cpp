@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "bind_util.hpp"
+#include "tilefuse/autotune/cache.hpp"
 #include "tilefuse/autotune/tuner.hpp"
 #include "tilefuse/cuda/disk_cache.hpp"
 #include "tilefuse/gpu.hpp"
@@ -32,8 +33,15 @@ NB_MODULE(_tilefuse, m) {
         tilefuse::tuning::set_mode(mode ? std::optional(tilefuse::tuning::parse_mode(*mode)) : std::nullopt);
       },
       "mode"_a.none(), "'off', 'cached', 'always', or None for TILEFUSE_AUTOTUNE again.");
-  m.def("cache_dir", [] { return tilefuse::cuda::default_cache_dir().string(); },
-        "The kernel and tuning cache directory (TILEFUSE_CACHE_DIR, read when the caches are first used).");
+  // The caches read TILEFUSE_CACHE_DIR once, when first used; asking for the directory
+  // fixes it, so the answer stays true.
+  m.def(
+      "cache_dir",
+      [] {
+        tilefuse::cuda::DiskCache::global();
+        return tilefuse::tuning::TuningCache::global().dir().parent_path().string();
+      },
+      "The kernel and tuning cache directory. Fixed from here on: set_cache_dir() must come first.");
 
   // NumPy's bfloat16 (ml_dtypes) cannot travel through DLPack or the buffer protocol:
   // the package passes such arrays as uint16 views, relabelled here as DLPack bfloat16.

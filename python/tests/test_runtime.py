@@ -1,6 +1,8 @@
 """Runtime switches from Python: GPU presence, autotune mode, cache directory, and the
 GIL being released while a kernel runs."""
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -29,9 +31,33 @@ def test_autotune_mode_round_trips_and_rejects_junk():
     assert tilefuse.autotune_mode() == before
 
 
-def test_cache_dir_follows_the_environment(tmp_path, monkeypatch):
-    monkeypatch.setenv("TILEFUSE_CACHE_DIR", str(tmp_path))
-    assert tilefuse.cache_dir() == str(tmp_path)
+def run_python(code, env=None):
+    """Runs code in a fresh interpreter (the caches fix their directory once per process)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_cache_dir_comes_from_the_environment(tmp_path):
+    assert run_python("import tilefuse; print(tilefuse.cache_dir())", {"TILEFUSE_CACHE_DIR": str(tmp_path)}) == \
+        str(tmp_path)
+
+
+def test_set_cache_dir_before_first_use_and_not_after(tmp_path):
+    code = f"""
+import tilefuse
+tilefuse.set_cache_dir({str(tmp_path / "a")!r})
+print(tilefuse.cache_dir())
+tilefuse.set_cache_dir({str(tmp_path / "a")!r})  # the same directory again is fine
+try:
+    tilefuse.set_cache_dir({str(tmp_path / "b")!r})
+except tilefuse.UserError as e:
+    print(e)
+"""
+    lines = run_python(code).splitlines()
+    assert lines[0] == str(tmp_path / "a")
+    assert lines[1] == f"the caches are already in use in {tmp_path / 'a'}; call set_cache_dir before the first kernel runs"
 
 
 def test_compiler_version_names_tilefuse():

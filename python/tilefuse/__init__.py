@@ -7,6 +7,8 @@ with out=. Bad input raises tilefuse.UserError (a ValueError) with the whole rea
 """
 from __future__ import annotations
 
+import os as _os
+
 from . import _tilefuse
 from ._frameworks import check_writable as _check_writable
 from ._frameworks import dlpack_ready as _dl
@@ -25,8 +27,18 @@ from ._tilefuse import (
 
 __all__ = [
     "UserError", "gpu_available", "gpu_unavailable_reason", "compiler_version", "autotune_mode",
-    "set_autotune_mode", "cache_dir", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention", "matmul",
+    "set_autotune_mode", "cache_dir", "set_cache_dir", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention", "matmul",
 ]
+
+
+def set_cache_dir(path):
+    """Puts the kernel and tuning caches in `path` (TILEFUSE_CACHE_DIR). The caches take
+    their directory when first used; after that a different path is a UserError."""
+    path = _os.fspath(path)
+    _os.environ["TILEFUSE_CACHE_DIR"] = path
+    used = cache_dir()
+    if _os.path.abspath(used) != _os.path.abspath(path):
+        raise UserError(f"the caches are already in use in {used}; call set_cache_dir before the first kernel runs")
 
 
 def _out(x, out, shape=None, dtype=None, name="out"):
