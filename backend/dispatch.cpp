@@ -3,6 +3,7 @@
 #include "tilefuse/dsl/kernel.hpp"
 #include "tilefuse/interp/interpreter.hpp"
 #include "tilefuse/ir/knobs.hpp"
+#include "tilefuse/launch_stream.hpp"
 
 namespace tilefuse::detail {
 
@@ -18,6 +19,7 @@ void execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::vect
                "Pass all buffers as host spans (interpreter) or all as device buffers (GPU)");
   std::string forced = knob("TILEFUSE_EXECUTOR");
   if (device || forced == "cuda") {
+    if (!stream) stream = current_launch_stream();
     gpu_execute(k, cfg, grid, args, stream, loc);
     return;
   }

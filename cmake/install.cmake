@@ -6,7 +6,7 @@ install(TARGETS tilefuse EXPORT tilefuseTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 foreach(dir include dsl/include backend/interp/include backend/nvptx/include backend/cuda/include
-            autotune/include kernels/include)
+            autotune/include kernels/include python/include)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${dir}/tilefuse)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/tilefuse DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

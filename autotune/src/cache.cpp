@@ -11,12 +11,12 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "tilefuse/cuda/disk_cache.hpp"
+#include "tilefuse/cuda/file_io.hpp"
 
 namespace tilefuse::tuning {
 namespace fs = std::filesystem;
@@ -95,6 +95,9 @@ Entry decode_entry(const Json& j) {
 }
 
 // Releases the flock and closes the lock file on every path out of store().
+// flock() rather than llvm::sys::fs::lockFile: that one takes fcntl() record locks, which
+// belong to the process, so two threads of one process storing at once would not
+// exclude each other (and closing any descriptor of the file drops them).
 struct FileLock {
   int fd = -1;
   explicit FileLock(const fs::path& p) {
@@ -192,12 +195,11 @@ std::vector<Entry> TuningCache::read_file(const fs::path& p) {
         it->second.size == st.st_size)
       return it->second.entries;
   }
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::string text;
   std::vector<Entry> entries;
   try {
-    entries = decode(Json::parse(ss.str()));
+    if (std::error_code ec = cuda::read_whole_file(p, text)) throw std::runtime_error(ec.message());
+    entries = decode(Json::parse(text));
   } catch (const std::exception& e) {
     ++bad_;
     warn_once(p.string(), "ignoring the tuning cache file " + p.string() + " (" + e.what() +
@@ -244,25 +246,9 @@ bool TuningCache::store(const Entry& e) {
   }
   merged.updated = utc_now();
   kept.push_back(std::move(merged));
-  std::string text = encode(kept).dump() + "\n";
-  // No fsync: a crash can at worst leave a truncated file, which reads as corrupt and
-  // is ignored; rename() alone keeps readers from ever seeing half a file.
-  static std::atomic<uint64_t> seq{0};
-  fs::path tmp = fs::path(file).concat(".tmp." + std::to_string(::getpid()) + "." + std::to_string(++seq));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      fs::remove(tmp, ec);
-      warn_once(dir_.string() + "#write", "cannot write the tuning cache file " + tmp.string() +
-                                             "; tuning results are kept in memory only");
-      return false;
-    }
-  }
-  if (::rename(tmp.c_str(), file.c_str()) != 0) {
-    fs::remove(tmp, ec);
-    warn_once(dir_.string() + "#write", "cannot replace " + file.string() + " (" + std::strerror(errno) + ")");
+  if (std::error_code err = cuda::replace_file_atomically(file, encode(kept).dump() + "\n")) {
+    warn_once(dir_.string() + "#write", "cannot write the tuning cache file " + file.string() + " (" + err.message() +
+                                           "); tuning results are kept in memory only");
     return false;
   }
   ++stores_;

@@ -1,9 +1,7 @@
 #include "compile.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <thread>
 
 #include "tilefuse/cuda/kernel_cache.hpp"
 #include "tilefuse/gpu.hpp"
@@ -46,19 +44,6 @@ std::vector<Compiled> compile_all(const Problem& p, const std::vector<Config>& c
   std::vector<Compiled> out(cfgs.size());
   parallel_for(cfgs.size(), threads, [&](size_t i) { out[i] = compile_one(p, cfgs[i], target); });
   return out;
-}
-
-void parallel_for(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<size_t>(threads, n));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);  // fn must not throw
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
 }
 
 std::string kb(int64_t bytes) {

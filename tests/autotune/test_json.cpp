@@ -84,6 +84,10 @@ TEST_CASE("json: numbers print in their shortest exact form") {
   CHECK(Json::parse("[1e3, -0.5E-1, 7]").dump(-1) == "[1000, -0.05, 7]");
 }
 
+TEST_CASE("json: an unpaired surrogate reads as U+FFFD (llvm::json's rule)") {
+  CHECK(Json::parse("\"\\ud83d\"").as_string() == "\xef\xbf\xbd");
+}
+
 TEST_CASE("json: escapes and unicode") {
   Json j = Json::parse(R"(["\u00e9", "\ud83d\ude00", "a\"b\\c\/d\n\t", "\u0001"])");
   auto& a = j.as_array();
@@ -100,7 +104,6 @@ TEST_CASE("json: malformed input is rejected with line and column") {
   CHECK(parse_error("\"abc") == "line 1, column 5: unterminated string");
   CHECK(parse_error("\"\\q\"") == "line 1, column 4: unknown escape '\\q'");
   CHECK(parse_error("[1.2.3]") == "line 1, column 2: malformed number");
-  CHECK(parse_error("\"\\ud83d\"") == "line 1, column 8: unpaired surrogate");
   CHECK(parse_error("") == "line 1, column 1: unexpected end of input");
   CHECK(parse_error(std::string(100, '[') + std::string(100, ']')).find("nesting deeper than 64") != std::string::npos);
 }

@@ -4,7 +4,6 @@
 //
 //   tilefuse-bench softmax,rmsnorm --dtype bf16,f32 --shape 16384x4096,8192x16384 [--set BLOCK=4096] [--json]
 #include <cstdio>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "bench_util.hpp"
 #include "runners.hpp"
 #include "tilefuse/gpu.hpp"
+#include "tilefuse/tools/cli.hpp"
 
 using namespace tilefuse;
 
@@ -26,42 +26,36 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-void usage() {
-  std::cout << "usage: tilefuse-bench KERNELS [--dtype LIST] [--shape RxC,...] [--set NAME=VALUE]... [--reps N] [--json]\n"
-               "  KERNELS: comma-separated from: " << bench::runner_names() << " (or 'all')\n"
-               "  shapes are ROWSxCOLS (attention: BATCHxHEADSxSEQxDIM, e.g. 4x16x4096x64; add 'c' for causal: 4x16x4096x64c;\n"
-               "  matmul: MxNxK, add '+gelu' for the bias + tanh-GELU epilogue)\n"
-               "  --set overrides the heuristic config (e.g. --set BLOCK=4096 --set num_warps=8)\n";
-}
-
 int run(int argc, char** argv) {
-  std::vector<std::string> a(argv + 1, argv + argc);
-  if (a.empty() || a[0] == "--help" || a[0] == "-h") {
-    usage();
-    return a.empty() ? 2 : 0;
-  }
-  std::vector<std::string> names = a[0] == "all" ? split(bench::runner_names(), ',') : split(a[0], ',');
-  std::vector<std::string> dtypes = {"bf16"}, shapes;
-  std::vector<std::pair<std::string, int64_t>> sets;
+  CLI::App app("", "tilefuse-bench");
+  tools::style_app(app, "  KERNELS: comma-separated from: " + bench::runner_names() + " (or 'all')\n"
+                        "  shapes are ROWSxCOLS (attention: BATCHxHEADSxSEQxDIM, e.g. 4x16x4096x64; add 'c' for causal:\n"
+                        "  4x16x4096x64c; matmul: MxNxK, add '+gelu' for the bias + tanh-GELU epilogue)\n");
+  std::string kernel_list, dtype_list = "bf16";
+  std::vector<std::string> shape_args, set_args;
   bool json = false;
   int reps = 20;
-  for (size_t i = 1; i < a.size(); ++i) {
-    auto value = [&] {
-      if (i + 1 >= a.size()) user_error("option " + a[i] + " needs a value", SourceLoc{});
-      return a[++i];
-    };
-    if (a[i] == "--dtype") dtypes = split(value(), ',');
-    else if (a[i] == "--shape") {
-      for (auto& s : split(value(), ',')) shapes.push_back(s);  // repeatable and comma-separated
-    }
-    else if (a[i] == "--set") {
-      std::string kv = value();
-      auto eq = kv.find('=');
-      if (eq == std::string::npos) user_error("--set expects NAME=VALUE", SourceLoc{});
-      sets.emplace_back(kv.substr(0, eq), std::stoll(kv.substr(eq + 1)));
-    } else if (a[i] == "--reps") reps = std::stoi(value());
-    else if (a[i] == "--json") json = true;
-    else user_error("unknown option '" + a[i] + "'", SourceLoc{}, "See --help");
+  app.add_option("KERNELS", kernel_list, "kernels to run, comma-separated, or all")->required();
+  app.add_option("--dtype", dtype_list, "dtypes, comma-separated (f32, f16, bf16)")->capture_default_str();
+  app.add_option("--shape", shape_args, "shapes, comma-separated; repeatable")->allow_extra_args(false);
+  app.add_option("--set", set_args, "NAME=VALUE overriding the heuristic config (e.g. --set BLOCK=4096); repeatable")->allow_extra_args(false);
+  app.add_option("--reps", reps, "timed repetitions")->capture_default_str();
+  app.add_flag("--json", json, "print JSON instead of a table");
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stdout);
+    return 2;
+  }
+  if (auto status = tools::parse_args(app, argc, argv, 1)) return *status;
+
+  std::vector<std::string> names = kernel_list == "all" ? split(bench::runner_names(), ',') : split(kernel_list, ',');
+  std::vector<std::string> dtypes = split(dtype_list, ','), shapes;
+  for (auto& arg : shape_args)
+    for (auto& s : split(arg, ',')) shapes.push_back(s);
+  std::vector<std::pair<std::string, int64_t>> sets;
+  for (auto& kv : set_args) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) user_error("--set expects NAME=VALUE", SourceLoc{});
+    sets.emplace_back(kv.substr(0, eq), std::stoll(kv.substr(eq + 1)));
   }
   std::string why;
   if (!gpu_available(&why)) {

@@ -15,20 +15,12 @@
 #include "tilefuse/ir/printer.hpp"
 #include "tilefuse/kernels/registry.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
+#include "tilefuse/tools/cli.hpp"
 #include "tilefuse/tools/ptxas.hpp"
 
 using namespace tilefuse;
 
 namespace {
-
-void usage() {
-  std::cout << "usage: tilefuse-compile --list\n"
-               "       tilefuse-compile KERNEL [--dtype f32|f16|bf16] [--target sm_80|sm_90|sm_90a]\n"
-               "                        [--set NAME=VALUE]... [--emit ir|plan|llvm|llvm-opt|ptx]\n"
-               "                        [-o FILE] [--ptxas] [--no-specialize] [--time]\n"
-               "  --set sets a meta-parameter, num_warps or num_stages (defaults: the kernel's default config)\n"
-               "  --no-specialize drops the assumption that pointers are 16-byte aligned and sizes divisible by 16\n";
-}
 
 void list() {
   for (auto& g : kernels::gallery()) {
@@ -44,50 +36,47 @@ void list() {
 }
 
 int run(int argc, char** argv) {
-  std::vector<std::string> a(argv + 1, argv + argc);
-  if (a.empty() || a[0] == "-h" || a[0] == "--help") {
-    usage();
-    return a.empty() ? 2 : 0;
+  CLI::App app("", "tilefuse-compile");
+  tools::style_app(app, "  Without --set a kernel compiles with its default config (see --list).\n");
+  bool list_only = false, run_ptxas = false, no_specialize = false, timing = false;
+  std::string kernel, dtype_name, target_name = "sm_90a", emit = "ptx", out_path;
+  std::vector<std::string> set_args;
+  app.add_flag("--list", list_only, "list the gallery kernels, their meta-parameters and default configs");
+  app.add_option("KERNEL", kernel, "the gallery kernel to compile");
+  app.add_option("--dtype", dtype_name, "f32, f16 or bf16 (default: the kernel's last dtype)");
+  app.add_option("--target", target_name, "sm_80, sm_90 or sm_90a")->capture_default_str();
+  app.add_option("--set", set_args, "NAME=VALUE: a meta-parameter, num_warps or num_stages; repeatable")->allow_extra_args(false);
+  app.add_option("--emit", emit, "what to write")
+      ->check(CLI::IsMember({"ir", "plan", "llvm", "llvm-opt", "ptx"}))
+      ->capture_default_str();
+  app.add_option("-o", out_path, "output file (default: stdout)");
+  app.add_flag("--ptxas", run_ptxas, "assemble the PTX and print registers, shared memory and spills");
+  app.add_flag("--no-specialize", no_specialize,
+               "drop the assumption that pointers are 16-byte aligned and sizes divisible by 16");
+  app.add_flag("--time", timing, "print the time each compiler stage takes");
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stdout);
+    return 2;
   }
-  if (a[0] == "--list") {
+  if (auto status = tools::parse_args(app, argc, argv, 1)) return *status;
+  if (list_only) {
     list();
     return 0;
   }
-  const kernels::GalleryKernel& g = kernels::gallery_kernel(a[0]);
+  if (kernel.empty()) return tools::usage_error(app, "name a KERNEL or give --list", 1);
+
+  const kernels::GalleryKernel& g = kernels::gallery_kernel(kernel);
   DType dtype = g.dtypes.back();
-  nvptx::Target target = nvptx::parse_target("sm_90a");
+  if (!dtype_name.empty() && !parse_dtype(dtype_name, dtype))
+    user_error("unknown dtype '" + dtype_name + "'", SourceLoc{}, "Use f32, f16 or bf16");
+  nvptx::Target target = nvptx::parse_target(target_name);
   Config cfg = g.default_config;
-  std::string emit = "ptx", out_path;
-  bool run_ptxas = false, specialize = true, timing = false;
-  for (size_t i = 1; i < a.size(); ++i) {
-    auto value = [&]() -> std::string {
-      if (i + 1 >= a.size()) user_error("option " + a[i] + " needs a value", SourceLoc{}, "See --help");
-      return a[++i];
-    };
-    if (a[i] == "--dtype") {
-      std::string d = value();
-      if (!parse_dtype(d, dtype)) user_error("unknown dtype '" + d + "'", SourceLoc{}, "Use f32, f16 or bf16");
-    } else if (a[i] == "--target") {
-      target = nvptx::parse_target(value());
-    } else if (a[i] == "--set") {
-      std::string kv = value();
-      auto eq = kv.find('=');
-      if (eq == std::string::npos) user_error("--set expects NAME=VALUE, got '" + kv + "'", SourceLoc{});
-      cfg.set(kv.substr(0, eq), std::stoll(kv.substr(eq + 1)));
-    } else if (a[i] == "--emit") {
-      emit = value();
-    } else if (a[i] == "-o") {
-      out_path = value();
-    } else if (a[i] == "--ptxas") {
-      run_ptxas = true;
-    } else if (a[i] == "--no-specialize") {
-      specialize = false;
-    } else if (a[i] == "--time") {
-      timing = true;
-    } else {
-      user_error("unknown option '" + a[i] + "'", SourceLoc{}, "See --help");
-    }
+  for (auto& kv : set_args) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) user_error("--set expects NAME=VALUE, got '" + kv + "'", SourceLoc{});
+    cfg.set(kv.substr(0, eq), std::stoll(kv.substr(eq + 1)));
   }
+  bool specialize = !no_specialize;
   const KernelBase& k = g.get(dtype);
   auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> div;
@@ -104,8 +93,7 @@ int run(int argc, char** argv) {
     if (emit == "plan") text = art.plan;
     else if (emit == "llvm") text = art.llvm_ir;
     else if (emit == "llvm-opt") text = art.llvm_ir_opt;
-    else if (emit == "ptx") text = art.kernel.ptx;
-    else user_error("unknown --emit '" + emit + "'", SourceLoc{}, "Use ir, plan, llvm, llvm-opt or ptx");
+    else text = art.kernel.ptx;  // --emit ptx; CLI11 checked the choice
     if (timing)
       std::fprintf(stderr, "trace+passes %.2f ms, plan %.2f ms, lower %.2f ms, O3 %.2f ms, PTX %.2f ms, total %.2f ms%s\n",
                    std::chrono::duration<double, std::milli>(t1 - t0).count(), art.ms_plan, art.ms_lower, art.ms_opt,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/autotune/autotune.hpp"
 #include "tilefuse/gpu.hpp"
+#include "tilefuse/tools/cli.hpp"
 #include "tilefuse/tools/ptxas.hpp"
 
 using namespace tilefuse;
@@ -20,24 +22,12 @@ using namespace tilefuse::tune_tool;
 
 namespace {
 
-const char* kUsage =
-    "usage: tilefuse-tune [KERNELS] [options]\n"
-    "  KERNELS           softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, matmul, a\n"
-    "                    comma-separated list of them, or all (the default)\n"
-    "  --shape S         a shape to tune (repeatable): ROWSxCOLS, BxHxNxD[c] for attention_fwd,\n"
-    "                    MxNxK for matmul\n"
-    "                    (c: causal); a shape applies to the kernels whose shape form it has\n"
-    "  --shapes-file F   shapes from a file, one per line: SHAPE or KERNEL SHAPE; # starts a comment\n"
-    "  --dtype D[,D]     f32, f16, bf16 (default bf16; f16 for attention_fwd)\n"
-    "  --dry-run         list the configs that would be timed and why the others are pruned\n"
-    "                    (compiles offline; needs no GPU; spills checked when ptxas is found)\n"
-    "  --target T        dry-run target: sm_80, sm_90 or sm_90a (default sm_90a)\n"
-    "  --always          re-time configs that are already in the cache\n"
-    "  --ms N            measured time to aim for per config, in ms (default 25)\n"
-    "  --json F          write a JSON report     --csv F    write a CSV report\n"
-    "  --plot F          write an SVG plot of the best GB/s per shape against the copy bandwidth\n"
-    "  --no-progress     no progress bar on stderr\n"
-    "  --overhead        measure what a launch through autotune() costs on a cache hit, and exit\n"
+const char* kAbout =
+    "  KERNELS: softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, matmul, a comma-separated\n"
+    "  list of them, or all (the default).\n"
+    "  Shapes: ROWSxCOLS, BxHxNxD[c] for attention_fwd (c: causal), MxNxK for matmul; a shape applies to\n"
+    "  the kernels whose shape form it has. A shapes file has one SHAPE or KERNEL SHAPE per line; # starts\n"
+    "  a comment.\n"
     "The cache lives in $TILEFUSE_CACHE_DIR/tuning (see TILEFUSE_CACHE_DIR).\n"
     "Exit status: 0 done, 1 error, 2 bad usage, 3 no GPU (and no --dry-run).\n";
 
@@ -58,65 +48,58 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+constexpr int kUsageStatus = 2;
+
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "tilefuse-tune: %s\n%s", msg.c_str(), kUsage);
-  std::exit(2);
+  std::fprintf(stderr, "tilefuse-tune: %s\nRun 'tilefuse-tune --help' for the options.\n", msg.c_str());
+  std::exit(kUsageStatus);
+}
+
+void read_shapes_file(const std::string& path, Options& o) {
+  std::ifstream in(path);
+  if (!in) usage_error("cannot read the shapes file " + path);
+  for (std::string line; std::getline(in, line);) {
+    auto words = split(line.substr(0, line.find('#')), ' ');
+    if (words.size() == 1) o.shapes.emplace_back("", words[0]);
+    else if (words.size() == 2) o.shapes.emplace_back(words[0], words[1]);
+    else if (!words.empty()) usage_error("bad line in " + path + ": '" + line + "'");
+  }
 }
 
 Options parse(int argc, char** argv) {
   Options o;
-  auto value = [&](int& i) -> std::string {
-    if (i + 1 >= argc) usage_error(std::string(argv[i]) + " needs a value");
-    return argv[++i];
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::printf("%s", kUsage);
-      std::exit(0);
-    } else if (a == "--shape") {
-      o.shapes.emplace_back("", value(i));
-    } else if (a == "--shapes-file") {
-      std::string path = value(i);
-      std::ifstream in(path);
-      if (!in) usage_error("cannot read the shapes file " + path);
-      for (std::string line; std::getline(in, line);) {
-        auto words = split(line.substr(0, line.find('#')), ' ');
-        if (words.size() == 1) o.shapes.emplace_back("", words[0]);
-        else if (words.size() == 2) o.shapes.emplace_back(words[0], words[1]);
-        else if (!words.empty()) usage_error("bad line in " + path + ": '" + line + "'");
-      }
-    } else if (a == "--dtype") {
-      for (auto& d : split(value(i), ',')) {
-        DType t;
-        if (!parse_dtype(d, t)) usage_error("unknown dtype '" + d + "'");
-        o.dtypes.push_back(t);
-      }
-    } else if (a == "--dry-run") {
-      o.dry_run = true;
-    } else if (a == "--target") {
-      o.target = value(i);
-    } else if (a == "--always") {
-      o.always = true;
-    } else if (a == "--ms") {
-      o.ms = std::atof(value(i).c_str());
-      if (!(o.ms > 0)) usage_error("--ms needs a positive number");
-    } else if (a == "--json") {
-      o.json = value(i);
-    } else if (a == "--csv") {
-      o.csv = value(i);
-    } else if (a == "--plot") {
-      o.plot = value(i);
-    } else if (a == "--overhead") {
-      o.overhead = true;
-    } else if (a == "--no-progress") {
-      o.progress = false;
-    } else if (!a.empty() && a[0] == '-') {
-      usage_error("unknown option " + a);
-    } else {
-      for (auto& k : split(a, ',')) o.kernels.push_back(k);
-    }
+  CLI::App app("", "tilefuse-tune");
+  tools::style_app(app, kAbout);
+  std::vector<std::string> kernel_args, shape_args, dtype_args;
+  std::string shapes_file;
+  app.add_option("KERNELS", kernel_args, "kernels to tune (default: all)");
+  app.add_option("--shape", shape_args, "a shape to tune; repeatable")->allow_extra_args(false);
+  app.add_option("--shapes-file", shapes_file, "shapes from a file");
+  app.add_option("--dtype", dtype_args, "f32, f16, bf16, comma-separated (default bf16; f16 for attention_fwd)")
+      ->delimiter(',')->allow_extra_args(false);
+  app.add_flag("--dry-run", o.dry_run,
+               "list the configs that would be timed and why the others are pruned (compiles offline; needs no "
+               "GPU; spills checked when ptxas is found)");
+  app.add_option("--target", o.target, "dry-run target: sm_80, sm_90 or sm_90a")->capture_default_str();
+  app.add_flag("--always", o.always, "re-time configs that are already in the cache");
+  app.add_option("--ms", o.ms, "measured time to aim for per config, in ms")->capture_default_str();
+  app.add_option("--json", o.json, "write a JSON report");
+  app.add_option("--csv", o.csv, "write a CSV report");
+  app.add_option("--plot", o.plot, "write an SVG plot of the best GB/s per shape against the copy bandwidth");
+  app.add_flag("--no-progress", [&o](int64_t) { o.progress = false; }, "no progress bar on stderr");
+  app.add_flag("--overhead", o.overhead, "measure what a launch through autotune() costs on a cache hit, and exit");
+  if (auto status = tools::parse_args(app, argc, argv, kUsageStatus)) std::exit(*status);
+
+  for (auto& s : shape_args) o.shapes.emplace_back("", s);
+  if (!shapes_file.empty()) read_shapes_file(shapes_file, o);
+  for (auto& d : dtype_args) {
+    DType t;
+    if (!parse_dtype(d, t)) usage_error("unknown dtype '" + d + "'");
+    o.dtypes.push_back(t);
   }
+  if (!(o.ms > 0)) usage_error("--ms needs a positive number");
+  for (auto& a : kernel_args)
+    for (auto& k : split(a, ',')) o.kernels.push_back(k);
   if (o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), "all") != o.kernels.end())
     o.kernels = sweep_kernels();
   return o;

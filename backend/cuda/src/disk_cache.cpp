@@ -1,18 +1,15 @@
 // The on-disk kernel cache (format described in disk_cache.hpp).
 #include "tilefuse/cuda/disk_cache.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <set>
-#include <thread>
 
+#include "tilefuse/cuda/file_io.hpp"
 #include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::cuda {
@@ -122,46 +119,6 @@ void report_once(const fs::path& path, const std::string& msg) {
   if (seen.insert(path.string()).second) std::fprintf(stderr, "tilefuse: warning: %s\n", msg.c_str());
 }
 
-bool read_file(const fs::path& path, std::string& out, bool& exists) {
-  exists = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  exists = true;
-  out.clear();
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return true;
-}
-
-bool write_all(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-std::string unique_suffix() {
-  static std::atomic<uint64_t> counter{0};
-  return std::to_string(::getpid()) + "." + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()) % 1000000007) +
-         "." + std::to_string(counter.fetch_add(1));
-}
-
 }  // namespace
 
 CacheKey make_cache_key(std::string_view ir_text, const nvptx::Target& target, std::string_view options,
@@ -237,9 +194,9 @@ std::optional<CacheEntry> DiskCache::load(const CacheKey& key) {
   if (!enabled_) return std::nullopt;
   fs::path path = path_for(key);
   std::string bytes;
-  bool exists = false;
-  if (!read_file(path, bytes, exists)) {
-    if (exists) report_once(path, "cannot read kernel cache entry " + path.string() + ": " + std::strerror(errno));
+  if (std::error_code ec = read_whole_file(path, bytes)) {
+    if (ec != std::errc::no_such_file_or_directory)
+      report_once(path, "cannot read kernel cache entry " + path.string() + ": " + ec.message());
     misses_++;
     return std::nullopt;
   }
@@ -263,28 +220,9 @@ bool DiskCache::store(const CacheKey& key, const CacheEntry& entry) {
   fs::path path = path_for(key);
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  fs::path tmp = dir_ / (key.hex() + kExt + ".tmp." + unique_suffix());
-  std::string data = encode(key, entry);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  bool ok = fd >= 0;
-  int err = ok ? 0 : errno;
-  if (ok) {
-    ok = write_all(fd, data);
-    if (!ok) err = errno;
-    if (::close(fd) != 0 && ok) {
-      ok = false;
-      err = errno;
-    }
-  }
-  // rename() replaces the destination atomically: readers see the old or the new file.
-  if (ok && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    if (fd >= 0) ::unlink(tmp.c_str());
+  if (std::error_code err = replace_file_atomically(path, encode(key, entry))) {
     store_failures_++;
-    report_once(dir_, "cannot write the kernel cache in " + dir_.string() + " (" + std::strerror(err) +
+    report_once(dir_, "cannot write the kernel cache in " + dir_.string() + " (" + err.message() +
                           "); set TILEFUSE_CACHE_DIR to a writable directory or TILEFUSE_NO_CACHE=1");
     return false;
   }

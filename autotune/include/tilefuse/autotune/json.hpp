@@ -1,7 +1,8 @@
 #pragma once
-// A small JSON value with a writer and a strict reader, for the tuning cache and the
-// tools' reports (no external dependency). Objects keep their insertion order so the
-// files read well and diff cleanly.
+// A small JSON value for the tuning cache and the tools' reports. The text is parsed
+// and escaped by llvm::json (linked into libtilefuse, not exposed by this header).
+// Objects keep their insertion order when written so the files read well and diff
+// cleanly; parsed objects list their members sorted by name.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -57,10 +58,10 @@ class Json {
   // Parses a whole document; throws std::runtime_error "line L, column C: ..." on bad input.
   static Json parse(std::string_view text);
 
+  // Objects compare equal whatever their member order.
   bool operator==(const Json& o) const;
 
  private:
-  void write(std::string& out, int indent, int depth) const;
   Kind kind_ = Kind::Null;
   bool b_ = false;
   double d_ = 0;

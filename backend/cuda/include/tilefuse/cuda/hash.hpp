@@ -1,8 +1,10 @@
 #pragma once
-// SHA-256, for cache keys and cache-entry checksums (no external dependency).
+// SHA-256, for cache keys and cache-entry checksums: llvm::SHA256 (linked into
+// libtilefuse) behind a header that names no LLVM type.
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,6 +15,9 @@ using Digest256 = std::array<uint8_t, 32>;
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(Sha256&&) noexcept;
+  Sha256& operator=(Sha256&&) noexcept;
   Sha256& update(const void* data, size_t n);
   Sha256& update(std::string_view s) { return update(s.data(), s.size()); }
   // Length-prefixed field, so ("ab","c") and ("a","bc") hash differently.
@@ -20,11 +25,8 @@ class Sha256 {
   Digest256 finish();  // the object must not be updated afterwards
 
  private:
-  void block(const uint8_t* p);
-  uint32_t h_[8];
-  uint8_t buf_[64];
-  size_t buf_len_ = 0;
-  uint64_t total_ = 0;
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 Digest256 sha256(std::string_view data);

@@ -1,0 +1,187 @@
+"""tilefuse on PyTorch CUDA tensors: the gallery against torch references, streams,
+out=, device errors, and the tilefuse.torch custom ops inside torch.compile.
+Skips without torch, CUDA or a GPU tilefuse can use.
+
+    PYTHONPATH=<build>/python python3 -m pytest -q python/tests/test_torch_gpu.py
+"""
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import tilefuse  # noqa: E402
+
+if not (torch.cuda.is_available() and tilefuse.gpu_available()):
+    pytest.skip("needs a CUDA GPU for torch and tilefuse", allow_module_level=True)
+
+import tilefuse.torch  # noqa: E402,F401  (registers torch.ops.tilefuse.*)
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float16: dict(rtol=1e-2, atol=2e-3),
+       torch.bfloat16: dict(rtol=4e-2, atol=2e-2)}
+ROW_SHAPES = [(7, 45), (3, 5, 333), (64, 4096), (2, 20000)]
+
+
+def check(got, want, dtype):
+    assert got.dtype == dtype and got.device == want.device
+    torch.testing.assert_close(got.float(), want.float(), **TOL[dtype])
+
+
+def randn(*shape, dtype=torch.float32, scale=1.0):
+    return (torch.randn(*shape, device="cuda", dtype=torch.float32) * scale).to(dtype)
+
+
+@pytest.fixture(autouse=True)
+def seed():
+    torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def heuristic_configs():
+    # Correctness, not tuning: tuning every new shape would take minutes.
+    tilefuse.set_autotune_mode("off")
+    yield
+    tilefuse.set_autotune_mode(None)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_softmax(dtype, shape):
+    x = randn(*shape, dtype=dtype, scale=3)
+    check(tilefuse.softmax(x), torch.softmax(x.float(), -1).to(dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_rmsnorm_and_residual(dtype, shape):
+    x, r = randn(*shape, dtype=dtype), randn(*shape, dtype=dtype)
+    w = randn(shape[-1], dtype=dtype)
+
+    def ref(t):
+        t = t.float()
+        return (t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()).to(dtype)
+
+    check(tilefuse.rmsnorm(x, w), ref(x), dtype)
+    out, total = tilefuse.rmsnorm(x, w, residual=r)
+    check(total, (x.float() + r.float()).to(dtype), dtype)
+    check(out, ref(total), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_layernorm(dtype, shape):
+    x = randn(*shape, dtype=dtype) + 1
+    w, b = randn(shape[-1], dtype=dtype), randn(shape[-1], dtype=dtype)
+    want = torch.nn.functional.layer_norm(x.float(), (shape[-1],), w.float(), b.float(), 1e-5).to(dtype)
+    check(tilefuse.layernorm(x, w, b), want, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_bias_relu_log(dtype):
+    x, b = randn(300, 1001, dtype=dtype), randn(1001, dtype=dtype)
+    want = torch.log(torch.relu(x.float() + b.float())).to(dtype)
+    got = tilefuse.bias_relu_log(x, b)
+    assert torch.equal(torch.isneginf(got), torch.isneginf(want))
+    fin = torch.isfinite(want)
+    check(got[fin], want[fin], dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shape", [(2, 3, 257, 64), (1, 4, 1000, 128)])
+def test_attention(dtype, causal, shape):
+    q, k, v = (randn(*shape, dtype=dtype) for _ in range(3))
+    want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)
+    out, lse = tilefuse.attention(q, k, v, causal=causal, return_lse=True)
+    check(out, want.to(dtype), dtype)
+    s = (q.float() @ k.float().transpose(-1, -2)) / math.sqrt(shape[-1])
+    if causal:
+        s = s.masked_fill(~torch.ones(shape[-2], shape[-2], dtype=torch.bool, device="cuda").tril(), -math.inf)
+    torch.testing.assert_close(lse, torch.logsumexp(s, -1), rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("mnk", [(333, 257, 190), (1024, 1024, 512)])
+def test_matmul(dtype, mnk):
+    m, n, k = mnk
+    a, b, bias = randn(m, k, dtype=dtype), randn(k, n, dtype=dtype), randn(n, dtype=dtype)
+    check(tilefuse.matmul(a, b), (a.float() @ b.float()).to(dtype), dtype)
+    want = torch.relu(a.float() @ b.float() + bias.float()).to(dtype)
+    check(tilefuse.matmul(a, b, bias=bias, activation="relu"), want, dtype)
+    check(tilefuse.matmul(a, b.t().contiguous(), b_trans=True), (a.float() @ b.float()).to(dtype), dtype)
+
+
+def test_runs_on_the_current_and_on_an_explicit_stream():
+    x = randn(4096, 4096, scale=3)
+    want = torch.softmax(x, -1)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)  # keeps s busy: a launch on another stream would finish first
+        got = tilefuse.softmax(x)
+    s.synchronize()
+    check(got, want, torch.float32)
+
+    s2 = torch.cuda.Stream()
+    s2.wait_stream(torch.cuda.current_stream())
+    out = torch.empty_like(x)
+    with torch.cuda.stream(s2):
+        torch.cuda._sleep(50_000_000)
+        y = x * 2  # queued behind the sleep on s2
+    tilefuse.softmax(y, out=out, stream=s2)
+    s2.synchronize()
+    check(out, torch.softmax(x * 2, -1), torch.float32)
+
+
+def test_out_is_written_and_returned():
+    x = randn(33, 1000)
+    out = torch.full_like(x, float("nan"))
+    assert tilefuse.softmax(x, out=out) is out
+    check(out, torch.softmax(x, -1), torch.float32)
+
+
+def test_mixed_devices_and_layouts_raise_user_errors():
+    x = randn(8, 16)
+    with pytest.raises(tilefuse.UserError, match=r"out is f32\[8, 16\] on cpu but x is f32\[8, 16\] on cuda:0"):
+        tilefuse.softmax(x, out=torch.empty(8, 16))
+    with pytest.raises(tilefuse.UserError, match=r"is not contiguous"):
+        tilefuse.softmax(x.t())
+    with pytest.raises(tilefuse.UserError, match=r"out has dtype f16, expected f32"):
+        tilefuse.softmax(x, out=torch.empty(8, 16, device="cuda", dtype=torch.float16))
+
+
+def test_tensors_that_require_grad_are_refused_with_a_reason():
+    x = randn(4, 8).requires_grad_()
+    with pytest.raises(tilefuse.UserError, match=r"requires grad: tilefuse functions have no backward"):
+        tilefuse.softmax(x)
+    check(tilefuse.softmax(x.detach()), torch.softmax(x.detach(), -1), torch.float32)
+    with torch.no_grad():
+        check(tilefuse.softmax(x), torch.softmax(x, -1), torch.float32)
+
+
+def test_custom_ops_pass_opcheck():
+    x = randn(17, 300)
+    w, b = randn(300), randn(300)
+    q = randn(2, 2, 64, 64, dtype=torch.float16)
+    a, m = randn(64, 96, dtype=torch.float16), randn(96, 80, dtype=torch.float16)
+    for op, args in [(torch.ops.tilefuse.softmax, (x,)), (torch.ops.tilefuse.rmsnorm, (x, w, 1e-6)),
+                     (torch.ops.tilefuse.add_rmsnorm, (x, x, w, 1e-6)), (torch.ops.tilefuse.layernorm, (x, w, b, 1e-5)),
+                     (torch.ops.tilefuse.bias_relu_log, (x, b)), (torch.ops.tilefuse.attention, (q, q, q, True, None)),
+                     (torch.ops.tilefuse.matmul, (a, m, None, "none"))]:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))
+
+
+def test_torch_compile_graph_with_tilefuse_ops():
+    x, r = randn(64, 1000), randn(64, 1000)
+    w = randn(1000)
+
+    def block(x, r, w):
+        h, total = torch.ops.tilefuse.add_rmsnorm(x * 0.5, r, w, 1e-6)
+        return torch.ops.tilefuse.softmax(torch.relu(h) + 1) + total.sum()
+
+    compiled = torch.compile(block, fullgraph=True)
+    got = compiled(x, r, w)
+    t = x * 0.5 + r
+    h = t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+    want = torch.softmax(torch.relu(h) + 1, -1) + t.sum()
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-3)

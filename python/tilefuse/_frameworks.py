@@ -1,0 +1,93 @@
+"""Output allocation and stream choice for the tensors of any DLPack framework."""
+from __future__ import annotations
+
+from . import _tilefuse
+
+
+def _framework(x) -> str:
+    return type(x).__module__.split(".")[0]
+
+
+def empty_like(x, shape, dtype=None):
+    """A new uninitialized tensor of the framework, device and (by default) dtype of x."""
+    fw = _framework(x)
+    if fw == "numpy":
+        import numpy as np
+
+        return np.empty(shape, dtype=x.dtype if dtype is None else dtype)
+    if fw == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=x.dtype if dtype is None else dtype, device=x.device)
+    if fw == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(x.device.id):
+            return cupy.empty(shape, dtype=x.dtype if dtype is None else dtype)
+    raise _tilefuse.UserError(
+        f"cannot allocate an output like a {type(x).__module__}.{type(x).__name__}; pass out= "
+        "(tilefuse allocates NumPy, PyTorch and CuPy outputs itself)"
+    )
+
+
+def dlpack_ready(t):
+    """t as the extension takes it: NumPy bfloat16 arrays (ml_dtypes) become uint16 views
+    relabelled as bfloat16, since NumPy cannot export that dtype; anything else as is."""
+    if t is not None and _framework(t) == "numpy" and getattr(t, "dtype", None) is not None \
+            and t.dtype.name == "bfloat16":
+        import numpy as np
+
+        return _tilefuse._as_bfloat16(t.view(np.uint16))
+    if t is not None and _framework(t) == "torch" and t.requires_grad:
+        import torch
+
+        if not torch.is_grad_enabled():  # no graph is being recorded: nothing is lost
+            return t.detach()
+        # torch refuses to export such a tensor through DLPack; say why instead.
+        raise _tilefuse.UserError(
+            f"a {tuple(t.shape)} tensor that requires grad: tilefuse functions have no backward. "
+            "Pass tensor.detach(), or call them under torch.no_grad()"
+        )
+    return t
+
+
+def check_writable(t, name):
+    """A read-only NumPy array cannot be an output."""
+    flags = getattr(t, "flags", None)
+    if _framework(t) == "numpy" and flags is not None and not flags.writeable:
+        raise _tilefuse.UserError(f"{name} is a read-only array; outputs must be writable (pass a writable out=)")
+
+
+def float32_like(x):
+    """The float32 dtype object of x's framework (for logsumexp outputs)."""
+    fw = _framework(x)
+    if fw == "torch":
+        import torch
+
+        return torch.float32
+    import numpy as np  # NumPy and CuPy share NumPy's dtypes
+
+    return np.float32
+
+
+def stream_handle(x, stream) -> int:
+    """The CUstream to launch on, as an integer: an explicit stream= (an int, a
+    torch.cuda.Stream or a CuPy stream), else PyTorch's current stream for a CUDA torch
+    tensor, CuPy's current stream for a CuPy array, else 0 (the legacy default stream;
+    host arrays ignore it)."""
+    if stream is not None:
+        if isinstance(stream, int):
+            return stream
+        for attr in ("cuda_stream", "ptr"):  # torch.cuda.Stream, cupy.cuda.Stream
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        raise _tilefuse.UserError(f"stream= must be an int, a torch.cuda.Stream or a CuPy stream, not {type(stream)}")
+    if _framework(x) == "torch" and x.is_cuda:
+        import torch
+
+        return torch.cuda.current_stream(x.device).cuda_stream
+    if _framework(x) == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr
+    return 0
