@@ -13,11 +13,8 @@ void softmax(Output out_a, Input x_a, uintptr_t stream) {
   expect_shape(out, x.shape, "out");
   RowsCols rc = rows_cols(x, "x");
   if (rc.empty()) return;
-  dispatch_float(x.dtype, "softmax", [&]<class T>(std::type_identity<T>) {
-    KernelCall call(stream);
-    on_side(device, [&](auto side) {
-      kernels::tuned_softmax(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"), rc.rows, rc.cols);
-    });
+  run_float(x.dtype, "softmax", device, stream, [&]<class T>(auto side, std::type_identity<T>) {
+    kernels::tuned_softmax(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"), rc.rows, rc.cols);
   });
 }
 
@@ -28,12 +25,9 @@ void rmsnorm(Output out_a, Input x_a, Input w_a, float eps, uintptr_t stream) {
   RowsCols rc = rows_cols(x, "x");
   expect_shape(w, {rc.cols}, "weight");
   if (rc.empty()) return;
-  dispatch_float(x.dtype, "rmsnorm", [&]<class T>(std::type_identity<T>) {
-    KernelCall call(stream);
-    on_side(device, [&](auto side) {
-      kernels::tuned_rmsnorm(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"),
-                             buffer<const T>(side, w, "weight"), rc.rows, rc.cols, eps);
-    });
+  run_float(x.dtype, "rmsnorm", device, stream, [&]<class T>(auto side, std::type_identity<T>) {
+    kernels::tuned_rmsnorm(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"),
+                           buffer<const T>(side, w, "weight"), rc.rows, rc.cols, eps);
   });
 }
 
@@ -47,13 +41,10 @@ void add_rmsnorm(Output out_a, Output res_out_a, Input x_a, Input res_a,
   RowsCols rc = rows_cols(x, "x");
   expect_shape(w, {rc.cols}, "weight");
   if (rc.empty()) return;
-  dispatch_float(x.dtype, "rmsnorm", [&]<class T>(std::type_identity<T>) {
-    KernelCall call(stream);
-    on_side(device, [&](auto side) {
-      kernels::add_rmsnorm(buffer<T>(side, out, "out"), buffer<T>(side, res_out, "residual_out"),
-                           buffer<const T>(side, x, "x"), buffer<const T>(side, res, "residual"),
-                           buffer<const T>(side, w, "weight"), rc.rows, rc.cols, eps);
-    });
+  run_float(x.dtype, "rmsnorm", device, stream, [&]<class T>(auto side, std::type_identity<T>) {
+    kernels::add_rmsnorm(buffer<T>(side, out, "out"), buffer<T>(side, res_out, "residual_out"),
+                         buffer<const T>(side, x, "x"), buffer<const T>(side, res, "residual"),
+                         buffer<const T>(side, w, "weight"), rc.rows, rc.cols, eps);
   });
 }
 
@@ -66,13 +57,10 @@ void layernorm(Output out_a, Input x_a, Input w_a, Input b_a, float eps,
   expect_shape(w, {rc.cols}, "weight");
   expect_shape(b, {rc.cols}, "bias");
   if (rc.empty()) return;
-  dispatch_float(x.dtype, "layernorm", [&]<class T>(std::type_identity<T>) {
-    KernelCall call(stream);
-    on_side(device, [&](auto side) {
-      kernels::tuned_layernorm(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"),
-                               buffer<const T>(side, w, "weight"), buffer<const T>(side, b, "bias"), rc.rows, rc.cols,
-                               eps);
-    });
+  run_float(x.dtype, "layernorm", device, stream, [&]<class T>(auto side, std::type_identity<T>) {
+    kernels::tuned_layernorm(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"),
+                             buffer<const T>(side, w, "weight"), buffer<const T>(side, b, "bias"), rc.rows, rc.cols,
+                             eps);
   });
 }
 
@@ -83,12 +71,9 @@ void bias_relu_log(Output out_a, Input x_a, Input b_a, uintptr_t stream) {
   RowsCols rc = rows_cols(x, "x");
   expect_shape(b, {rc.cols}, "bias");
   if (rc.empty()) return;
-  dispatch_float(x.dtype, "bias_relu_log", [&]<class T>(std::type_identity<T>) {
-    KernelCall call(stream);
-    on_side(device, [&](auto side) {
-      kernels::tuned_bias_relu_log(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"),
-                                   buffer<const T>(side, b, "bias"), rc.rows, rc.cols);
-    });
+  run_float(x.dtype, "bias_relu_log", device, stream, [&]<class T>(auto side, std::type_identity<T>) {
+    kernels::tuned_bias_relu_log(buffer<T>(side, out, "out"), buffer<const T>(side, x, "x"),
+                                 buffer<const T>(side, b, "bias"), rc.rows, rc.cols);
   });
 }
 

@@ -19,6 +19,16 @@ void dispatch_float(DType dtype, const std::string& fn, F&& f) {
   }
 }
 
+// f(side, std::type_identity<T>{}) for the float type of `dtype`, on the caller's stream,
+// on the GPU (`device`) or the interpreter: the frame every gallery binding runs in.
+template <class F>
+void run_float(DType dtype, const std::string& fn, bool device, uintptr_t stream, F&& f) {
+  dispatch_float(dtype, fn, [&]<class T>(std::type_identity<T> t) {
+    KernelCall call(stream);
+    on_side(device, [&](auto side) { f(side, t); });
+  });
+}
+
 struct RowsCols {
   int64_t rows = 0, cols = 0;
   bool empty() const { return rows == 0 || cols == 0; }
