@@ -5,3 +5,5 @@
 #include "tilefuse/kernels/matmul.hpp"
 #include "tilefuse/kernels/norms.hpp"
 #include "tilefuse/kernels/softmax.hpp"
+#include "tilefuse/kernels/softmax_backward.hpp"
+#include "tilefuse/kernels/swiglu.hpp"

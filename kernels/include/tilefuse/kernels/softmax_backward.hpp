@@ -1,0 +1,84 @@
+#pragma once
+// Softmax backward over rows: given y = softmax(x) and the upstream gradient dy,
+// dx = y * (dy - sum(dy * y)) per row, f32 math. Like the forward: one row per cluster of
+// programs (a single program with cluster(1)), the row's y and dy in registers and
+// read once; and a looped two-pass program for rows longer than one cluster holds.
+//
+// dx may alias dy (in place): every program writes only columns it has read itself
+// (the row program after its reduction, the looped one tile by tile in pass 2).
+#include <string>
+
+#include "tilefuse/kernels/buffer_checks.hpp"
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/tilefuse.hpp"
+
+namespace tilefuse::kernels {
+
+template <class T>
+const auto& softmax_backward_row_kernel() {
+  static auto k = kernel(std::string("softmax_bwd_") + name(dtype_v<T>), {"dx", "dy", "y", "n_cols", "stride"},
+      [](Ptr<T> dx, Ptr<const T> dy, Ptr<const T> y, I32 n_cols, I64 stride, Meta<"BLOCK"> BLOCK) {
+        auto row = cluster_id();
+        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto offs = row * stride + cols;
+        auto g = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto yv = load(y + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto dot = cluster_sum(sum(g * yv, 0));
+        store(dx + offs, (yv * (g - dot)).template cast<T>(), mask);
+      });
+  return k;
+}
+
+// Pass 1 accumulates dy * y per lane over the row; pass 2 re-reads both (from L2 where
+// the row fits) and writes dx.
+template <class T>
+const auto& softmax_backward_looped_kernel() {
+  static auto k = kernel(std::string("softmax_bwd_looped_") + name(dtype_v<T>), {"dx", "dy", "y", "n_cols", "stride"},
+      [](Ptr<T> dx, Ptr<const T> dy, Ptr<const T> y, I32 n_cols, I64 stride, Meta<"BLOCK"> BLOCK) {
+        auto base = program_id(0) * stride;
+        auto cols = arange(0, BLOCK);
+        auto acc = zeros<f32>({BLOCK});
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          auto g = load(dy + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
+          auto yv = load(y + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
+          acc = acc + g * yv;
+        });
+        auto dot = sum(acc, 0);
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          auto mask = c < n_cols;
+          auto g = load(dy + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto yv = load(y + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          store(dx + base + c, (yv * (g - dot)).template cast<T>(), mask);
+        });
+      });
+  return k;
+}
+
+// The forward's row heuristic: the row holds two tensors here, but up to 8K columns per
+// program that is 32 f32 registers per thread at most.
+inline Config softmax_backward_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+  return row_heuristic(n_cols, dtype, clusters);
+}
+
+// dx [rows, cols] = y * (dy - rowsum(dy * y)); dx may be dy (in place).
+template <class DX, class DY, class Y>
+void softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int64_t cols, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<DX>;
+  const char* fn = "softmax_backward";
+  check_matrix_dims(fn, rows, cols);
+  check_buffer_dtype<T>(fn, "dy", dy, "dx");
+  check_buffer_dtype<T>(fn, "y", y, "dx");
+  check_buffer_size(fn, "dx", dx, rows, cols, "rows x cols");
+  check_buffer_size(fn, "dy", dy, rows, cols, "rows x cols");
+  check_buffer_size(fn, "y", y, rows, cols, "rows x cols");
+  Config c = cfg ? *cfg : softmax_backward_heuristic(cols, dtype_v<T>, clusters_usable<DX>());
+  check_row_cover(c, cols, fn);
+  launch_rows(softmax_backward_row_kernel<T>(), softmax_backward_looped_kernel<T>(), c, rows, cols, dx, dy, y, cols,
+              cols);
+}
+
+}  // namespace tilefuse::kernels
