@@ -4,6 +4,7 @@
 #include "tilefuse/kernels/bias_relu_log.hpp"
 #include "tilefuse/kernels/matmul.hpp"
 #include "tilefuse/kernels/norms.hpp"
+#include "tilefuse/kernels/norms_backward.hpp"
 #include "tilefuse/kernels/softmax.hpp"
 #include "tilefuse/kernels/softmax_backward.hpp"
 #include "tilefuse/kernels/swiglu.hpp"

@@ -1,0 +1,138 @@
+#pragma once
+// LayerNorm backward, f32 math. For y = xhat * w + b with xhat = (x - mean) * rstd and
+// g = dy * w:
+//   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw = sum_rows dy * xhat,  db = sum_rows dy.
+// mean and rstd are recomputed from x. With d = x - x[0] (the shift keeps the sums stable
+// when |mean| >> std), all four row sums -- d, d^2, g, g*d -- are independent, so they
+// share one exchange between warps: mean(g * xhat) = rstd * (E[g d] - E[d] E[g]).
+#include <string>
+
+#include "tilefuse/kernels/norm_backward_common.hpp"
+
+namespace tilefuse::kernels {
+
+template <class T>
+const auto& layernorm_bwd_row_kernel() {
+  static auto k = kernel(std::string("layernorm_bwd_") + name(dtype_v<T>),
+      {"dx", "partials", "dy", "x", "weight", "n_rows", "n_cols", "stride", "eps"},
+      [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, I32 n_rows,
+         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK) {
+        auto cols = arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
+        auto dw = zeros<f32>({BLOCK});
+        auto db = zeros<f32>({BLOCK});
+        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
+          auto offs = row * stride + cols;
+          auto shift = load(x + row * stride).template cast<f32>();
+          auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto d = where(mask, xv - shift, 0.0f);
+          auto g = dyv * w;
+          auto mean_d = sum(d, 0) / n_cols;
+          auto mean_dd = sum(d * d, 0) / n_cols;
+          auto mean_g = sum(g, 0) / n_cols;
+          auto mean_gd = sum(g * d, 0) / n_cols;
+          auto rstd = rsqrt(maximum(mean_dd - mean_d * mean_d, 0.0f) + eps);
+          auto mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
+          auto xhat = (d - mean_d) * rstd;
+          store(dx + offs, (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), mask);
+          dw = dw + dyv * xhat;
+          db = db + dyv;
+        });
+        // Partials: dW rows [0, P), dB rows [P, 2P).
+        auto part = partials + program_id(0).template cast<i64>() * n_cols + cols;
+        store(part, dw, mask);
+        store(part + num_programs(0).template cast<i64>() * n_cols, db, mask);
+      });
+  return k;
+}
+
+// Long rows: pass 1 accumulates the four sums over the row's chunks, pass 2 re-reads the
+// row and writes dx; dW and dB accumulate in this program's rows of the partials.
+template <class T>
+const auto& layernorm_bwd_looped_kernel() {
+  static auto k = kernel(std::string("layernorm_bwd_looped_") + name(dtype_v<T>),
+      {"dx", "partials", "dy", "x", "weight", "n_rows", "n_cols", "stride", "eps"},
+      [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, I32 n_rows,
+         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK) {
+        auto cols = arange(0, BLOCK);
+        auto part_w = partials + program_id(0).template cast<i64>() * n_cols;
+        auto part_b = part_w + num_programs(0).template cast<i64>() * n_cols;
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          store(part_w + c, zeros<f32>({BLOCK}), c < n_cols);
+          store(part_b + c, zeros<f32>({BLOCK}), c < n_cols);
+        });
+        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
+          auto base = row * stride;
+          auto shift = load(x + base).template cast<f32>();
+          auto acc_d = zeros<f32>({BLOCK});
+          auto acc_dd = zeros<f32>({BLOCK});
+          auto acc_g = zeros<f32>({BLOCK});
+          auto acc_gd = zeros<f32>({BLOCK});
+          for_range(0, n_cols, BLOCK, [&](I32 start) {
+            auto c = start + cols;
+            auto mask = c < n_cols;
+            auto xv = load(x + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
+            auto g = load(dy + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>() *
+                     load(weight + c, mask, 0.0f).template cast<f32>();
+            auto d = where(mask, xv - shift, 0.0f);
+            acc_d = acc_d + d;
+            acc_dd = acc_dd + d * d;
+            acc_g = acc_g + g;
+            acc_gd = acc_gd + g * d;
+          });
+          auto mean_d = sum(acc_d, 0) / n_cols;
+          auto mean_g = sum(acc_g, 0) / n_cols;
+          auto rstd = rsqrt(maximum(sum(acc_dd, 0) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          auto mean_gxhat = rstd * (sum(acc_gd, 0) / n_cols - mean_d * mean_g);
+          auto mean = shift + mean_d;
+          for_range(0, n_cols, BLOCK, [&](I32 start) {
+            auto c = start + cols;
+            auto mask = c < n_cols;
+            auto xhat = (load(x + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - mean) * rstd;
+            auto dyv = load(dy + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            auto g = dyv * load(weight + c, mask, 0.0f).template cast<f32>();
+            store(dx + base + c, (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), mask);
+            store(part_w + c, load(part_w + c, mask, 0.0f) + dyv * xhat, mask);
+            store(part_b + c, load(part_b + c, mask, 0.0f) + dyv, mask);
+          });
+        });
+      });
+  return k;
+}
+
+// layernorm_backward(dx, dw, db, dy, x, w, rows, cols, eps): gradients of
+// layernorm(x, w, b) for the upstream gradient dy (the bias itself is not needed);
+// rows of `cols` contiguous elements. cfg: as rmsnorm_backward.
+template <class DX, class DW, class DB, class DY, class X, class W>
+void layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
+                        float eps = 1e-5f, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<DX>;
+  static_assert(std::is_same_v<T, buffer_elem_t<DY>> && std::is_same_v<T, buffer_elem_t<X>> &&
+                    std::is_same_v<T, buffer_elem_t<W>> && std::is_same_v<T, buffer_elem_t<DW>> &&
+                    std::is_same_v<T, buffer_elem_t<DB>>,
+                "layernorm_backward: every buffer must have the same dtype");
+  const char* fn = "layernorm_backward";
+  check_norm_shape(fn, rows, cols);
+  std::string mn = "rows x cols = " + std::to_string(rows) + " x " + std::to_string(cols);
+  check_norm_arg(fn, "dx", dx, rows * cols, mn.c_str());
+  check_norm_arg(fn, "dy", dy, rows * cols, mn.c_str());
+  check_norm_arg(fn, "x", x, rows * cols, mn.c_str());
+  std::string n = "cols = " + std::to_string(cols);
+  check_norm_arg(fn, "weight", w, cols, n.c_str());
+  check_norm_arg(fn, "dw", dw, cols, n.c_str());
+  check_norm_arg(fn, "db", db, cols, n.c_str());
+  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>);
+  int64_t programs = norm_backward_programs<DX>(c, rows);
+  c.meta.erase("PROGRAMS_PER_SM");
+  auto partials = norm_backward_scratch<DX>(2 * programs * cols);
+  if (row_uses_loop(c, cols))
+    layernorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, rows, cols, cols, eps);
+  else
+    layernorm_bwd_row_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, rows, cols, cols, eps);
+  reduce_norm_partials(dw, db, partials, programs, cols, true);
+}
+
+}  // namespace tilefuse::kernels

@@ -1,0 +1,138 @@
+#pragma once
+// RMSNorm backward (optionally of the fused residual add), f32 math. For
+// y = x * rstd * w with rstd = rsqrt(mean(x^2) + eps) and g = dy * w:
+//   dx = rstd * (g - x * rstd^2 * mean(g * x)),   dw = sum over rows of dy * x * rstd.
+// rstd is recomputed from x (read anyway), so the forward stores nothing extra. With
+// RESIDUAL, x is h = x + res of add_rmsnorm and dres (the gradient arriving through the
+// residual stream) is added: dh = dx + dres, the gradient of both x and res.
+#include <string>
+
+#include "tilefuse/kernels/norm_backward_common.hpp"
+
+namespace tilefuse::kernels {
+
+// Persistent programs, the whole row in one tile; dW accumulates in registers.
+template <class T>
+const auto& rmsnorm_bwd_row_kernel() {
+  static auto k = kernel(std::string("rmsnorm_bwd_") + name(dtype_v<T>),
+      {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
+      [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
+         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+        auto cols = arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
+        auto dw = zeros<f32>({BLOCK});
+        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
+          auto offs = row * stride + cols;
+          auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto g = dyv * w;
+          // Two independent reductions: one exchange between warps.
+          auto rstd = rsqrt(sum(xv * xv, 0) / n_cols + eps);
+          auto mean_gx = sum(g * xv, 0) / n_cols;
+          auto grad = rstd * g - xv * (rstd * rstd * rstd * mean_gx);
+          if (RESIDUAL) grad = grad + load(dres + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          store(dx + offs, grad.template cast<T>(), mask);
+          dw = dw + dyv * xv * rstd;
+        });
+        store(dw_partial + program_id(0).template cast<i64>() * n_cols + cols, dw, mask);
+      });
+  return k;
+}
+
+// Persistent programs over long rows: pass 1 sums x^2 and g*x over the row's chunks,
+// pass 2 re-reads them (from L2 where it fits) and writes dx. dW accumulates in this
+// program's own row of the partials (read and written by it alone).
+template <class T>
+const auto& rmsnorm_bwd_looped_kernel() {
+  static auto k = kernel(std::string("rmsnorm_bwd_looped_") + name(dtype_v<T>),
+      {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
+      [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
+         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+        auto cols = arange(0, BLOCK);
+        auto part = dw_partial + program_id(0).template cast<i64>() * n_cols;
+        for_range(0, n_cols, BLOCK, [&](I32 start) {
+          auto c = start + cols;
+          store(part + c, zeros<f32>({BLOCK}), c < n_cols);
+        });
+        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
+          auto base = row * stride;
+          auto acc_xx = zeros<f32>({BLOCK});
+          auto acc_gx = zeros<f32>({BLOCK});
+          for_range(0, n_cols, BLOCK, [&](I32 start) {
+            auto c = start + cols;
+            auto mask = c < n_cols;
+            auto xv = load(x + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
+            auto dyv = load(dy + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
+            auto w = load(weight + c, mask, 0.0f).template cast<f32>();
+            acc_xx = acc_xx + xv * xv;
+            acc_gx = acc_gx + dyv * w * xv;
+          });
+          auto rstd = rsqrt(sum(acc_xx, 0) / n_cols + eps);
+          auto scale = rstd * rstd * rstd * (sum(acc_gx, 0) / n_cols);
+          for_range(0, n_cols, BLOCK, [&](I32 start) {
+            auto c = start + cols;
+            auto mask = c < n_cols;
+            auto xv = load(x + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            auto dyv = load(dy + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            auto w = load(weight + c, mask, 0.0f).template cast<f32>();
+            auto grad = rstd * dyv * w - xv * scale;
+            if (RESIDUAL) grad = grad + load(dres + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            store(dx + base + c, grad.template cast<T>(), mask);
+            store(part + c, load(part + c, mask, 0.0f) + dyv * xv * rstd, mask);
+          });
+        });
+      });
+  return k;
+}
+
+namespace detail {
+template <class DX, class DW, class DY, class X, class W, class DR>
+void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X& x, const W& w, const DR& dres,
+                           bool residual, int64_t rows, int64_t cols, float eps, ConfigOverride cfg) {
+  using T = buffer_elem_t<DX>;
+  static_assert(std::is_same_v<T, buffer_elem_t<DY>> && std::is_same_v<T, buffer_elem_t<X>> &&
+                    std::is_same_v<T, buffer_elem_t<W>> && std::is_same_v<T, buffer_elem_t<DW>> &&
+                    std::is_same_v<T, buffer_elem_t<DR>>,
+                "rmsnorm_backward: every buffer must have the same dtype");
+  check_norm_shape(fn, rows, cols);
+  std::string mn = "rows x cols = " + std::to_string(rows) + " x " + std::to_string(cols);
+  check_norm_arg(fn, "dx", dx, rows * cols, mn.c_str());
+  check_norm_arg(fn, "dy", dy, rows * cols, mn.c_str());
+  check_norm_arg(fn, "x", x, rows * cols, mn.c_str());
+  if (residual) check_norm_arg(fn, "dres_out", dres, rows * cols, mn.c_str());
+  std::string n = "cols = " + std::to_string(cols);
+  check_norm_arg(fn, "weight", w, cols, n.c_str());
+  check_norm_arg(fn, "dw", dw, cols, n.c_str());
+  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>);
+  int64_t programs = norm_backward_programs<DX>(c, rows);
+  c.meta.erase("PROGRAMS_PER_SM");
+  c.set("RESIDUAL", residual);
+  auto partials = norm_backward_scratch<DX>(programs * cols);
+  if (row_uses_loop(c, cols))
+    rmsnorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
+  else
+    rmsnorm_bwd_row_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
+  reduce_norm_partials(dw, dw, partials, programs, cols, false);
+}
+}  // namespace detail
+
+// rmsnorm_backward(dx, dw, dy, x, w, rows, cols, eps): gradients of rmsnorm(x, w) for the
+// upstream gradient dy; rows of `cols` contiguous elements. cfg: BLOCK, num_warps and
+// PROGRAMS_PER_SM (persistent programs per SM; in all on the interpreter).
+template <class DX, class DW, class DY, class X, class W>
+void rmsnorm_backward(DX&& dx, DW&& dw, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
+                      float eps = 1e-6f, ConfigOverride cfg = {}) {
+  detail::rmsnorm_backward_impl("rmsnorm_backward", dx, dw, dy, x, w, dy, false, rows, cols, eps, cfg);
+}
+
+// Backward of add_rmsnorm: h = x + res (its res_out), y = rmsnorm(h) * w. dres_out is
+// the gradient reaching res_out from later layers; dh = rmsnorm'(dy) + dres_out is the
+// gradient of both x and res.
+template <class DH, class DW, class DY, class DR, class H, class W>
+void add_rmsnorm_backward(DH&& dh, DW&& dw, const DY& dy, const DR& dres_out, const H& h, const W& w, int64_t rows,
+                          int64_t cols, float eps = 1e-6f, ConfigOverride cfg = {}) {
+  detail::rmsnorm_backward_impl("add_rmsnorm_backward", dh, dw, dy, h, w, dres_out, true, rows, cols, eps, cfg);
+}
+
+}  // namespace tilefuse::kernels

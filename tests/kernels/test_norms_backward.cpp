@@ -1,0 +1,240 @@
+// RMSNorm / LayerNorm backward on the interpreter against double-precision references
+// written from the chain rule (and, once each, against central finite differences of
+// the forward), at odd widths, with persistent programs that do not divide the rows.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+
+namespace {
+
+template <class T>
+constexpr double rtol() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, half>) return 2e-3;
+  else return 1e-2;
+}
+template <class T>
+constexpr double atol() {
+  return std::is_same_v<T, float> ? 1e-4 : 1e-2;
+}
+
+struct Grads {
+  std::vector<double> dx, dw, db;
+};
+
+// RMSNorm: y_j = x_j r w_j with r = (sum x^2 / n + eps)^-1/2, so dr/dx_i = -r^3 x_i / n and
+// dx_i = dy_i w_i r + sum_j dy_j w_j x_j dr/dx_i. dres (may be empty) is added to dx.
+Grads rmsnorm_grads(const std::vector<float>& dy, const std::vector<float>& x, const std::vector<float>& w,
+                    const std::vector<float>& dres, int64_t rows, int64_t n, double eps) {
+  Grads g{std::vector<double>(rows * n), std::vector<double>(n, 0.0), {}};
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = &x[r * n];
+    const float* dyr = &dy[r * n];
+    double ss = 0, s_gx = 0;
+    for (int64_t j = 0; j < n; ++j) ss += double(xr[j]) * xr[j];
+    double rs = 1.0 / std::sqrt(ss / n + eps);
+    for (int64_t j = 0; j < n; ++j) s_gx += double(dyr[j]) * w[j] * xr[j];
+    for (int64_t i = 0; i < n; ++i) {
+      double dr_dxi = -rs * rs * rs * xr[i] / n;
+      g.dx[r * n + i] = double(dyr[i]) * w[i] * rs + s_gx * dr_dxi + (dres.empty() ? 0.0 : dres[r * n + i]);
+      g.dw[i] += double(dyr[i]) * xr[i] * rs;
+    }
+  }
+  return g;
+}
+
+// LayerNorm: xhat_j = (x_j - mu) r, dmu/dx_i = 1/n, dr/dx_i = -r^3 (x_i - mu) / n, so
+// dx_i = sum_j g_j [(delta_ij - 1/n) r + (x_j - mu) dr/dx_i] with g = dy w.
+Grads layernorm_grads(const std::vector<float>& dy, const std::vector<float>& x, const std::vector<float>& w,
+                      int64_t rows, int64_t n, double eps) {
+  Grads g{std::vector<double>(rows * n), std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)};
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = &x[r * n];
+    const float* dyr = &dy[r * n];
+    double mu = 0, var = 0, sum_g = 0, sum_g_xc = 0;
+    for (int64_t j = 0; j < n; ++j) mu += xr[j];
+    mu /= n;
+    for (int64_t j = 0; j < n; ++j) var += (xr[j] - mu) * (xr[j] - mu);
+    double rs = 1.0 / std::sqrt(var / n + eps);
+    for (int64_t j = 0; j < n; ++j) {
+      sum_g += double(dyr[j]) * w[j];
+      sum_g_xc += double(dyr[j]) * w[j] * (xr[j] - mu);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      double dr_dxi = -rs * rs * rs * (xr[i] - mu) / n;
+      g.dx[r * n + i] = (double(dyr[i]) * w[i] - sum_g / n) * rs + sum_g_xc * dr_dxi;
+      g.dw[i] += double(dyr[i]) * (xr[i] - mu) * rs;
+      g.db[i] += dyr[i];
+    }
+  }
+  return g;
+}
+
+// Central differences of L = sum(dy * forward(x)) with respect to each element of `v`.
+std::vector<double> finite_diff(std::vector<float>& v, const std::function<double()>& loss) {
+  std::vector<double> d(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    float keep = v[i];
+    float h = 1e-3f * std::max(1.0f, std::fabs(keep));
+    v[i] = keep + h;
+    double up = loss();
+    v[i] = keep - h;
+    double down = loss();
+    v[i] = keep;
+    d[i] = (up - down) / (double(keep + h) - double(keep - h));
+  }
+  return d;
+}
+
+double dot(const std::vector<float>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+// Configs: the heuristic, and 3 persistent programs (rows not a multiple of 3) either
+// with the whole row in one tile or looping over 64-column chunks.
+std::vector<tk::ConfigOverride> configs(int64_t cols) {
+  std::vector<tk::ConfigOverride> c = {std::nullopt};
+  c.push_back(Config{{"BLOCK", tk::next_pow2(cols)}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
+  if (cols > 64) c.push_back(Config{{"BLOCK", 64}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the chain-rule references agree with finite differences of the forward") {
+  int64_t rows = 3, n = 7;
+  auto x = ref::random_vec<float>(rows * n, 1, -2.0f, 2.0f);
+  auto dy = ref::random_vec<float>(rows * n, 2);
+  auto w = ref::random_vec<float>(n, 3, 0.5f, 1.5f);
+  auto b = ref::random_vec<float>(n, 4);
+  std::vector<double> y;
+  auto rms_loss = [&] { ref::rmsnorm(y, x, w, rows, n, 1e-6); return dot(dy, y); };
+  Grads rg = rmsnorm_grads(dy, x, w, {}, rows, n, 1e-6);
+  CHECK(ref::max_rel_err(ref::to_float(rg.dx), finite_diff(x, rms_loss), 1e-4, 1e-3) <= 1.0);
+  CHECK(ref::max_rel_err(ref::to_float(rg.dw), finite_diff(w, rms_loss), 1e-4, 1e-3) <= 1.0);
+  auto ln_loss = [&] { ref::layernorm(y, x, w, b, rows, n, 1e-5); return dot(dy, y); };
+  Grads lg = layernorm_grads(dy, x, w, rows, n, 1e-5);
+  CHECK(ref::max_rel_err(ref::to_float(lg.dx), finite_diff(x, ln_loss), 1e-4, 1e-3) <= 1.0);
+  CHECK(ref::max_rel_err(ref::to_float(lg.dw), finite_diff(w, ln_loss), 1e-4, 1e-3) <= 1.0);
+  CHECK(ref::max_rel_err(ref::to_float(lg.db), finite_diff(b, ln_loss), 1e-4, 1e-3) <= 1.0);
+}
+
+TEST_CASE_TEMPLATE("rmsnorm backward matches the reference", T, float, half, bfloat16) {
+  struct Shape { int64_t rows, cols; };
+  for (Shape s : {Shape{5, 1}, Shape{7, 7}, Shape{5, 300}, Shape{2, 4099}}) {
+    for (auto& cfg : configs(s.cols)) {
+      if (cfg && s.cols == 4099 && cfg->get("BLOCK") == 64) continue;  // slow on the interpreter, nothing new
+      CAPTURE(s.cols);
+      CAPTURE((cfg ? cfg->str() : std::string("heuristic")));
+      auto x = ref::random_vec<T>(s.rows * s.cols, 10 + s.cols);
+      auto dy = ref::random_vec<T>(s.rows * s.cols, 11 + s.cols);
+      auto w = ref::random_vec<T>(s.cols, 12, 0.5f, 1.5f);
+      std::vector<T> dx(x.size()), dw(s.cols);
+      tk::rmsnorm_backward(dx, dw, dy, x, w, s.rows, s.cols, 1e-6f, cfg);
+      Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, s.rows, s.cols, 1e-6);
+      CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+      CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("add_rmsnorm backward adds the residual stream's gradient", T, float, bfloat16) {
+  int64_t rows = 7, cols = 300;
+  for (auto& cfg : configs(cols)) {
+    CAPTURE((cfg ? cfg->str() : std::string("heuristic")));
+    auto h = ref::random_vec<T>(rows * cols, 20);
+    auto dy = ref::random_vec<T>(rows * cols, 21);
+    auto dres = ref::random_vec<T>(rows * cols, 22);
+    auto w = ref::random_vec<T>(cols, 23, 0.5f, 1.5f);
+    std::vector<T> dh(h.size()), dw(cols);
+    tk::add_rmsnorm_backward(dh, dw, dy, dres, h, w, rows, cols, 1e-6f, cfg);
+    Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(h), ref::to_float(w), ref::to_float(dres), rows,
+                               cols, 1e-6);
+    CHECK(ref::max_rel_err(dh, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+    CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("layernorm backward matches the reference", T, float, half, bfloat16) {
+  struct Shape { int64_t rows, cols; };
+  for (Shape s : {Shape{5, 1}, Shape{7, 7}, Shape{5, 300}, Shape{2, 4099}}) {
+    for (auto& cfg : configs(s.cols)) {
+      if (cfg && s.cols == 4099 && cfg->get("BLOCK") == 64) continue;
+      CAPTURE(s.cols);
+      CAPTURE((cfg ? cfg->str() : std::string("heuristic")));
+      auto x = ref::random_vec<T>(s.rows * s.cols, 30 + s.cols, 2.0f, 6.0f);  // non-zero mean
+      auto dy = ref::random_vec<T>(s.rows * s.cols, 31 + s.cols);
+      auto w = ref::random_vec<T>(s.cols, 32, 0.5f, 1.5f);
+      std::vector<T> dx(x.size()), dw(s.cols), db(s.cols);
+      tk::layernorm_backward(dx, dw, db, dy, x, w, s.rows, s.cols, 1e-5f, cfg);
+      Grads want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), s.rows, s.cols, 1e-5);
+      CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
+      CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
+      CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("norm backward: the looped program over a 4099-column row") {
+  int64_t rows = 3, cols = 4099;
+  Config cfg{{"BLOCK", 1024}, {"PROGRAMS_PER_SM", 2}, num_warps(4)};
+  auto x = ref::random_vec<float>(rows * cols, 40, 1.0f, 4.0f);
+  auto dy = ref::random_vec<float>(rows * cols, 41);
+  auto w = ref::random_vec<float>(cols, 42, 0.5f, 1.5f);
+  std::vector<float> dx(x.size()), dw(cols), db(cols);
+  tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
+  Grads want = rmsnorm_grads(dy, x, w, {}, rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 1e-5) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 1e-5) <= 1.0);
+  tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+  want = layernorm_grads(dy, x, w, rows, cols, 1e-5);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 2e-5) <= 1.0);
+  CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
+}
+
+TEST_CASE("norm backward: buffers smaller than the shape and empty shapes are user errors") {
+  int64_t rows = 2, cols = 7;
+  std::vector<float> x(rows * cols, 1.5f), dy(rows * cols, 0.5f), dx(rows * cols), w(cols, 1.0f), dw(cols), db(cols);
+  std::vector<float> short_rows(rows * cols - 1, 1.0f), short_cols(cols - 1, 1.0f);
+  std::string m = error_of([&] { tk::rmsnorm_backward(short_rows, dw, dy, x, w, rows, cols); });
+  CHECK(m.find("rmsnorm_backward: dx has 13 elements, but rows x cols = 2 x 7 needs 14") != std::string::npos);
+  CHECK(m.find("Pass dx with at least rows x cols = 2 x 7 elements") != std::string::npos);
+  m = error_of([&] { tk::rmsnorm_backward(dx, dw, short_rows, x, w, rows, cols); });
+  CHECK(m.find("rmsnorm_backward: dy has 13 elements, but rows x cols = 2 x 7 needs 14") != std::string::npos);
+  m = error_of([&] { tk::rmsnorm_backward(dx, short_cols, dy, x, w, rows, cols); });
+  CHECK(m.find("rmsnorm_backward: dw has 6 elements, but cols = 7 needs 7") != std::string::npos);
+  CHECK(m.find("Pass dw with at least cols = 7 elements") != std::string::npos);
+  m = error_of([&] { tk::add_rmsnorm_backward(dx, dw, dy, short_rows, x, w, rows, cols); });
+  CHECK(m.find("add_rmsnorm_backward: dres_out has 13 elements, but rows x cols = 2 x 7 needs 14") !=
+        std::string::npos);
+  m = error_of([&] { tk::layernorm_backward(dx, dw, db, dy, short_rows, w, rows, cols); });
+  CHECK(m.find("layernorm_backward: x has 13 elements, but rows x cols = 2 x 7 needs 14") != std::string::npos);
+  m = error_of([&] { tk::layernorm_backward(dx, dw, db, dy, x, short_cols, rows, cols); });
+  CHECK(m.find("layernorm_backward: weight has 6 elements, but cols = 7 needs 7") != std::string::npos);
+  m = error_of([&] { tk::layernorm_backward(dx, dw, short_cols, dy, x, w, rows, cols); });
+  CHECK(m.find("layernorm_backward: db has 6 elements, but cols = 7 needs 7") != std::string::npos);
+  m = error_of([&] { tk::layernorm_backward(dx, dw, db, dy, x, w, 0, cols); });
+  CHECK(m.find("layernorm_backward: rows and cols must be positive, got 0 x 7") != std::string::npos);
+  CHECK(m.find("Pass the shape [rows, cols] of x") != std::string::npos);
+}
