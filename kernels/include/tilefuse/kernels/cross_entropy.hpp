@@ -1,0 +1,173 @@
+#pragma once
+// Fused cross-entropy forward + backward over rows of logits, f32 math:
+//   lse = logsumexp(x_r); loss_r = (1-eps)(lse - x_t) + eps(lse - mean_j x_j) + z lse^2
+//   dx_j = scale ((1 + 2 z lse) softmax_j - (1-eps)[j == t] - eps/V)
+// with label smoothing eps, z-loss coefficient z and ignore_index rows (loss 0, dx 0).
+// Each logit is read once and each dlogit written once (dlogits may be the logits
+// buffer itself): one row per cluster of programs holds the row in registers; a looped
+// program (online max/sum, then a gradient pass re-reading the row) takes longer rows.
+// Tile programs are in cross_entropy_programs.hpp; this file holds the host function.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "tilefuse/cuda/driver.hpp"
+#include "tilefuse/cuda/memory.hpp"
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/cross_entropy_programs.hpp"
+#include "tilefuse/launch_stream.hpp"
+
+namespace tilefuse::kernels {
+
+enum class LossReduction { none = 0, sum = 1, mean = 2 };
+
+struct CrossEntropyOptions {
+  int64_t ignore_index = -100;   // rows with this target have loss 0 and dlogits 0
+  float label_smoothing = 0.0f;  // eps in [0, 1)
+  float z_loss = 0.0f;           // coefficient of lse^2, >= 0
+  LossReduction reduction = LossReduction::mean;  // mean: over rows not ignored
+  float grad_scale = 1.0f;       // upstream gradient of the (reduced) loss
+  int64_t logits_stride = -1;    // elements between rows of logits (-1: V)
+  int64_t dlogits_stride = -1;   // of dlogits (-1: logits_stride)
+};
+
+inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
+  return row_heuristic(V, dtype, clusters);
+}
+
+namespace detail {
+
+template <class B>
+constexpr bool is_device_buffer = requires(const std::remove_cvref_t<B>& b) { b.arg(); };
+
+template <class X>
+std::string ce_dtype_name() {
+  if constexpr (Element<X>) return name(dtype_v<X>);
+  else return "a non-tilefuse type";
+}
+
+// Dtype checks as UserErrors (not static_asserts) so the message names the argument.
+template <class L, class D, class T, class TI>
+void ce_check_dtypes() {
+  auto fail = [](const std::string& what, const std::string& fix) {
+    user_error("cross_entropy: " + what, SourceLoc{}, fix);
+  };
+  if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, half> && !std::is_same_v<T, bfloat16>)
+    fail("logits has dtype " + ce_dtype_name<T>() + ", expected f32, f16 or bf16", "Pass the logits as f32, f16 or bf16");
+  if constexpr (!std::is_same_v<D, T>)
+    fail("dlogits has dtype " + ce_dtype_name<D>() + " but logits has " + ce_dtype_name<T>(),
+         "Pass dlogits in the logits' dtype (or the logits buffer itself for an in-place gradient)");
+  if constexpr (!std::is_same_v<L, float>)
+    fail("loss has dtype " + ce_dtype_name<L>() + ", expected f32",
+         "Pass an f32 loss buffer: [M] with reduction none, [1] with sum or mean");
+  if constexpr (!std::is_same_v<TI, int64_t> && !std::is_same_v<TI, int32_t>)
+    fail("targets has dtype " + ce_dtype_name<TI>() + ", expected i64 (or i32)", "Pass the class indices as int64");
+}
+
+inline void ce_check_size(const char* arg, size_t have, int64_t want, const std::string& why) {
+  if (static_cast<int64_t>(have) < want)
+    user_error("cross_entropy: " + std::string(arg) + " has " + std::to_string(have) + " elements, but " + why +
+                   " needs " + std::to_string(want),
+               SourceLoc{}, std::string("Pass a larger ") + arg + " buffer, or check M, V and the row strides");
+}
+
+// Host targets are checked here, so the interpreter reports a bad one by row. (On the
+// GPU the targets stay in device memory: a row whose target is outside [0, V) and not
+// ignore_index gets loss NaN and dlogits NaN, and the kernel never reads outside the row.)
+template <class Targets>
+void ce_check_host_targets(const Targets& targets, int64_t M, int64_t V, int64_t ignore_index) {
+  const auto* t = std::data(targets);
+  for (int64_t r = 0; r < M; ++r) {
+    int64_t v = static_cast<int64_t>(t[r]);
+    if (v != ignore_index && (v < 0 || v >= V))
+      user_error("cross_entropy: targets[" + std::to_string(r) + "] (the target of row " + std::to_string(r) +
+                     ") is " + std::to_string(v) + ", outside the V = " + std::to_string(V) + " classes [0, " +
+                     std::to_string(V) + ") and not ignore_index (" + std::to_string(ignore_index) + ")",
+                 SourceLoc{}, "Pass class indices in [0, V), or ignore_index for rows without a target");
+  }
+}
+
+// One f32 of device memory per (device, stream) on each host thread: the mean's
+// 1/count, written by the count kernel and read by the main kernel that follows it
+// on the same stream. Kept for the process (4 bytes; launches may be in flight at exit).
+inline DevicePtr<float> ce_device_scratch() {
+  thread_local std::map<std::pair<int, void*>, DevicePtr<float>> scratch;
+  auto key = std::make_pair(cuda::current_device(), current_launch_stream());
+  auto it = scratch.find(key);
+  if (it == scratch.end())
+    it = scratch.emplace(key, DevicePtr<float>(static_cast<float*>(cuda::mem_alloc(sizeof(float))), 1)).first;
+  return it->second;
+}
+
+}  // namespace detail
+
+// The config the main launch uses: the row config plus the reduction.
+inline Config cross_entropy_config(Config c, int64_t V, LossReduction r) {
+  check_row_cover(c, V, "cross_entropy");
+  c.meta.erase("RELOAD");
+  return c.set("REDUCTION", static_cast<int64_t>(r));
+}
+
+// cross_entropy(loss, dlogits, logits, targets, M, V, options[, config]): loss and
+// gradient of softmax cross-entropy over M rows of V logits (see the top of the file).
+// loss: f32, [M] with reduction none, [1] otherwise. dlogits: the logits' dtype and
+// shape, or the logits buffer itself (in place). targets: i64 (or i32), [M].
+template <class Loss, class DLogits, class Logits, class Targets>
+void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const Targets& targets, int64_t M, int64_t V,
+                   CrossEntropyOptions o = {}, ConfigOverride cfg = {}) {
+  using T = buffer_elem_t<Logits>;
+  using D = buffer_elem_t<DLogits>;
+  using L = buffer_elem_t<Loss>;
+  using TI = buffer_elem_t<Targets>;
+  detail::ce_check_dtypes<L, D, T, TI>();
+  if constexpr (std::is_same_v<L, float> && std::is_same_v<D, T> &&
+                (std::is_same_v<TI, int64_t> || std::is_same_v<TI, int32_t>) &&
+                (std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16>)) {
+    if (M < 1 || V < 1 || M > INT32_MAX || V > INT32_MAX)
+      user_error("cross_entropy: M and V must be in [1, 2^31), got M = " + std::to_string(M) +
+                     ", V = " + std::to_string(V),
+                 SourceLoc{}, "Pass the logits' shape [M, V]");
+    int64_t ls = o.logits_stride < 0 ? V : o.logits_stride;
+    int64_t ds = o.dlogits_stride < 0 ? ls : o.dlogits_stride;
+    if (ls < V || ds < V)
+      user_error("cross_entropy: the row strides (logits_stride " + std::to_string(ls) + ", dlogits_stride " +
+                     std::to_string(ds) + ") must be at least V = " + std::to_string(V),
+                 SourceLoc{}, "Pass strides in elements between rows, or -1 for contiguous rows");
+    if (static_cast<const void*>(std::data(dlogits)) == static_cast<const void*>(std::data(logits)) && ds != ls)
+      user_error("cross_entropy: dlogits is the logits buffer (in place) but dlogits_stride " + std::to_string(ds) +
+                     " differs from logits_stride " + std::to_string(ls),
+                 SourceLoc{}, "Leave dlogits_stride at -1 for an in-place gradient");
+    if (!(o.label_smoothing >= 0.0f && o.label_smoothing < 1.0f))
+      user_error("cross_entropy: label_smoothing is " + std::to_string(o.label_smoothing) + ", outside [0, 1)",
+                 SourceLoc{}, "Pass a label_smoothing in [0, 1)");
+    if (!(o.z_loss >= 0.0f))
+      user_error("cross_entropy: z_loss is " + std::to_string(o.z_loss) + ", expected >= 0", SourceLoc{},
+                 "Pass a non-negative z_loss coefficient (0 turns it off)");
+    detail::ce_check_size("logits", std::size(logits), (M - 1) * ls + V, "[M, V] with its row stride");
+    detail::ce_check_size("dlogits", std::size(dlogits), (M - 1) * ds + V, "[M, V] with its row stride");
+    detail::ce_check_size("targets", std::size(targets), M, "one target per row");
+    bool none = o.reduction == LossReduction::none;
+    detail::ce_check_size("loss", std::size(loss), none ? M : 1, none ? "reduction none (one loss per row)" : "the reduced loss");
+    if constexpr (!detail::is_device_buffer<Targets>) detail::ce_check_host_targets(targets, M, V, o.ignore_index);
+
+    Config c = cross_entropy_config(cfg ? *cfg : cross_entropy_heuristic(V, dtype_v<T>, clusters_usable<Logits>()), V,
+                                    o.reduction);
+    auto run = [&](const auto& inv_count) {
+      if (!none)  // zero the reduced loss; for mean also count the rows not ignored
+        cross_entropy_count_kernel<TI>().launch(Grid(1), cross_entropy_count_config(o.reduction == LossReduction::mean),
+                                                loss, inv_count, targets, M, o.ignore_index);
+      launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M, V, loss, dlogits,
+                  logits, targets, inv_count, V, ls, ds, o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
+    };
+    if constexpr (detail::is_device_buffer<Loss>) {
+      if (o.reduction == LossReduction::mean) run(detail::ce_device_scratch());
+      else run(loss);  // inv_count is neither read nor written without mean
+    } else {
+      std::vector<float> inv_count(1);
+      run(inv_count);
+    }
+  }
+}
+
+}  // namespace tilefuse::kernels

@@ -1,0 +1,227 @@
+// The fused cross-entropy (loss + dlogits) on the interpreter against a plain C++
+// double reference: each dtype, odd V, ignored rows, label smoothing, z-loss, every
+// reduction, in place and separate gradients, the looped and cluster programs, and the
+// text of every argument check.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+using tk::LossReduction;
+
+namespace {
+
+struct CeWant {
+  std::vector<double> loss;  // [M] for none, [1] otherwise
+  std::vector<double> dx;    // [M, stride]: padding 0
+};
+
+// x: [M, stride] floats (the logits as rounded to T).
+CeWant ce_reference(const std::vector<float>& x, const std::vector<int64_t>& targets, int64_t M, int64_t V,
+                    int64_t stride, const tk::CrossEntropyOptions& o) {
+  double eps = o.label_smoothing, z = o.z_loss;
+  std::vector<double> rows(M, 0.0), lse(M, 0.0);
+  int64_t count = 0;
+  for (int64_t r = 0; r < M; ++r) {
+    if (targets[r] == o.ignore_index) continue;
+    ++count;
+    double m = -std::numeric_limits<double>::infinity(), s = 0, sx = 0;
+    for (int64_t j = 0; j < V; ++j) m = std::max(m, double(x[r * stride + j]));
+    for (int64_t j = 0; j < V; ++j) s += std::exp(x[r * stride + j] - m), sx += x[r * stride + j];
+    lse[r] = m + std::log(s);
+    rows[r] = (1 - eps) * (lse[r] - x[r * stride + targets[r]]) + eps * (lse[r] - sx / V) + z * lse[r] * lse[r];
+  }
+  CeWant w;
+  double factor = o.grad_scale;
+  if (o.reduction == LossReduction::none) {
+    w.loss = rows;
+  } else {
+    double total = 0;
+    for (double v : rows) total += v;
+    if (o.reduction == LossReduction::mean) {
+      total = count ? total / count : std::numeric_limits<double>::quiet_NaN();
+      factor /= double(count);
+    }
+    w.loss = {total};
+  }
+  w.dx.assign(M * stride, 0.0);
+  for (int64_t r = 0; r < M; ++r) {
+    if (targets[r] == o.ignore_index) continue;
+    for (int64_t j = 0; j < V; ++j) {
+      double p = std::exp(x[r * stride + j] - lse[r]);
+      w.dx[r * stride + j] = factor * ((1 + 2 * z * lse[r]) * p - (1 - eps) * (j == targets[r]) - eps / V);
+    }
+  }
+  return w;
+}
+
+template <class T>
+constexpr double rtol() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, half>) return 2e-3;
+  else return 1e-2;
+}
+
+std::vector<int64_t> random_targets(int64_t M, int64_t V, uint32_t seed, int64_t ignore_index) {
+  std::mt19937 g(seed);
+  std::vector<int64_t> t(M);
+  for (int64_t r = 0; r < M; ++r) t[r] = (r % 3 == 1) ? ignore_index : int64_t(g() % V);
+  t[M - 1] = V - 1;  // the last column is a target
+  return t;
+}
+
+// Runs cross_entropy on random logits [M, stride] and checks loss and dlogits.
+template <class T>
+void check_case(int64_t M, int64_t V, tk::CrossEntropyOptions o, bool in_place, tk::ConfigOverride cfg = {}) {
+  int64_t stride = o.logits_stride < 0 ? V : o.logits_stride;
+  CAPTURE(M);
+  CAPTURE(V);
+  CAPTURE(stride);
+  CAPTURE(in_place);
+  CAPTURE(static_cast<int>(o.reduction));
+  auto x = ref::random_vec<T>(M * stride, 7 + V, -4.0f, 4.0f);
+  auto targets = random_targets(M, V, 3 + V, o.ignore_index);
+  auto want = ce_reference(ref::to_float(x), targets, M, V, stride, o);
+  std::vector<float> loss(o.reduction == LossReduction::none ? M : 1, 5.0f);
+  std::vector<T> dx;
+  if (in_place) {
+    dx = x;
+    tk::cross_entropy(loss, dx, dx, targets, M, V, o, cfg);
+  } else {
+    dx.assign(x.size(), T(9.0f));
+    tk::cross_entropy(loss, dx, x, targets, M, V, o, cfg);
+  }
+  double scale = std::fabs(o.grad_scale) / (o.reduction == LossReduction::mean ? 1.0 : double(M));
+  CHECK(ref::max_rel_err(loss, want.loss, 1e-4, 1e-4) <= 1.0);
+  std::vector<T> got(M * stride);
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t j = 0; j < V; ++j) got[r * stride + j] = dx[r * stride + j];
+  CHECK(ref::max_rel_err(got, want.dx, 1e-6 * scale + 1e-7, rtol<T>()) <= 1.0);
+  if (stride > V && !in_place) CHECK(float(dx[V]) == 9.0f);  // padding untouched
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("cross_entropy matches the reference at odd V", T, float, half, bfloat16) {
+  for (int64_t V : {1, 7, 300, 4099}) {
+    check_case<T>(5, V, {}, false);
+    check_case<T>(5, V, {.label_smoothing = 0.1f, .z_loss = 1e-3f, .reduction = LossReduction::sum, .grad_scale = 0.5f},
+                  true);
+    check_case<T>(4, V, {.ignore_index = -1, .label_smoothing = 0.2f, .z_loss = 1e-2f, .reduction = LossReduction::none},
+                  false);
+  }
+}
+
+TEST_CASE_TEMPLATE("cross_entropy: the looped program for rows longer than one tile", T, float, bfloat16) {
+  Config small{{"BLOCK", 64}, num_warps(2)};
+  check_case<T>(3, 333, {.label_smoothing = 0.1f, .z_loss = 1e-3f}, false, small);
+  check_case<T>(4, 333, {.reduction = LossReduction::none, .grad_scale = 2.0f}, true, small);
+  check_case<T>(3, 200, {.label_smoothing = 0.3f, .reduction = LossReduction::sum}, true, small);
+}
+
+TEST_CASE("cross_entropy: one row per cluster of programs, strided rows") {
+  check_case<float>(3, 500, {.label_smoothing = 0.1f, .z_loss = 1e-3f}, false,
+                    Config{{"BLOCK", 128}, num_warps(2), cluster(4)});
+  check_case<bfloat16>(4, 500, {.reduction = LossReduction::none}, true, Config{{"BLOCK", 64}, num_warps(1), cluster(8)});
+  check_case<float>(3, 45, {.reduction = LossReduction::none, .logits_stride = 51, .dlogits_stride = 51}, false);
+  check_case<half>(3, 45, {.z_loss = 1e-2f, .logits_stride = 50}, true);
+}
+
+TEST_CASE("cross_entropy: int32 targets, and a separate dlogits stride") {
+  int64_t M = 3, V = 77;
+  auto x = ref::random_vec<float>(M * V, 41);
+  auto t64 = random_targets(M, V, 42, -100);
+  std::vector<int32_t> t32(t64.begin(), t64.end());
+  tk::CrossEntropyOptions o{.label_smoothing = 0.05f, .reduction = LossReduction::none, .dlogits_stride = 80};
+  std::vector<float> loss(M), dx(M * 80, 3.0f);
+  tk::cross_entropy(loss, dx, x, t32, M, V, o);
+  auto want = ce_reference(x, t64, M, V, V, o);
+  CHECK(ref::max_rel_err(loss, want.loss, 1e-5, 1e-5) <= 1.0);
+  std::vector<float> got(M * V);
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t j = 0; j < V; ++j) got[r * V + j] = dx[r * 80 + j];
+  CHECK(ref::max_rel_err(got, want.dx, 1e-7, 1e-5) <= 1.0);
+  CHECK(dx[V] == 3.0f);
+}
+
+TEST_CASE("cross_entropy: a mean over no rows is NaN with zero gradients") {
+  int64_t M = 3, V = 10;
+  auto x = ref::random_vec<float>(M * V, 5);
+  std::vector<int64_t> t(M, -100);
+  std::vector<float> loss(1, 0.0f), dx(M * V, 1.0f);
+  tk::cross_entropy(loss, dx, x, t, M, V);
+  CHECK(std::isnan(loss[0]));
+  for (float v : dx) CHECK(v == 0.0f);
+  loss[0] = 4.0f;  // sum over no rows: 0
+  tk::cross_entropy(loss, dx, x, t, M, V, {.reduction = LossReduction::sum});
+  CHECK(loss[0] == 0.0f);
+}
+
+namespace {
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+void expect_parts(const std::string& msg, std::initializer_list<std::string> parts) {
+  INFO("message: ", msg);
+  for (const std::string& p : parts) CHECK_MESSAGE(msg.find(p) != std::string::npos, ("missing: " + p));
+}
+}  // namespace
+
+TEST_CASE("cross_entropy: argument errors name the argument") {
+  int64_t M = 4, V = 7;
+  auto x = ref::random_vec<float>(M * V, 1);
+  std::vector<float> dx(M * V), loss(1), losses(M);
+  std::vector<int64_t> t{0, -100, 7, 2};
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V); }),
+               {"cross_entropy: targets[2] (the target of row 2) is 7, outside the V = 7 classes [0, 7) and not "
+                "ignore_index (-100)",
+                "Pass class indices in [0, V), or ignore_index for rows without a target"});
+  t[2] = -5;
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V); }), {"targets[2]", "is -5, outside"});
+  t[2] = 1;
+  std::vector<half> dx16(M * V);
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx16, x, t, M, V); }),
+               {"cross_entropy: dlogits has dtype f16 but logits has f32", "Pass dlogits in the logits' dtype"});
+  std::vector<half> loss16(1);
+  expect_parts(error_of([&] { tk::cross_entropy(loss16, dx, x, t, M, V); }),
+               {"cross_entropy: loss has dtype f16, expected f32", "[M] with reduction none, [1] with sum or mean"});
+  std::vector<float> tf(M);
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, tf, M, V); }),
+               {"cross_entropy: targets has dtype f32, expected i64 (or i32)"});
+  std::vector<double> x64(M * V), dx64(M * V);
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx64, x64, t, M, V); }),
+               {"cross_entropy: logits has dtype f64, expected f32, f16 or bf16"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V + 1); }),
+               {"cross_entropy: logits has 28 elements, but [M, V] with its row stride needs 32", "Pass a larger logits"});
+  std::vector<float> dx_short(M * V - 1);
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx_short, x, t, M, V); }),
+               {"cross_entropy: dlogits has 27 elements, but [M, V] with its row stride needs 28"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M + 1, V - 2); }),
+               {"cross_entropy: targets has 4 elements, but one target per row needs 5"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {.reduction = LossReduction::none}); }),
+               {"cross_entropy: loss has 1 elements, but reduction none (one loss per row) needs 4"});
+  expect_parts(error_of([&] { tk::cross_entropy(losses, dx, x, t, M, V, {.label_smoothing = 1.0f}); }),
+               {"cross_entropy: label_smoothing is 1.000000, outside [0, 1)"});
+  expect_parts(error_of([&] { tk::cross_entropy(losses, dx, x, t, M, V, {.z_loss = -1.0f}); }),
+               {"cross_entropy: z_loss is -1.000000, expected >= 0"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, x, x, t, M, 5, {.logits_stride = 7, .dlogits_stride = 6}); }),
+               {"cross_entropy: dlogits is the logits buffer (in place) but dlogits_stride 6 differs from logits_stride 7"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {.logits_stride = 5}); }),
+               {"cross_entropy: the row strides (logits_stride 5, dlogits_stride 5) must be at least V = 7"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, 0, V); }),
+               {"cross_entropy: M and V must be in [1, 2^31), got M = 0, V = 7"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {}, Config{{"BLOCK", 2}, num_warps(1), cluster(2)}); }),
+               {"cross_entropy: the config", "covers 4 columns per row (BLOCK x cluster), but rows have 7"});
+}
