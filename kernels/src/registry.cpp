@@ -32,10 +32,19 @@ TF_GALLERY_MAKER(RmsRow, rmsnorm_row_kernel)
 TF_GALLERY_MAKER(RmsLooped, rmsnorm_looped_kernel)
 TF_GALLERY_MAKER(LnRow, layernorm_row_kernel)
 TF_GALLERY_MAKER(LnLooped, layernorm_looped_kernel)
+TF_GALLERY_MAKER(RmsBwdRow, rmsnorm_bwd_row_kernel)
+TF_GALLERY_MAKER(RmsBwdLooped, rmsnorm_bwd_looped_kernel)
+TF_GALLERY_MAKER(LnBwdRow, layernorm_bwd_row_kernel)
+TF_GALLERY_MAKER(LnBwdLooped, layernorm_bwd_looped_kernel)
+TF_GALLERY_MAKER(NormBwdReduce, norm_partials_reduce_kernel)
 TF_GALLERY_MAKER(BiasReluLog, bias_relu_log_kernel)
 TF_GALLERY_MAKER(AddBias, add_bias_kernel)
 TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
+TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
+TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
+TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
+TF_GALLERY_MAKER(SoftmaxBwdLooped, softmax_backward_looped_kernel)
 #undef TF_GALLERY_MAKER
 
 // Kernels with 16-bit inputs only: f32 is a user error naming the kernel.
@@ -71,6 +80,16 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 1024}, {"SHIFTED", 1}, num_warps(4)}, by_dtype<LnRow>()},
       {"layernorm_looped", "LayerNorm for long rows", floats, Config{{"BLOCK", 4096}, num_warps(16)},
        by_dtype<LnLooped>()},
+      {"rmsnorm_bwd", "RMSNorm backward, persistent programs, dW partials (RESIDUAL=1: + dres_out)", floats,
+       Config{{"BLOCK", 1024}, {"RESIDUAL", 0}, num_warps(2)}, by_dtype<RmsBwdRow>()},
+      {"rmsnorm_bwd_looped", "RMSNorm backward for long rows (two passes)", floats,
+       Config{{"BLOCK", 4096}, {"RESIDUAL", 0}, num_warps(8)}, by_dtype<RmsBwdLooped>()},
+      {"layernorm_bwd", "LayerNorm backward, persistent programs, dW/dB partials", floats,
+       Config{{"BLOCK", 1024}, num_warps(2)}, by_dtype<LnBwdRow>()},
+      {"layernorm_bwd_looped", "LayerNorm backward for long rows (two passes)", floats,
+       Config{{"BLOCK", 4096}, num_warps(8)}, by_dtype<LnBwdLooped>()},
+      {"norm_bwd_reduce", "sums the per-program dW (BIAS=1: and dB) partials of the norm backward", floats,
+       Config{{"BLOCK", 64}, {"PARTS", 32}, {"BIAS", 1}, num_warps(4)}, by_dtype<NormBwdReduce>()},
       {"attention_fwd", "FlashAttention forward (online softmax on tensor cores), returns O and LSE", {DType::f16, DType::bf16},
        Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", 64}, {"CAUSAL", 0}, num_warps(4), num_stages(3)},
        by_dtype<Attention>()},
@@ -81,6 +100,14 @@ const std::vector<GalleryKernel>& gallery() {
       {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},
       {"relu", "unfused step 2: u = relu(t)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Relu>()},
       {"log", "unfused step 3: y = log(u)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Log>()},
+      {"swiglu", "SwiGLU y = silu(a) * b (a, b separate or packed [gate | up] rows)", floats,
+       Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<Swiglu>()},
+      {"swiglu_bwd", "SwiGLU backward: da, db from dy, a, b", floats, Config{{"BLOCK", 1024}, num_warps(4)},
+       by_dtype<SwigluBwd>()},
+      {"softmax_bwd", "softmax backward dx = y * (dy - sum(dy * y)), one row per cluster", floats,
+       Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<SoftmaxBwdRow>()},
+      {"softmax_bwd_looped", "softmax backward for long rows (two passes)", floats,
+       Config{{"BLOCK", 4096}, num_warps(16)}, by_dtype<SoftmaxBwdLooped>()},
   };
   return all;
 }

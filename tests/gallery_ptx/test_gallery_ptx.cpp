@@ -74,7 +74,8 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
               CHECK(ck.ptx.find("tanh.approx.f32") != std::string::npos);
             if (&cfg == &cfgs.front()) CHECK(r.spill_stores == 0);  // the default config
           }
-          bool streaming = g.name == "softmax" || g.name == "rmsnorm";
+          bool streaming = g.name == "softmax" || g.name == "rmsnorm" || g.name == "swiglu" ||
+                           g.name == "swiglu_bwd" || g.name == "softmax_bwd";
           if (streaming) {
             CHECK(r.spill_stores == 0);
             CHECK(count(ck.ptx, ld128) > 0);
@@ -94,7 +95,7 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
   }
   const std::regex barrier(R"(barrier\.cluster\.arrive\.relaxed)"), send(R"(st\.async\.shared::cluster)"),
       wait(R"(mbarrier\.try_wait)"), fence(R"(\bfence\.(sc|acq_rel)|membar)");
-  for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+  for (std::string kname : {"softmax", "rmsnorm", "layernorm", "softmax_bwd"}) {
     const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                   [&](const auto& k) { return k.name == kname; });
     for (DType d : {DType::bf16, DType::f32}) {
@@ -113,7 +114,7 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
         tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
         CHECK_MESSAGE(r.ok, r.log);
         CHECK(r.spill_stores == 0);
-        int reductions = kname == "rmsnorm" ? 1 : 2;
+        int reductions = kname == "rmsnorm" || kname == "softmax_bwd" ? 1 : 2;
         CHECK(count(ck.ptx, barrier) == 1);  // once, after initializing the mbarriers
         CHECK(count(ck.ptx, send) == reductions);
         // LayerNorm's two sums are independent: one exchange carries both.
