@@ -6,6 +6,7 @@
 #include <string>
 
 #include <tilefuse/kernels/kernels.hpp>
+#include <tilefuse/kernels/tuned.hpp>
 
 #include "reference.hpp"
 
@@ -147,4 +148,16 @@ TEST_CASE("softmax backward argument errors name the buffer, its size or dtype, 
 
   m = error_of([&] { tk::softmax_backward(dx, dy, y, rows, 0); });
   CHECK(m.find("softmax_backward: sizes 4 x 0 are out of range") != std::string::npos);
+}
+
+TEST_CASE("tuned_softmax_backward on host buffers runs the heuristic's config, in place too") {
+  int64_t rows = 3, cols = 700;
+  auto y = softmax_of_random<float>(rows, cols, 51);
+  auto dy = ref::random_vec<float>(rows * cols, 52);
+  std::vector<float> dx(y.size());
+  tk::tuned_softmax_backward(dx, dy, y, rows, cols);
+  check_grad(dx, y, dy, rows, cols);
+  auto g = dy;
+  tk::tuned_softmax_backward(g, g, y, rows, cols);
+  CHECK(g == dx);
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <tilefuse/kernels/kernels.hpp>
+#include <tilefuse/kernels/tuned.hpp>
 
 #include "reference.hpp"
 
@@ -192,4 +193,25 @@ TEST_CASE("swiglu argument errors name the buffer, its size or dtype, and the fi
   m = error_of([&] { tk::swiglu(y, a, b, 0, N); });
   CHECK(m.find("swiglu: sizes 0 x 5 are out of range") != std::string::npos);
   CHECK(m.find("Pass at least one row and between 1 and 2^30 columns") != std::string::npos);
+}
+
+TEST_CASE("tuned swiglu entry points on host buffers run the heuristic's config, both layouts") {
+  int64_t M = 3, N = 50;
+  auto a = ref::random_vec<bfloat16>(M * N, 11, -5, 5), b = ref::random_vec<bfloat16>(M * N, 12);
+  auto ab = ref::random_vec<bfloat16>(2 * M * N, 13, -5, 5), dy = ref::random_vec<bfloat16>(M * N, 14);
+  std::vector<bfloat16> y(M * N), want(M * N);
+  tk::tuned_swiglu(y, a, b, M, N);
+  tk::swiglu(want, a, b, M, N);
+  CHECK(ref::max_rel_err(y, std::vector<double>(want.begin(), want.end()), 0, 0) == 0.0);
+  tk::tuned_swiglu_packed(y, ab, M, N);
+  tk::swiglu_packed(want, ab, M, N);
+  CHECK(ref::max_rel_err(y, std::vector<double>(want.begin(), want.end()), 0, 0) == 0.0);
+  std::vector<bfloat16> da(M * N), db(M * N), wa(M * N), wb(M * N), dab(2 * M * N), wab(2 * M * N);
+  tk::tuned_swiglu_backward(da, db, dy, a, b, M, N);
+  tk::swiglu_backward(wa, wb, dy, a, b, M, N);
+  CHECK(ref::max_rel_err(da, std::vector<double>(wa.begin(), wa.end()), 0, 0) == 0.0);
+  CHECK(ref::max_rel_err(db, std::vector<double>(wb.begin(), wb.end()), 0, 0) == 0.0);
+  tk::tuned_swiglu_backward_packed(dab, dy, ab, M, N);
+  tk::swiglu_backward_packed(wab, dy, ab, M, N);
+  CHECK(ref::max_rel_err(dab, std::vector<double>(wab.begin(), wab.end()), 0, 0) == 0.0);
 }

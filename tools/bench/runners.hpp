@@ -23,4 +23,10 @@ std::vector<std::string> default_shapes(const std::string& kernel);
 Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
                const std::vector<std::pair<std::string, int64_t>>& sets, int reps);
 
+// runners_training_elementwise.cpp: swiglu, swiglu_bwd, softmax_bwd.
+bool is_training_elementwise(const std::string& kernel);
+std::vector<std::string> training_elementwise_shapes();
+Result run_training_elementwise(const std::string& kernel, DType dtype, const std::string& shape,
+                                const std::vector<std::pair<std::string, int64_t>>& sets, int reps);
+
 }  // namespace tilefuse::bench

@@ -119,6 +119,50 @@ std::unique_ptr<Sweep> row_sweep(const std::string& kernel, const std::string& s
   return s;
 }
 
+// SwiGLU forward/backward and softmax backward: up to five [rows, cols] tensors.
+template <class T>
+struct TrainingSweep : Sweep {
+  explicit TrainingSweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<T> t[5];
+  int64_t rows = 0, cols = 0;
+  bool packed = false;  // a member: problems reference their arguments
+};
+
+template <class T>
+std::unique_ptr<Sweep> training_sweep(const std::string& kernel, const std::string& shape, bool dev) {
+  Rows r = parse_rows(shape);
+  auto s = std::make_unique<TrainingSweep<T>>(dev);
+  s->rows = r.rows, s->cols = r.cols;
+  size_t n = size_t(r.rows) * r.cols;
+  int tensors = kernel == "swiglu_bwd" ? 5 : 3;  // inputs read once, outputs written once
+  for (int i = 0; i < tensors; ++i) s->t[i] = s->h.template make<T>(n, -4, 4);
+  s->bytes = double(tensors) * n * sizeof(T);
+  auto* p = s.get();
+  auto& x = p->t;
+  if (kernel == "swiglu") {  // y, a, b
+    auto& t = kernels::swiglu_tuner<T>();
+    s->space = &t.space();
+    s->problem = t.problem(x[0], x[1], x[2], p->rows, p->cols, p->packed);
+    s->tune = [p, &t](const tuning::TuneSettings& st) {
+      return t.tune(st, p->t[0], p->t[1], p->t[2], p->rows, p->cols, p->packed);
+    };
+  } else if (kernel == "swiglu_bwd") {  // da, db, dy, a, b
+    auto& t = kernels::swiglu_backward_tuner<T>();
+    s->space = &t.space();
+    s->problem = t.problem(x[0], x[1], x[2], x[3], x[4], p->rows, p->cols, p->packed);
+    s->tune = [p, &t](const tuning::TuneSettings& st) {
+      return t.tune(st, p->t[0], p->t[1], p->t[2], p->t[3], p->t[4], p->rows, p->cols, p->packed);
+    };
+  } else {  // softmax_bwd: dx, dy, y
+    auto& t = kernels::softmax_backward_tuner<T>();
+    s->space = &t.space();
+    s->problem = t.problem(x[0], x[1], x[2], p->rows, p->cols);
+    s->tune = [p, &t](const tuning::TuneSettings& st) { return t.tune(st, p->t[0], p->t[1], p->t[2], p->rows, p->cols); };
+  }
+  return s;
+}
+
 template <class T>
 struct AttnSweep : Sweep {
   explicit AttnSweep(bool dev) : h(dev) {}
@@ -186,7 +230,8 @@ std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
 }  // namespace
 
 std::vector<std::string> sweep_kernels() {
-  return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul"};
+  return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul",
+          "swiglu", "swiglu_bwd", "softmax_bwd"};
 }
 
 int shape_dims(const std::string& kernel) { return kernel == "attention_fwd" ? 4 : kernel == "matmul" ? 3 : 2; }
@@ -211,6 +256,8 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
   }
   auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
     using T = typename decltype(tag)::type;
+    if (kernel == "swiglu" || kernel == "swiglu_bwd" || kernel == "softmax_bwd")
+      return training_sweep<T>(kernel, shape, on_device);
     if (kernel != "attention_fwd" && kernel != "matmul") return row_sweep<T>(kernel, shape, on_device);
     if constexpr (std::is_same_v<T, float>)
       user_error(kernel + " runs on f16 or bf16, not f32", SourceLoc{}, "Use --dtype f16 or bf16");

@@ -216,6 +216,88 @@ const auto& bias_relu_log_tuner() {
   return t;
 }
 
+// SwiGLU: BLOCK columns of one row per program x num_warps. Keyed by the rows (rounded
+// up to a power of two), the row length and the layout (packed [gate | up] rows or not).
+inline tuning::Space swiglu_space() {
+  auto s = tuning::Space::product(
+      {tuning::pow2_range("BLOCK", 256, 8192), tuning::values("num_warps", {1, 2, 4, 8, 16})});
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    int64_t b = c.get("BLOCK"), per_thread = b / (32 * c.num_warps);
+    if (b > 256 && b > tuning::pow2(k["n_cols"]))
+      return "BLOCK " + std::to_string(b) + " > " + std::to_string(k["n_cols"]) + " columns";
+    if (per_thread < 2) return std::to_string(per_thread) + " elements per thread (< 2)";
+    if (per_thread > 32) return std::to_string(per_thread) + " elements per thread (> 32)";
+    return "";
+  });
+  return s;
+}
+inline tuning::Key swiglu_key(int64_t M, int64_t N, bool packed) {
+  return tuning::Key{tuning::pow2(M), N, packed ? 1 : 0};
+}
+
+// Function form of both layouts: with `packed`, a and b are the one [M, 2N] tensor.
+template <class T>
+const auto& swiglu_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& y, const auto& a, const auto& b, int64_t M, int64_t N, bool packed) {
+        if (packed) swiglu_packed(y, a, M, N, c);
+        else swiglu(y, a, b, M, N, c);
+      },
+      swiglu_space(),
+      [](const auto&, const auto&, const auto&, int64_t M, int64_t N, bool packed) { return swiglu_key(M, N, packed); },
+      TuneOptions{.name = "swiglu", .key_names = {"n_rows", "n_cols", "packed"}, .outputs = {0},
+                  .fallback = [](const tuning::KeyView& k) { return swiglu_heuristic(k["n_cols"], dtype_v<T>); }},
+      [](const Config& c, const auto& y, const auto& a, const auto& b, int64_t, int64_t N, bool packed) {
+        return tuning::specialization(swiglu_kernel<T>(), c, y, a, b, N, packed ? 2 * N : N, packed ? N : 0);
+      });
+  return t;
+}
+
+// The backward, same space; with `packed`, da and db are the one [M, 2N] gradient.
+template <class T>
+const auto& swiglu_backward_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& da, auto& db, const auto& dy, const auto& a, const auto& b, int64_t M, int64_t N,
+         bool packed) {
+        if (packed) swiglu_backward_packed(da, dy, a, M, N, c);
+        else swiglu_backward(da, db, dy, a, b, M, N, c);
+      },
+      swiglu_space(),
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, int64_t M, int64_t N, bool packed) {
+        return swiglu_key(M, N, packed);
+      },
+      TuneOptions{.name = "swiglu_bwd", .key_names = {"n_rows", "n_cols", "packed"}, .outputs = {0, 1},
+                  .fallback = [](const tuning::KeyView& k) { return swiglu_heuristic(k["n_cols"], dtype_v<T>); }},
+      [](const Config& c, const auto& da, const auto& db, const auto& dy, const auto& a, const auto& b, int64_t,
+         int64_t N, bool packed) {
+        return tuning::specialization(swiglu_backward_kernel<T>(), c, da, db, dy, a, b, N, packed ? 2 * N : N,
+                                      packed ? N : 0);
+      });
+  return t;
+}
+
+template <class T>
+const auto& softmax_backward_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& dx, const auto& dy, const auto& y, int64_t rows, int64_t cols) {
+        softmax_backward(dx, dy, y, rows, cols, c);
+      },
+      rowwise_space(),
+      [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
+      TuneOptions{.name = "softmax_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
+                  .fallback =
+                      [](const tuning::KeyView& k) {
+                        return softmax_backward_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                      }},
+      [](const Config& c, const auto& dx, const auto& dy, const auto& y, int64_t, int64_t cols) {
+        const KernelBase& k = row_uses_loop(c, cols)
+                                  ? static_cast<const KernelBase&>(softmax_backward_looped_kernel<T>())
+                                  : softmax_backward_row_kernel<T>();
+        return tuning::specialization(k, c, dx, dy, y, cols, cols);
+      });
+  return t;
+}
+
 // The entry points: same arguments as the gallery host functions, contiguous rows.
 template <class Out, class In>
 void tuned_softmax(Out&& out, const In& in, int64_t rows, int64_t cols) {
@@ -243,6 +325,28 @@ void tuned_matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K
 template <class Y, class X, class B>
 void tuned_bias_relu_log(Y&& y, const X& x, const B& b, int64_t rows, int64_t cols) {
   bias_relu_log_tuner<buffer_elem_t<Y>>()(y, x, b, rows, cols);
+}
+
+// SwiGLU (separate a, b or packed ab rows) and softmax backward (dx may be dy).
+template <class Y, class A, class B>
+void tuned_swiglu(Y&& y, const A& a, const B& b, int64_t M, int64_t N) {
+  swiglu_tuner<buffer_elem_t<Y>>()(y, a, b, M, N, false);
+}
+template <class Y, class AB>
+void tuned_swiglu_packed(Y&& y, const AB& ab, int64_t M, int64_t N) {
+  swiglu_tuner<buffer_elem_t<Y>>()(y, ab, ab, M, N, true);
+}
+template <class DA, class DB, class DY, class A, class B>
+void tuned_swiglu_backward(DA&& da, DB&& db, const DY& dy, const A& a, const B& b, int64_t M, int64_t N) {
+  swiglu_backward_tuner<buffer_elem_t<DA>>()(da, db, dy, a, b, M, N, false);
+}
+template <class DAB, class DY, class AB>
+void tuned_swiglu_backward_packed(DAB&& dab, const DY& dy, const AB& ab, int64_t M, int64_t N) {
+  swiglu_backward_tuner<buffer_elem_t<DAB>>()(dab, dab, dy, ab, ab, M, N, true);
+}
+template <class DX, class DY, class Y>
+void tuned_softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int64_t cols) {
+  softmax_backward_tuner<buffer_elem_t<DX>>()(dx, dy, y, rows, cols);
 }
 
 }  // namespace tilefuse::kernels
