@@ -7,6 +7,7 @@
 #include <string>
 
 #include <tilefuse/kernels/kernels.hpp>
+#include <tilefuse/kernels/tuned.hpp>
 
 #include "reference.hpp"
 
@@ -237,4 +238,24 @@ TEST_CASE("norm backward: buffers smaller than the shape and empty shapes are us
   m = error_of([&] { tk::layernorm_backward(dx, dw, db, dy, x, w, 0, cols); });
   CHECK(m.find("layernorm_backward: rows and cols must be positive, got 0 x 7") != std::string::npos);
   CHECK(m.find("Pass the shape [rows, cols] of x") != std::string::npos);
+}
+
+TEST_CASE("tuned norm backward entry points run the heuristic on host buffers") {
+  int64_t rows = 5, cols = 37;
+  auto x = ref::random_vec<float>(rows * cols, 50, 1.0f, 3.0f);
+  auto dy = ref::random_vec<float>(rows * cols, 51);
+  auto dres = ref::random_vec<float>(rows * cols, 52);
+  auto w = ref::random_vec<float>(cols, 53, 0.5f, 1.5f);
+  std::vector<float> dx(x.size()), dw(cols), db(cols);
+  tk::tuned_add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols);
+  Grads want = rmsnorm_grads(dy, x, w, dres, rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 1e-5) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 1e-5) <= 1.0);
+  tk::tuned_rmsnorm_backward(dx, dw, dy, x, w, rows, cols);
+  want = rmsnorm_grads(dy, x, w, {}, rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 1e-5) <= 1.0);
+  tk::tuned_layernorm_backward(dx, dw, db, dy, x, w, rows, cols);
+  want = layernorm_grads(dy, x, w, rows, cols, 1e-5);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
+  CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
 }

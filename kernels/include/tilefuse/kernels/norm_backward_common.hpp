@@ -53,21 +53,21 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype) {
   return Config{{"BLOCK", block}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps)};
 }
 
-// Config of the reduction of the partials: COLS columns x PARTS partial rows per step.
-inline Config norm_partials_config() { return Config{{"COLS", 64}, {"PARTS", 32}, num_warps(4)}; }
+// Config of the reduction of the partials: BLOCK columns x PARTS partial rows per step.
+inline Config norm_partials_config() { return Config{{"BLOCK", 64}, {"PARTS", 32}, num_warps(4)}; }
 
 // dw[c] = sum_p partials[p, c]; with BIAS also db[c] = sum_p partials[n_parts + p, c].
 template <class T>
 const auto& norm_partials_reduce_kernel() {
   static auto k = kernel(std::string("norm_bwd_reduce_") + name(dtype_v<T>),
       {"dw", "db", "partials", "n_parts", "n_cols"},
-      [](Ptr<T> dw, Ptr<T> db, Ptr<const float> partials, I32 n_parts, I32 n_cols, Meta<"COLS"> COLS,
+      [](Ptr<T> dw, Ptr<T> db, Ptr<const float> partials, I32 n_parts, I32 n_cols, Meta<"BLOCK"> BLOCK,
          Meta<"PARTS"> PARTS, Meta<"BIAS", bool> BIAS) {
-        auto cols = program_id(0) * COLS + arange(0, COLS);
+        auto cols = program_id(0) * BLOCK + arange(0, BLOCK);
         auto cmask = cols < n_cols;
         auto parts = arange(0, PARTS);
         auto column_sum = [&](I64 first_row) {
-          auto acc = zeros<f32>({PARTS, COLS});
+          auto acc = zeros<f32>({PARTS, BLOCK});
           for_range(0, n_parts, PARTS, [&](I32 p0) {
             auto p = p0 + parts;
             auto offs = (first_row + p.template cast<i64>()).col() * n_cols + cols.row();
@@ -84,7 +84,7 @@ const auto& norm_partials_reduce_kernel() {
 template <class DW, class DB, class P>
 void reduce_norm_partials(DW& dw, DB& db, const P& partials, int64_t n_parts, int64_t cols, bool bias) {
   Config c = norm_partials_config().set("BIAS", bias);
-  norm_partials_reduce_kernel<buffer_elem_t<DW>>().launch(Grid((cols + c.get("COLS") - 1) / c.get("COLS")), c, dw, db,
+  norm_partials_reduce_kernel<buffer_elem_t<DW>>().launch(Grid((cols + c.get("BLOCK") - 1) / c.get("BLOCK")), c, dw, db,
                                                           partials, n_parts, cols);
 }
 

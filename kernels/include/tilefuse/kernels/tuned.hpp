@@ -148,6 +148,57 @@ const auto& layernorm_tuner() {
   return t;
 }
 
+// Norm backward: BLOCK x num_warps x persistent programs per SM (the host functions
+// loop over BLOCK-column chunks when BLOCK < n_cols).
+inline tuning::Space norm_backward_space() {
+  auto s = tuning::Space::product({tuning::pow2_range("BLOCK", 512, 8192), tuning::values("num_warps", {1, 2, 4, 8, 16}),
+                                   tuning::values("PROGRAMS_PER_SM", {1, 2, 4, 8})});
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    int64_t b = c.get("BLOCK"), cols = k["n_cols"];
+    if (b > 512 && b > tuning::pow2(cols)) return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
+    if (b < cols && tuning::pow2(cols) <= 8192)
+      return "BLOCK " + std::to_string(b) + " < " + std::to_string(cols) + " columns";
+    int64_t per_thread = b / (32 * c.num_warps);
+    if (per_thread < 4) return std::to_string(per_thread) + " elements per thread (< 4)";
+    if (per_thread > 32) return std::to_string(per_thread) + " elements per thread (> 32)";
+    if (c.num_warps * c.get("PROGRAMS_PER_SM") > 64) return "more than 64 warps per SM";
+    return "";
+  });
+  return s;
+}
+
+// rmsnorm_backward and add_rmsnorm_backward (same kernels, RESIDUAL set by the call):
+// one tuner each, since the residual read changes the best config.
+template <class T, bool Residual>
+const auto& rmsnorm_backward_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& dx, auto& dw, const auto& dy, const auto& dres, const auto& x, const auto& w,
+         int64_t rows, int64_t cols, float eps) {
+        if (Residual) add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, eps, c);
+        else rmsnorm_backward(dx, dw, dy, x, w, rows, cols, eps, c);
+      },
+      norm_backward_space(),
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols,
+         float) { return rowwise_key(rows, cols); },
+      TuneOptions{.name = Residual ? "add_rmsnorm_bwd" : "rmsnorm_bwd", .key_names = {"n_rows", "n_cols"},
+                  .outputs = {0, 1},
+                  .fallback = [](const tuning::KeyView& k) { return norm_backward_heuristic(k["n_cols"], dtype_v<T>); }});
+  return t;
+}
+
+template <class T>
+const auto& layernorm_backward_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& dx, auto& dw, auto& db, const auto& dy, const auto& x, const auto& w, int64_t rows,
+         int64_t cols, float eps) { layernorm_backward(dx, dw, db, dy, x, w, rows, cols, eps, c); },
+      norm_backward_space(),
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols,
+         float) { return rowwise_key(rows, cols); },
+      TuneOptions{.name = "layernorm_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1, 2},
+                  .fallback = [](const tuning::KeyView& k) { return norm_backward_heuristic(k["n_cols"], dtype_v<T>); }});
+  return t;
+}
+
 template <class T>
 const auto& attention_tuner() {
   static const auto t = autotune(
@@ -311,6 +362,22 @@ template <class Out, class In, class W, class B>
 void tuned_layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
                      float eps = 1e-5f) {
   layernorm_tuner<buffer_elem_t<Out>>()(out, in, weight, bias, rows, cols, eps);
+}
+// Norm backward (see norms_backward.hpp); dw, db in the weight's dtype.
+template <class DX, class DW, class DY, class X, class W>
+void tuned_rmsnorm_backward(DX&& dx, DW&& dw, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
+                            float eps = 1e-6f) {
+  rmsnorm_backward_tuner<buffer_elem_t<DX>, false>()(dx, dw, dy, dy, x, w, rows, cols, eps);
+}
+template <class DH, class DW, class DY, class DR, class H, class W>
+void tuned_add_rmsnorm_backward(DH&& dh, DW&& dw, const DY& dy, const DR& dres_out, const H& h, const W& w,
+                                int64_t rows, int64_t cols, float eps = 1e-6f) {
+  rmsnorm_backward_tuner<buffer_elem_t<DH>, true>()(dh, dw, dy, dres_out, h, w, rows, cols, eps);
+}
+template <class DX, class DW, class DB, class DY, class X, class W>
+void tuned_layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, const W& w, int64_t rows,
+                              int64_t cols, float eps = 1e-5f) {
+  layernorm_backward_tuner<buffer_elem_t<DX>>()(dx, dw, db, dy, x, w, rows, cols, eps);
 }
 template <class Out, class Lse, class Q, class K, class V>
 void tuned_attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
