@@ -41,6 +41,8 @@ TF_GALLERY_MAKER(BiasReluLog, bias_relu_log_kernel)
 TF_GALLERY_MAKER(AddBias, add_bias_kernel)
 TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
+TF_GALLERY_MAKER(CrossEntropyRow, cross_entropy_row_kernel)
+TF_GALLERY_MAKER(CrossEntropyLooped, cross_entropy_looped_kernel)
 TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
@@ -100,6 +102,16 @@ const std::vector<GalleryKernel>& gallery() {
       {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},
       {"relu", "unfused step 2: u = relu(t)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Relu>()},
       {"log", "unfused step 3: y = log(u)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Log>()},
+      {"cross_entropy", "cross-entropy loss + dlogits, one row per cluster (REDUCTION 0 none, 1 sum, 2 mean)", floats,
+       Config{{"BLOCK", 1024}, {"REDUCTION", 2}, num_warps(4)}, by_dtype<CrossEntropyRow>()},
+      {"cross_entropy_looped", "cross-entropy for long rows (online max/sum, then the gradient pass)", floats,
+       Config{{"BLOCK", 4096}, {"REDUCTION", 2}, num_warps(16)}, by_dtype<CrossEntropyLooped>()},
+      {"cross_entropy_count", "cross-entropy prologue: zeroes the reduced loss, 1/count of rows not ignored (MEAN)",
+       {DType::i64, DType::i32}, cross_entropy_count_config(true),
+       [](DType d) -> const KernelBase& {
+         if (d == DType::i32) return cross_entropy_count_kernel<int32_t>();
+         return cross_entropy_count_kernel<int64_t>();
+       }},
       {"swiglu", "SwiGLU y = silu(a) * b (a, b separate or packed [gate | up] rows)", floats,
        Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<Swiglu>()},
       {"swiglu_bwd", "SwiGLU backward: da, db from dy, a, b", floats, Config{{"BLOCK", 1024}, num_warps(4)},

@@ -1,0 +1,120 @@
+// The fused cross-entropy on the GPU against the interpreter: each dtype, the one-tile,
+// cluster and looped programs, V = 30011, every reduction, in place, and what the GPU
+// does with a target outside [0, V) (NaN loss and gradient for that row, no stray
+// reads). Label: gpu (skips without a driver).
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "differential.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+using tk::LossReduction;
+
+namespace {
+
+template <class T>
+difftest::Tolerance dx_tol(double scale) {  // scale: the gradient's factor (grad_scale / count)
+  if constexpr (std::is_same_v<T, float>) return {1e-6 * scale, 1e-5};
+  else if constexpr (std::is_same_v<T, half>) return {1e-5 * scale, 2e-3};
+  else return {1e-4 * scale, 1.6e-2};
+}
+
+template <class TI>
+std::vector<TI> targets_for(int64_t M, int64_t V, uint32_t seed, int64_t ignore_index) {
+  std::mt19937 g(seed);
+  std::vector<TI> t(M);
+  for (auto& v : t) v = TI(g() % 20 == 0 ? ignore_index : int64_t(g() % V));  // ~5% ignored
+  t[0] = TI(V - 1);
+  return t;
+}
+
+// Runs cross_entropy on host vectors (interpreter) and device buffers with one config.
+template <class T, class TI = int64_t>
+void check_gpu(int64_t M, int64_t V, tk::CrossEntropyOptions o, bool in_place, const Config& cfg, uint32_t seed) {
+  CAPTURE(M);
+  CAPTURE(V);
+  std::string config = cfg.str();
+  CAPTURE(config);
+  CAPTURE(in_place);
+  CAPTURE(static_cast<int>(o.reduction));
+  int64_t stride = o.logits_stride < 0 ? V : o.logits_stride;
+  auto x = ref::random_vec<T>(M * stride, seed, -8.0f, 8.0f);
+  auto t = targets_for<TI>(M, V, seed + 1, o.ignore_index);
+  std::vector<float> loss(o.reduction == LossReduction::none ? M : 1);
+  std::vector<T> dx = in_place ? x : std::vector<T>(x.size(), T(0.5f));
+  if (in_place) tk::cross_entropy(loss, dx, dx, t, M, V, o, cfg);
+  else tk::cross_entropy(loss, dx, x, t, M, V, o, cfg);
+  if (!difftest::have_gpu()) return;
+  auto dt = to_device(t);
+  auto dxd = to_device(in_place ? x : std::vector<T>(x.size(), T(0.5f)));
+  auto xd = to_device(x);
+  DeviceBuffer<float> lossd(loss.size());
+  if (in_place) tk::cross_entropy(lossd, dxd, dxd, dt, M, V, o, cfg);
+  else tk::cross_entropy(lossd, dxd, xd, dt, M, V, o, cfg);
+  cuda::synchronize();
+  int64_t count = 0;
+  for (auto v : t) count += v != o.ignore_index;
+  double scale = std::fabs(o.grad_scale) / (o.reduction == LossReduction::mean ? double(count) : 1.0);
+  difftest::compare(lossd.to_host(), loss, {1e-5, 1e-5}, 0);
+  difftest::compare(dxd.to_host(), dx, dx_tol<T>(scale), 1);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("gpu: cross_entropy, one tile per row and looped", T, float, half, bfloat16) {
+  tk::CrossEntropyOptions smooth{.label_smoothing = 0.1f, .z_loss = 1e-4f, .reduction = LossReduction::sum,
+                                 .grad_scale = 0.25f};
+  check_gpu<T>(37, 1000, {}, false, Config{{"BLOCK", 1024}, num_warps(4)}, 1);
+  check_gpu<T>(37, 1000, smooth, true, Config{{"BLOCK", 1024}, num_warps(4)}, 2);
+  check_gpu<T>(9, 7, {.reduction = LossReduction::none}, false, Config{{"BLOCK", 8}, num_warps(1)}, 3);
+  check_gpu<T>(5, 1, {}, true, Config{{"BLOCK", 1}, num_warps(1)}, 4);
+  check_gpu<T>(6, 30011, smooth, false, Config{{"BLOCK", 4096}, num_warps(16)}, 5);  // looped
+  check_gpu<T>(6, 30011, {.label_smoothing = 0.2f, .reduction = LossReduction::none}, true,
+               Config{{"BLOCK", 2048}, num_warps(8)}, 6);
+  check_gpu<T>(5, 5000, {.z_loss = 1e-3f, .logits_stride = 5003}, false, Config{{"BLOCK", 8192}, num_warps(16)}, 7);
+}
+
+TEST_CASE("gpu: cross_entropy mean over many rows (the count kernel loops), int32 targets") {
+  check_gpu<bfloat16>(2500, 7, {.label_smoothing = 0.05f}, false, Config{{"BLOCK", 8}, num_warps(1)}, 8);
+  check_gpu<float, int32_t>(70, 333, {.z_loss = 1e-3f}, true, Config{{"BLOCK", 512}, num_warps(4)}, 9);
+  check_gpu<float, int32_t>(70, 333, {.reduction = LossReduction::none}, false, Config{{"BLOCK", 64}, num_warps(2)}, 10);
+}
+
+TEST_CASE_TEMPLATE("gpu: cross_entropy rows split over thread-block clusters", T, float, bfloat16) {
+  if (!difftest::have_gpu()) return;
+  if (!gpu_has_clusters()) {
+    MESSAGE("cluster test skipped: the GPU has no thread-block clusters (needs sm_90)");
+    return;
+  }
+  tk::CrossEntropyOptions smooth{.label_smoothing = 0.1f, .z_loss = 1e-4f};
+  check_gpu<T>(7, 30011, smooth, false, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)}, 11);
+  check_gpu<T>(7, 30011, {.reduction = LossReduction::none}, true, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)}, 12);
+  check_gpu<T>(5, 1000, {.reduction = LossReduction::sum}, true, Config{{"BLOCK", 256}, num_warps(2), cluster(4)}, 13);
+  check_gpu<T>(3, 200003, smooth, false, Config{{"BLOCK", 16384}, num_warps(16), cluster(16)}, 14);
+  // The heuristic's config for these buffers (a cluster on sm_90).
+  check_gpu<T>(4, 30011, {}, true, tk::cross_entropy_heuristic(30011, dtype_v<T>, true), 15);
+}
+
+TEST_CASE("gpu: a target outside [0, V) gives that row NaN loss and gradient, the others are unaffected") {
+  if (!difftest::have_gpu()) return;
+  int64_t M = 4, V = 100;
+  auto x = ref::random_vec<float>(M * V, 21);
+  std::vector<int64_t> t{3, 100, -100, -7};
+  auto xd = to_device(x);
+  auto td = to_device(t);
+  DeviceBuffer<float> dxd(x.size()), lossd(M), mean(1);
+  tk::cross_entropy(lossd, dxd, xd, td, M, V, {.reduction = LossReduction::none});
+  tk::cross_entropy(mean, dxd, xd, td, M, V);
+  auto loss = lossd.to_host(), dx = dxd.to_host();
+  CHECK(std::isfinite(loss[0]));
+  CHECK(std::isnan(loss[1]));
+  CHECK(loss[2] == 0.0f);
+  CHECK(std::isnan(loss[3]));
+  CHECK(std::isnan(mean.to_host()[0]));
+  for (int64_t j = 0; j < V; ++j) {
+    CHECK(std::isfinite(dx[j]));
+    CHECK(std::isnan(dx[V + j]));
+    CHECK(dx[2 * V + j] == 0.0f);
+  }
+}
