@@ -108,7 +108,7 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     // copy's own buffer as scratch).
     for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i)
       if (p.operands[i] && conversion_needs_smem(plan, op.operands[i], p.operands[i]->ll)) return;
-    int bytes = p.vec * byte_size(d);
+    int bytes = p.aligned_vec * byte_size(d);  // cp.async needs aligned sources
     if (!l || p.fast_dim != contiguous_dim(l->ll) || (bytes != 4 && bytes != 8 && bytes != 16)) return;
     auto it = uses.find(r);
     if (it == uses.end() || it->second.empty()) return;
@@ -146,6 +146,8 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
       }
     }
     p.async_copy = true;
+    p.vec = p.aligned_vec;
+    p.realign = false;
     plan.async_users[&op] = dots;
     for (const Op* loop : outer_loops) plan.loops_reading_copies.insert(loop);
     per_block[op.parent].push_back(&op);

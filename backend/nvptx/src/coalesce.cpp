@@ -10,6 +10,8 @@ namespace tilefuse::nvptx {
 using ir::Op;
 using ir::OpKind;
 
+bool realign_enabled() { return !knob_on("TILEFUSE_NO_REALIGN"); }
+
 bool is_memory_op(OpKind k) {
   return k == OpKind::Load || k == OpKind::Store || k == OpKind::AtomicRMW || k == OpKind::AtomicCas;
 }
@@ -30,12 +32,14 @@ std::vector<int> access_order(const AxisInfo& ai, int rank) {
 }
 
 // Elements one thread can access at once along `dim` given what axis info proves about
-// the pointer alone: contiguity, alignment and the 16-byte limit.
+// the pointer alone: contiguity, alignment and the 16-byte limit. A contiguous run of a
+// whole 16 bytes is realigned in registers when its alignment is unknown (see
+// choose_vector_widths), so only shorter runs are limited by alignment.
 int pointer_vec(const ir::Value* ptr, const AxisInfo& ai, int dim) {
   int64_t es = byte_size(ptr->type.dtype);
   int64_t v = 16 / es;
   v = std::min(v, pow2_floor(ai.contiguity[dim]));
-  v = std::min(v, std::max<int64_t>(1, pow2_floor(ai.divisibility[dim]) / es));
+  if (v < 16 / es || !realign_enabled()) v = std::min(v, std::max<int64_t>(1, pow2_floor(ai.divisibility[dim]) / es));
   return static_cast<int>(std::max<int64_t>(v, 1));
 }
 
@@ -99,9 +103,13 @@ void choose_vector_widths(const ir::Function& f, GpuPlan& plan) {
     int64_t regs = l->ll.contiguous_regs(dim);
     int64_t mask = op.mask() ? pow2_floor(plan.axis.get(op.mask()).constancy[dim]) : limit;
     int64_t vec = std::max<int64_t>(1, std::min({limit, contig, align, regs, mask}));
-    p.vec = static_cast<int>(vec);
+    p.vec = p.aligned_vec = static_cast<int>(vec);
     p.fast_dim = dim;
-    if (debug && contig > 1 && vec < std::min(limit, contig)) {
+    // Whole 16-byte runs limited only by what is known of their alignment or of the
+    // mask move as realigned chunks instead of narrower accesses.
+    p.realign = vec < limit && std::min({limit, contig, regs}) == limit && realign_enabled();
+    if (p.realign) p.vec = static_cast<int>(limit);
+    if (debug && contig > 1 && vec < std::min(limit, contig) && !p.realign) {
       std::string why;
       auto add = [&](const std::string& s) { why += (why.empty() ? "" : "; ") + s; };
       if (align < std::min(limit, contig))

@@ -4,22 +4,12 @@
 // held by several threads are stored by one of them only.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
-#include "codegen.hpp"
+#include "memory_access.hpp"
 
 namespace tilefuse::nvptx {
 
 using ir::Evict;
 using ir::OpKind;
-
-namespace {
-
-// How a run of `vec` elements of `dt` travels through inline PTX: `n` words of `bits`.
-struct Words {
-  int n, bits;
-  llvm::Type* ty;
-  const char* constraint;
-  std::string ptx_type;
-};
 
 Words words_for(Codegen& cg, DType dt, int vec) {
   int eb = bit_width(dt) == 1 ? 8 : bit_width(dt);
@@ -29,6 +19,8 @@ Words words_for(Codegen& cg, DType dt, int vec) {
   if (total == 16) return {1, 16, cg.b.getInt16Ty(), "h", ".b16"};
   return {1, 16, cg.b.getInt16Ty(), "h", ".u8"};
 }
+
+namespace {
 
 std::string evict_suffix(Evict e) {
   switch (e) {
@@ -58,6 +50,8 @@ llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt
   std::string text = std::string("cvt.rn.") + (dt == DType::bf16 ? "bf16x2" : "f16x2") + ".f32 $0, $1, $2;";
   return cg.inline_asm(cg.i32(), text, "=r,f,f", {th->getOperand(0), tl->getOperand(0)}, false);
 }
+
+}  // namespace
 
 // Elements (register values) <-> words.
 std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w) {
@@ -90,6 +84,8 @@ std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, con
   return out;
 }
 
+namespace {
+
 Regs from_words(Codegen& cg, const std::vector<llvm::Value*>& words, DType dt, int vec, const Words& w) {
   auto& b = cg.b;
   llvm::Type* mt = cg.mem_type(dt);
@@ -109,6 +105,8 @@ Regs from_words(Codegen& cg, const std::vector<llvm::Value*>& words, DType dt, i
   for (int i = 0; i < vec; ++i) out.push_back(fix(b.CreateExtractElement(v, i)));
   return out;
 }
+
+}  // namespace
 
 Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, Evict ev) {
   auto& b = cg.b;
@@ -191,6 +189,8 @@ void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pr
   cg.inline_asm(b.getVoidTy(), text, cons, args, true);
 }
 
+namespace {
+
 llvm::Value* and_pred(Codegen& cg, llvm::Value* a, llvm::Value* b) {
   if (!a) return b;
   if (!b) return a;
@@ -216,13 +216,14 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   }
   LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
   int vec = l ? p.vec : 1;
+  bool realign = l && p.realign;
   int n = static_cast<int>(ptrs.size());
+  auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
   if (is_load) {
     Regs out(n);
     for (int r = 0; r < n; r += vec) {
-      Regs oth;
-      if (!other.empty()) oth.assign(other.begin() + r, other.begin() + r + vec);
-      Regs got = emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], oth, dt, vec, op.evict);
+      Regs got = realign ? realigned_load(cg, ptrs[r], run(mask, r), run(other, r), dt, op.evict)
+                         : emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], run(other, r), dt, vec, op.evict);
       for (int i = 0; i < vec; ++i) out[r + i] = got[i];
     }
     cg.set(op.result(), std::move(out));
@@ -232,8 +233,10 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   uint32_t dup_regs = l ? l->ll.redundancy().reg : 0;
   for (int r = 0; r < n; r += vec) {
     if (r & dup_regs) continue;
-    Regs v(vals.begin() + r, vals.begin() + r + vec);
-    emit_store(cg, ptrs[r], v, and_pred(cg, mask.empty() ? nullptr : mask[r], owner), dt, op.evict);
+    if (realign)
+      realigned_store(cg, ptrs[r], run(vals, r), run(mask, r), owner, dt, op.evict);
+    else
+      emit_store(cg, ptrs[r], run(vals, r), and_pred(cg, mask.empty() ? nullptr : mask[r], owner), dt, op.evict);
   }
 }
 

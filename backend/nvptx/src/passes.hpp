@@ -17,6 +17,8 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
 void choose_vector_widths(const ir::Function& f, GpuPlan& plan);
 
 bool is_memory_op(ir::OpKind k);
+// Whether runs of unknown alignment may move as realigned 16-byte chunks (knob TILEFUSE_NO_REALIGN).
+bool realign_enabled();
 bool is_elementwise(ir::OpKind k);
 
 }  // namespace tilefuse::nvptx

@@ -32,6 +32,12 @@ struct OpPlan {
   // Load/Store: elements per access along `fast_dim` (1 = scalar accesses).
   int vec = 1;
   int fast_dim = -1;
+  // Load/Store: the runs' start is not known to be 16-byte aligned (or the mask may
+  // change inside a run); each run of `vec` elements (16 bytes) still moves as aligned
+  // 16-byte chunks, realigned in registers (lower_realigned.cpp). `aligned_vec` is the
+  // width plain accesses would have (what cp.async copies use).
+  bool realign = false;
+  int aligned_vec = 1;
   // Shared-memory scratch this op uses while it runs (conversions, reductions, dot).
   int smem_offset = 0;
   int smem_bytes = 0;

@@ -1,0 +1,201 @@
+// Contiguous global accesses whose start is not known to be 16-byte aligned (rows of an
+// odd width, a row-major tile at a runtime offset) or whose mask may change inside a
+// run: each thread's run of 16 bytes still moves as whole, aligned 16-byte chunks.
+// A load reads the (at most) two chunks its run straddles and shifts the run out of
+// them. A store takes the next lane's run by shuffle and writes the chunk straddling
+// the two; the pieces nobody could write whole — at the edge of a warp, of the tile, of
+// the mask, or where the next lane's run is elsewhere — go element by element. The
+// runtime misalignment is per run, so runs in rows of different alignment mix freely.
+//
+// A chunk is read only when it holds an element the mask allows, so every load stays
+// inside the 16-byte-aligned span of memory the kernel may touch (never across a page).
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <array>
+
+#include "memory_access.hpp"
+
+namespace tilefuse::nvptx {
+
+using ir::Evict;
+
+namespace {
+
+using Words8 = std::array<llvm::Value*, 8>;
+using Words4 = std::array<llvm::Value*, 4>;
+
+// Bytes [s, s + 16) of the 32 bytes w[0..7] (little endian), for a runtime s in [0, 16):
+// words selected by s / 4 (two levels of selects: registers cannot be indexed), then a
+// funnel shift by the byte remainder (skipped when runs are word aligned).
+Words4 window16(Codegen& cg, const Words8& w, llvm::Value* s, bool word_aligned) {
+  auto& b = cg.b;
+  llvm::Value* q = b.CreateLShr(s, 2);
+  llvm::Value* q1 = b.CreateICmpNE(b.CreateAnd(q, 1), cg.c32(0));
+  llvm::Value* q2 = b.CreateICmpNE(b.CreateAnd(q, 2), cg.c32(0));
+  std::array<llvm::Value*, 7> y;
+  for (int j = 0; j < 7; ++j) y[j] = b.CreateSelect(q1, w[j + 1], w[j]);
+  std::array<llvm::Value*, 5> x;
+  for (int i = 0; i < 5; ++i) x[i] = i + 2 < 7 ? b.CreateSelect(q2, y[i + 2], y[i]) : y[i];
+  Words4 out;
+  if (word_aligned) {
+    for (int i = 0; i < 4; ++i) out[i] = x[i];
+    return out;
+  }
+  llvm::Value* sh = b.CreateShl(b.CreateAnd(s, 3), 3);
+  for (int i = 0; i < 4; ++i) out[i] = cg.call_intrinsic(llvm::Intrinsic::fshr, {x[i + 1], x[i], sh}, {cg.i32()});
+  return out;
+}
+
+// The elements of a 16-byte run <-> four 32-bit words.
+Regs elements_of(Codegen& cg, const Words4& w, DType dt, int vec) {
+  auto& b = cg.b;
+  llvm::Value* packed = llvm::PoisonValue::get(llvm::FixedVectorType::get(cg.i32(), 4));
+  for (int i = 0; i < 4; ++i) packed = b.CreateInsertElement(packed, w[i], i);
+  llvm::Type* mt = cg.mem_type(dt);
+  llvm::Value* v = b.CreateBitCast(packed, llvm::FixedVectorType::get(mt, vec));
+  Regs out;
+  for (int i = 0; i < vec; ++i) {
+    llvm::Value* e = b.CreateExtractElement(v, i);
+    out.push_back(dt == DType::i1 ? b.CreateICmpNE(e, llvm::ConstantInt::get(mt, 0)) : e);
+  }
+  return out;
+}
+
+Words4 words_of(Codegen& cg, const Regs& elems, DType dt) {
+  auto& b = cg.b;
+  Words w = words_for(cg, dt, static_cast<int>(elems.size()));
+  std::vector<llvm::Value*> ws = to_words(cg, elems, dt, w);
+  Words4 out;
+  if (w.bits == 32) {
+    for (int i = 0; i < 4; ++i) out[i] = ws[i];
+    return out;
+  }
+  auto* v2 = llvm::FixedVectorType::get(cg.i32(), 2);  // 64-bit elements: two words each
+  for (int i = 0; i < 2; ++i) {
+    llvm::Value* pair = b.CreateBitCast(ws[i], v2);
+    out[2 * i] = b.CreateExtractElement(pair, uint64_t(0));
+    out[2 * i + 1] = b.CreateExtractElement(pair, uint64_t(1));
+  }
+  return out;
+}
+
+struct RunAddress {
+  llvm::Value* addr;   // i64 address of the run's first element
+  llvm::Value* m;      // i32 misalignment in bytes, [0, 16)
+  llvm::Value* k;      // i32 misalignment in elements
+  llvm::Value* chunk;  // global pointer to the aligned chunk holding the first element
+};
+
+RunAddress run_address(Codegen& cg, llvm::Value* ptr, DType dt) {
+  auto& b = cg.b;
+  llvm::Value* addr = b.CreatePtrToInt(ptr, b.getInt64Ty());
+  llvm::Value* m = b.CreateTrunc(b.CreateAnd(addr, 15), cg.i32());
+  int es = byte_size(dt);
+  llvm::Value* k = es == 1 ? m : b.CreateLShr(m, __builtin_ctz(static_cast<unsigned>(es)));
+  llvm::Value* chunk = b.CreateIntToPtr(b.CreateAnd(addr, ~uint64_t(15)), cg.global_ptr_type());
+  return {addr, m, k, chunk};
+}
+
+llvm::Value* any(Codegen& cg, llvm::Value* a, llvm::Value* x) { return a ? cg.b.CreateOr(a, x) : x; }
+
+llvm::Value* shfl(Codegen& cg, llvm::Intrinsic::ID id, llvm::Value* v, uint32_t clamp) {
+  return cg.call_intrinsic(id, {cg.c32(0xffffffff), v, cg.c32(1), cg.c32(clamp)});
+}
+// v (i32 or i64) from the next lane (the last lane gets its own) or the previous one
+// (the first lane gets its own).
+llvm::Value* from_lane(Codegen& cg, llvm::Value* v, bool next) {
+  auto id = next ? llvm::Intrinsic::nvvm_shfl_sync_down_i32 : llvm::Intrinsic::nvvm_shfl_sync_up_i32;
+  uint32_t clamp = next ? 0x1f : 0;
+  if (v->getType()->isIntegerTy(32)) return shfl(cg, id, v, clamp);
+  auto& b = cg.b;
+  llvm::Value* lo = shfl(cg, id, b.CreateTrunc(v, cg.i32()), clamp);
+  llvm::Value* hi = shfl(cg, id, b.CreateTrunc(b.CreateLShr(v, 32), cg.i32()), clamp);
+  return b.CreateOr(b.CreateZExt(lo, b.getInt64Ty()), b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32));
+}
+
+}  // namespace
+
+Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, Evict ev) {
+  auto& b = cg.b;
+  int es = byte_size(dt), vec = 16 / es;
+  RunAddress ra = run_address(cg, ptr, dt);
+  // Element j lies in the first chunk when j + k < vec, else in the second.
+  llvm::Value* lo_pred = nullptr;
+  llvm::Value* hi_pred = b.CreateICmpNE(ra.m, cg.c32(0));
+  if (!mask.empty()) {
+    hi_pred = nullptr;
+    for (int j = 0; j < vec; ++j) {
+      llvm::Value* in_lo = b.CreateICmpULT(b.CreateAdd(ra.k, cg.c32(j)), cg.c32(vec));
+      lo_pred = any(cg, lo_pred, j == 0 ? mask[j] : b.CreateAnd(mask[j], in_lo));
+      if (j > 0) hi_pred = any(cg, hi_pred, b.CreateAnd(mask[j], b.CreateNot(in_lo)));
+    }
+  }
+  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
+  Regs lo = emit_load(cg, ra.chunk, lo_pred, {}, DType::i32, 4, ev);
+  Regs hi = emit_load(cg, second, hi_pred, {}, DType::i32, 4, ev);
+  Words8 w{lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+  Regs out = elements_of(cg, window16(cg, w, ra.m, es >= 4), dt, vec);
+  if (mask.empty()) return out;
+  for (int j = 0; j < vec; ++j) {
+    llvm::Value* fill = other.empty() ? llvm::Constant::getNullValue(out[j]->getType()) : other[j];
+    out[j] = b.CreateSelect(mask[j], out[j], fill);
+  }
+  return out;
+}
+
+void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,
+                     Evict ev) {
+  auto& b = cg.b;
+  int es = byte_size(dt), vec = 16 / es;
+  RunAddress ra = run_address(cg, ptr, dt);
+  // Which of this run's elements this thread writes: bit j for element j.
+  llvm::Value* bits = nullptr;
+  for (int j = 0; j < vec; ++j) {
+    llvm::Value* valid = mask.empty() ? b.getTrue() : mask[j];
+    if (owner) valid = b.CreateAnd(valid, owner);
+    bits = any(cg, bits, b.CreateShl(b.CreateZExt(valid, cg.i32()), j));
+  }
+  uint32_t all = vec == 32 ? 0xffffffffu : (1u << vec) - 1;
+  Words4 own = words_of(cg, vals, dt);
+
+  // The chunk after this run's first one: this run's tail (elements k' = vec - k on)
+  // and the next lane's head, when that lane's run follows this one in memory.
+  llvm::Value* next_addr = from_lane(cg, ra.addr, true);
+  llvm::Value* next_bits = from_lane(cg, bits, true);
+  Words8 pair;
+  for (int i = 0; i < 4; ++i) {
+    pair[i] = own[i];
+    pair[4 + i] = from_lane(cg, own[i], true);
+  }
+  llvm::Value* misaligned = b.CreateICmpNE(ra.m, cg.c32(0));
+  llvm::Value* head_bits = b.CreateSub(b.CreateShl(cg.c32(1), b.CreateSub(cg.c32(vec), ra.k)), cg.c32(1));
+  llvm::Value* tail_bits = b.CreateAnd(b.CreateNot(head_bits), cg.c32(all));
+  llvm::Value* full = b.CreateAnd(misaligned, b.CreateICmpEQ(next_addr, b.CreateAdd(ra.addr, b.getInt64(16))));
+  full = b.CreateAnd(full, b.CreateICmpEQ(b.CreateAnd(bits, tail_bits), tail_bits));
+  full = b.CreateAnd(full, b.CreateICmpEQ(b.CreateAnd(next_bits, head_bits), head_bits));
+  llvm::Value* shift = b.CreateAnd(b.CreateSub(cg.c32(16), ra.m), cg.c32(15));
+  Words4 straddling = window16(cg, pair, shift, es >= 4);
+  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
+  emit_store(cg, second, Regs(straddling.begin(), straddling.end()), full, DType::i32, ev);
+
+  // This run's head went out whole with the previous lane's chunk when that lane's run
+  // precedes this one and its chunk was complete.
+  llvm::Value* prev_full = from_lane(cg, b.CreateZExt(full, cg.i32()), false);
+  llvm::Value* prev_addr = from_lane(cg, ra.addr, false);
+  llvm::Value* head_done = b.CreateAnd(b.CreateICmpNE(prev_full, cg.c32(0)),
+                                       b.CreateICmpEQ(b.CreateAdd(prev_addr, b.getInt64(16)), ra.addr));
+  // An aligned run goes out as one chunk when all of it is written.
+  llvm::Value* aligned_full = b.CreateAnd(b.CreateNot(misaligned), b.CreateICmpEQ(bits, cg.c32(all)));
+  emit_store(cg, ra.chunk, Regs(own.begin(), own.end()), aligned_full, DType::i32, ev);
+
+  // The rest, element by element.
+  for (int j = 0; j < vec; ++j) {
+    llvm::Value* in_head = b.CreateICmpULT(b.CreateAdd(ra.k, cg.c32(j)), cg.c32(vec));
+    llvm::Value* done = b.CreateSelect(misaligned, b.CreateSelect(in_head, head_done, full), aligned_full);
+    llvm::Value* bit = b.CreateICmpNE(b.CreateAnd(bits, cg.c32(1u << j)), cg.c32(0));
+    llvm::Value* elem_ptr = b.CreateGEP(b.getInt8Ty(), ptr, cg.c32(j * es));
+    emit_store(cg, elem_ptr, {vals[j]}, b.CreateAnd(bit, b.CreateNot(done)), dt, ev);
+  }
+}
+
+}  // namespace tilefuse::nvptx

@@ -1,0 +1,36 @@
+#pragma once
+// Internal: single global accesses of a run of elements (lower_memory.cpp), shared by
+// the plain and the realigned lowering of loads and stores.
+#include <string>
+#include <vector>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+// How a run of `vec` elements of `dt` travels through inline PTX: `n` words of `bits`.
+struct Words {
+  int n, bits;
+  llvm::Type* ty;
+  const char* constraint;
+  std::string ptx_type;
+};
+Words words_for(Codegen& cg, DType dt, int vec);
+// The elements of a run packed into words (f32 -> 16-bit roundings as cvt.rn.*x2 pairs).
+std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w);
+
+// Loads `vec` elements at ptr (aligned to their size), only where pred holds (null:
+// always); elsewhere the result is `other` (empty: zeros).
+Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, ir::Evict ev);
+// Stores vals (a run) at ptr where pred holds (null: always).
+void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pred, DType dt, ir::Evict ev);
+
+// Runs of 16 bytes whose start is not known to be 16-byte aligned (lower_realigned.cpp).
+// `mask` holds one predicate per element (empty: all valid); `owner` (null: every
+// thread) says whether this thread stores its elements. Every thread of the warp must
+// call realigned_store together: it exchanges runs with the neighbouring lanes.
+Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, ir::Evict ev);
+void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,
+                     ir::Evict ev);
+
+}  // namespace tilefuse::nvptx
