@@ -240,12 +240,13 @@ Result dispatch(const std::string& kernel, const std::string& shape,
 
 std::string runner_names() {
   return "softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention,matmul"
-         ",swiglu,swiglu_bwd,softmax_bwd";
+         ",swiglu,swiglu_bwd,softmax_bwd,rmsnorm_bwd,add_rmsnorm_bwd,layernorm_bwd";
 }
 
 std::vector<std::string> default_shapes(const std::string& kernel) {
   if (kernel == "attention") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
   if (is_training_elementwise(kernel)) return training_elementwise_shapes();
+  if (is_norm_backward(kernel)) return norm_backward_shapes();
   if (kernel == "matmul")
     return {"4096x4096x4096", "8192x8192x8192", "8192x8192x1024", "16384x4096x4096", "4000x4000x4000",
             "4096x4096x4096+gelu", "8192x8192x1024+gelu", "4000x4000x4000+gelu"};
@@ -255,6 +256,7 @@ std::vector<std::string> default_shapes(const std::string& kernel) {
 Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
                const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
   if (is_training_elementwise(kernel)) return run_training_elementwise(kernel, dtype, shape, sets, reps);
+  if (is_norm_backward(kernel)) return run_norm_backward(kernel, dtype, shape, sets, reps);
   switch (dtype) {
     case DType::f32: return dispatch<float>(kernel, shape, sets, reps);
     case DType::f16: return dispatch<half>(kernel, shape, sets, reps);

@@ -163,6 +163,55 @@ std::unique_ptr<Sweep> training_sweep(const std::string& kernel, const std::stri
   return s;
 }
 
+// rmsnorm_bwd, add_rmsnorm_bwd, layernorm_bwd: t = dx, dy, x, dres_out; dw, db.
+template <class T>
+struct NormBackwardSweep : Sweep {
+  explicit NormBackwardSweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<T> t[4], w, dw, db;
+  int64_t rows = 0, cols = 0;
+  float eps = 1e-6f;
+};
+
+template <class T>
+std::unique_ptr<Sweep> norm_backward_sweep(const std::string& kernel, const std::string& shape, bool dev) {
+  Rows r = parse_rows(shape);
+  auto s = std::make_unique<NormBackwardSweep<T>>(dev);
+  s->rows = r.rows, s->cols = r.cols;
+  size_t n = size_t(r.rows) * r.cols, es = sizeof(T);
+  bool residual = kernel == "add_rmsnorm_bwd", layer = kernel == "layernorm_bwd";
+  for (int i = 0; i < (residual ? 4 : 3); ++i) s->t[i] = s->h.template make<T>(n, -3, 3);
+  s->w = s->h.template make<T>(r.cols, 0.5f, 1.5f);
+  s->dw = s->h.template make<T>(r.cols, -1, 1);
+  s->db = s->h.template make<T>(r.cols, -1, 1);
+  // x, dy read and dx written (+ dres_out read), the weight read, dw (and db) written.
+  s->bytes = (residual ? 4.0 : 3.0) * n * es + (layer ? 3.0 : 2.0) * r.cols * es;
+  auto* p = s.get();
+  auto& x = p->t;
+  if (layer) {
+    p->eps = 1e-5f;
+    auto& t = kernels::layernorm_backward_tuner<T>();
+    s->space = &t.space();
+    s->problem = t.problem(x[0], p->dw, p->db, x[1], x[2], p->w, p->rows, p->cols, p->eps);
+    s->tune = [p, &t](const tuning::TuneSettings& st) {
+      return t.tune(st, p->t[0], p->dw, p->db, p->t[1], p->t[2], p->w, p->rows, p->cols, p->eps);
+    };
+  } else {
+    auto setup = [&](auto& t) {
+      // Without a residual dres_out is never read; dy stands in.
+      auto& res = residual ? x[3] : x[1];
+      s->space = &t.space();
+      s->problem = t.problem(x[0], p->dw, x[1], res, x[2], p->w, p->rows, p->cols, p->eps);
+      s->tune = [p, &t, &res](const tuning::TuneSettings& st) {
+        return t.tune(st, p->t[0], p->dw, p->t[1], res, p->t[2], p->w, p->rows, p->cols, p->eps);
+      };
+    };
+    if (residual) setup(kernels::rmsnorm_backward_tuner<T, true>());
+    else setup(kernels::rmsnorm_backward_tuner<T, false>());
+  }
+  return s;
+}
+
 template <class T>
 struct AttnSweep : Sweep {
   explicit AttnSweep(bool dev) : h(dev) {}
@@ -231,7 +280,7 @@ std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
 
 std::vector<std::string> sweep_kernels() {
   return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul",
-          "swiglu", "swiglu_bwd", "softmax_bwd"};
+          "swiglu", "swiglu_bwd", "softmax_bwd", "rmsnorm_bwd", "add_rmsnorm_bwd", "layernorm_bwd"};
 }
 
 int shape_dims(const std::string& kernel) { return kernel == "attention_fwd" ? 4 : kernel == "matmul" ? 3 : 2; }
@@ -256,6 +305,7 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
   }
   auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
     using T = typename decltype(tag)::type;
+    if (kernel.ends_with("norm_bwd")) return norm_backward_sweep<T>(kernel, shape, on_device);
     if (kernel == "swiglu" || kernel == "swiglu_bwd" || kernel == "softmax_bwd")
       return training_sweep<T>(kernel, shape, on_device);
     if (kernel != "attention_fwd" && kernel != "matmul") return row_sweep<T>(kernel, shape, on_device);
