@@ -225,6 +225,7 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
 template <class T>
 Result dispatch(const std::string& kernel, const std::string& shape,
                 const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
+  if (kernel == "cross_entropy") return run_cross_entropy(dtype_v<T>, shape, sets, reps);
   if (kernel == "attention") {
     if constexpr (std::is_same_v<T, float>) user_error("attention runs on f16/bf16", SourceLoc{});
     else return run_attention<T>(shape, sets, reps);
@@ -239,11 +240,12 @@ Result dispatch(const std::string& kernel, const std::string& shape,
 }  // namespace
 
 std::string runner_names() {
-  return "softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention,matmul"
+  return "cross_entropy,softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention,matmul"
          ",swiglu,swiglu_bwd,softmax_bwd,rmsnorm_bwd,add_rmsnorm_bwd,layernorm_bwd";
 }
 
 std::vector<std::string> default_shapes(const std::string& kernel) {
+  if (kernel == "cross_entropy") return cross_entropy_shapes();
   if (kernel == "attention") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
   if (is_training_elementwise(kernel)) return training_elementwise_shapes();
   if (is_norm_backward(kernel)) return norm_backward_shapes();

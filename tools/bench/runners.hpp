@@ -35,4 +35,9 @@ std::vector<std::string> norm_backward_shapes();
 Result run_norm_backward(const std::string& kernel, DType dtype, const std::string& shape,
                          const std::vector<std::pair<std::string, int64_t>>& sets, int reps);
 
+// runners_cross_entropy.cpp: cross_entropy (shape MxV).
+Result run_cross_entropy(DType dtype, const std::string& shape, const std::vector<std::pair<std::string, int64_t>>& sets,
+                         int reps);
+std::vector<std::string> cross_entropy_shapes();
+
 }  // namespace tilefuse::bench

@@ -276,16 +276,50 @@ std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
   return s;
 }
 
+// cross_entropy: loss (mean) and dlogits of MxV logits, targets in [0, V).
+template <class T>
+struct CrossEntropySweep : Sweep {
+  explicit CrossEntropySweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<float> loss;
+  DevicePtr<T> dlogits, logits;
+  DevicePtr<int64_t> targets;
+  int64_t rows = 0, cols = 0;
+  kernels::CrossEntropyOptions opts;
+};
+
+template <class T>
+std::unique_ptr<Sweep> cross_entropy_sweep(const std::string& shape, bool dev) {
+  Rows r = parse_rows(shape);
+  auto s = std::make_unique<CrossEntropySweep<T>>(dev);
+  size_t n = size_t(r.rows) * r.cols;
+  s->rows = r.rows, s->cols = r.cols;
+  s->logits = s->h.template make<T>(n, -8, 8);
+  s->dlogits = s->h.template make<T>(n, -1, 1);
+  s->targets = s->h.template make<int64_t>(r.rows, 0, float(r.cols));
+  s->loss = s->h.template make<float>(1, 0, 1);
+  s->bytes = 2.0 * n * sizeof(T);  // logits read once, dlogits written once
+  auto& t = kernels::cross_entropy_tuner<T>();
+  auto* p = s.get();
+  s->space = &t.space();
+  s->problem = t.problem(p->loss, p->dlogits, p->logits, p->targets, p->rows, p->cols, p->opts);
+  s->tune = [p, &t](const tuning::TuneSettings& st) {
+    return t.tune(st, p->loss, p->dlogits, p->logits, p->targets, p->rows, p->cols, p->opts);
+  };
+  return s;
+}
+
 }  // namespace
 
 std::vector<std::string> sweep_kernels() {
-  return {"softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul",
+  return {"cross_entropy", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul",
           "swiglu", "swiglu_bwd", "softmax_bwd", "rmsnorm_bwd", "add_rmsnorm_bwd", "layernorm_bwd"};
 }
 
 int shape_dims(const std::string& kernel) { return kernel == "attention_fwd" ? 4 : kernel == "matmul" ? 3 : 2; }
 
 std::vector<std::string> default_shapes(const std::string& kernel) {
+  if (kernel == "cross_entropy") return {"8192x32000", "4096x128256", "2048x151936", "16384x50304"};
   if (kernel == "attention_fwd") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
   if (kernel == "matmul") return {"4096x4096x4096", "8192x8192x1024", "4000x4000x4000"};
   return {"8192x4096", "8192x16384", "2048x65536", "16384x5000"};
@@ -305,6 +339,7 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
   }
   auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
     using T = typename decltype(tag)::type;
+    if (kernel == "cross_entropy") return cross_entropy_sweep<T>(shape, on_device);
     if (kernel.ends_with("norm_bwd")) return norm_backward_sweep<T>(kernel, shape, on_device);
     if (kernel == "swiglu" || kernel == "swiglu_bwd" || kernel == "softmax_bwd")
       return training_sweep<T>(kernel, shape, on_device);

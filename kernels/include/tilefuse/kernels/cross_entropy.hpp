@@ -32,8 +32,12 @@ struct CrossEntropyOptions {
   int64_t dlogits_stride = -1;   // of dlogits (-1: logits_stride)
 };
 
+// The row heuristic; where rows loop, 4K-column tiles: the looped program carries four
+// running values per lane (max, sum, logit sum, target logit), and 16K tiles spill.
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
-  return row_heuristic(V, dtype, clusters);
+  Config c = row_heuristic(V, dtype, clusters);
+  if (row_uses_loop(c, V)) return Config{{"BLOCK", 4096}, num_warps(16)};
+  return c;
 }
 
 namespace detail {

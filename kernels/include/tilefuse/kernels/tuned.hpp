@@ -416,4 +416,41 @@ void tuned_softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int
   softmax_backward_tuner<buffer_elem_t<DX>>()(dx, dy, y, rows, cols);
 }
 
+// Cross-entropy: the row space and key (its programs are the softmax's plus a few
+// scalars per row); the reduction and options only change per-row scalar work.
+template <class T>
+const auto& cross_entropy_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& loss, auto& dlogits, const auto& logits, const auto& targets, int64_t M, int64_t V,
+         CrossEntropyOptions o) { cross_entropy(loss, dlogits, logits, targets, M, V, o, c); },
+      rowwise_space(),
+      [](const auto&, const auto&, const auto&, const auto&, int64_t M, int64_t V, CrossEntropyOptions) {
+        return rowwise_key(M, V);
+      },
+      TuneOptions{.name = "cross_entropy", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1},
+                  .fallback =
+                      [](const tuning::KeyView& k) {
+                        return cross_entropy_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                      }},
+      [](const Config& c, const auto& loss, const auto& dlogits, const auto& logits, const auto& targets, int64_t M,
+         int64_t V, CrossEntropyOptions o) {
+        // The main launch cross_entropy() makes (the count kernel is the same for every config).
+        using TI = buffer_elem_t<decltype(targets)>;
+        int64_t ls = o.logits_stride < 0 ? V : o.logits_stride, ds = o.dlogits_stride < 0 ? ls : o.dlogits_stride;
+        const KernelBase& k = row_uses_loop(c, V)
+                                  ? static_cast<const KernelBase&>(cross_entropy_looped_kernel<T, TI>())
+                                  : cross_entropy_row_kernel<T, TI>();
+        return tuning::specialization(k, cross_entropy_config(c, V, o.reduction), loss, dlogits, logits, targets, loss,
+                                      static_cast<int32_t>(V), ls, ds, o.ignore_index, o.label_smoothing, o.z_loss,
+                                      o.grad_scale);
+      });
+  return t;
+}
+// Loss and dlogits with the tuned config (arguments as cross_entropy()).
+template <class Loss, class DLogits, class Logits, class Targets>
+void tuned_cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const Targets& targets, int64_t M,
+                         int64_t V, CrossEntropyOptions o = {}) {
+  cross_entropy_tuner<buffer_elem_t<Logits>>()(loss, dlogits, logits, targets, M, V, o);
+}
+
 }  // namespace tilefuse::kernels
