@@ -57,9 +57,12 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
     std::vector<T> dx(x.size());
     std::vector<float> partials(2 * c.programs * c.cols);
     Config cfg{{"BLOCK", c.block}, num_warps(c.warps)};
+    // One column: dx = rstd * (g - g/1) is 0 up to an ulp of g times rstd = 1/sqrt(eps),
+    // and the GPU's division rounds differently from the interpreter's.
+    auto t = tol<T>();
+    if (c.cols == 1) t.atol = 1e-4;
     auto run = [&](const auto& k) {
-      gpu_matches_interp(k, Grid(c.programs), cfg, tol<T>(), dx, partials, dy, x, w, c.rows, c.cols, int64_t(c.cols),
-                         1e-5f);
+      gpu_matches_interp(k, Grid(c.programs), cfg, t, dx, partials, dy, x, w, c.rows, c.cols, int64_t(c.cols), 1e-5f);
     };
     if (c.block < c.cols) run(tk::layernorm_bwd_looped_kernel<T>());
     else run(tk::layernorm_bwd_row_kernel<T>());
