@@ -20,11 +20,14 @@ difftest::Tolerance tol() {
 }
 
 struct Case {
-  int rows, cols, block, warps, programs;
+  int rows, cols, block, warps, programs, rows_per_step;
 };
-// One tile (odd widths, programs not dividing the rows) and looped rows.
-constexpr Case kCases[] = {{7, 1, 16, 1, 3}, {37, 7, 16, 1, 5}, {29, 300, 512, 2, 4}, {9, 4099, 8192, 16, 4},
-                           {11, 4099, 1024, 4, 3}, {5, 20000, 4096, 8, 2}};
+// One tile (odd widths, programs not dividing the rows) and looped rows, one or several
+// rows per step (row counts not a multiple of ROWS).
+constexpr Case kCases[] = {{7, 1, 16, 1, 3, 1},       {37, 7, 16, 1, 5, 1},     {29, 300, 512, 2, 4, 1},
+                           {9, 4099, 8192, 16, 4, 1}, {11, 4099, 1024, 4, 3, 1}, {5, 20000, 4096, 8, 2, 1},
+                           {37, 7, 16, 1, 5, 8},      {29, 300, 512, 4, 3, 4},  {11, 1000, 1024, 8, 2, 4},
+                           {11, 4099, 1024, 8, 3, 2}, {5, 20000, 4096, 16, 2, 2}};
 
 }  // namespace
 
@@ -38,7 +41,7 @@ TEST_CASE_TEMPLATE("gpu: rmsnorm backward programs (with and without residual)",
       auto w = ref::random_vec<T>(c.cols, 4, 0.5, 1.5);
       std::vector<T> dx(x.size());
       std::vector<float> partials(c.programs * c.cols);
-      Config cfg{{"BLOCK", c.block}, {"RESIDUAL", residual}, num_warps(c.warps)};
+      Config cfg{{"BLOCK", c.block}, {"RESIDUAL", residual}, {"ROWS", c.rows_per_step}, num_warps(c.warps)};
       auto run = [&](const auto& k) {
         gpu_matches_interp(k, Grid(c.programs), cfg, tol<T>(), dx, partials, dy, x, w, dres, c.rows, c.cols,
                            int64_t(c.cols), 1e-6f);
@@ -56,7 +59,7 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
     auto w = ref::random_vec<T>(c.cols, 7, 0.5, 1.5);
     std::vector<T> dx(x.size());
     std::vector<float> partials(2 * c.programs * c.cols);
-    Config cfg{{"BLOCK", c.block}, num_warps(c.warps)};
+    Config cfg{{"BLOCK", c.block}, {"ROWS", c.rows_per_step}, num_warps(c.warps)};
     // One column: dx = rstd * (g - g/1) is 0 up to an ulp of g times rstd = 1/sqrt(eps),
     // and the GPU's division rounds differently from the interpreter's.
     auto t = tol<T>();
@@ -70,14 +73,16 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
 }
 
 TEST_CASE_TEMPLATE("gpu: norm backward partials reduction", T, float, bfloat16) {
-  for (auto [parts, cols, bias] : {std::tuple{1, 1, 1}, std::tuple{37, 300, 0}, std::tuple{264, 4099, 1}}) {
+  // Parts in one step, in several steps (600 > 256) and a partial last step.
+  for (auto [parts, cols, bias] : {std::tuple{1, 1, 1}, std::tuple{37, 300, 0}, std::tuple{264, 4099, 1},
+                                   std::tuple{600, 77, 1}}) {
     CAPTURE(parts);
     CAPTURE(cols);
     auto partials = ref::random_vec<float>(2 * parts * cols, 8);
     std::vector<T> dw(cols), db(cols);
-    Config cfg = tk::norm_partials_config().set("BIAS", bias);
-    gpu_matches_interp(tk::norm_partials_reduce_kernel<T>(), Grid((cols + 63) / 64), cfg, tol<T>(), dw, db, partials,
-                       parts, cols);
+    Config cfg = tk::norm_partials_config(parts).set("BIAS", bias);
+    gpu_matches_interp(tk::norm_partials_reduce_kernel<T>(), tk::norm_partials_grid(cfg, cols), cfg, tol<T>(), dw, db,
+                       partials, parts, cols);
   }
 }
 
@@ -108,5 +113,37 @@ TEST_CASE_TEMPLATE("gpu: norm backward host functions on device buffers match th
     tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols);
     same();
     difftest::compare(gdb.to_host(), db, t, 2);
+  }
+}
+
+// The partials scratch is cached per device and stream and only grows: calls with a
+// large, a small and a different large shape reuse it and stay correct.
+TEST_CASE("gpu: norm backward scratch is reused across calls with different shapes") {
+  using T = bfloat16;
+  if (!difftest::have_gpu()) return;
+  size_t before = 0;
+  for (auto [rows, cols] : {std::pair{500, 1000}, std::pair{50, 37}, std::pair{21, 20000}, std::pair{97, 5000}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, 13, 1, 4), dy = ref::random_vec<T>(rows * cols, 14);
+    auto w = ref::random_vec<T>(cols, 15, 0.5, 1.5);
+    std::vector<T> dx(x.size()), dw(cols), db(cols);
+    auto gx = to_device(x), gdy = to_device(dy), gw = to_device(w);
+    DeviceBuffer<T> gdx(x.size()), gdw(cols), gdb(cols);
+    auto t = tol<T>();
+    t.atol *= 10;
+    tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols);
+    tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols);
+    difftest::compare(gdx.to_host(), dx, t, 0);
+    difftest::compare(gdw.to_host(), dw, t, 1);
+    difftest::compare(gdb.to_host(), db, t, 2);
+    size_t now = tk::norm_scratch_capacity();
+    CHECK(now >= before);  // never shrinks
+    CHECK(now > 0);
+    before = now;
+    // The same call again reuses the buffer as it is.
+    tk::rmsnorm_backward(gdx, gdw, gdy, gx, gw, rows, cols);
+    tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols);
+    difftest::compare(gdw.to_host(), dw, t, 3);
+    CHECK(tk::norm_scratch_capacity() == now);
   }
 }

@@ -112,11 +112,16 @@ std::string error_of(F&& f) {
 }
 
 // Configs: the heuristic, and 3 persistent programs (rows not a multiple of 3) either
-// with the whole row in one tile or looping over 64-column chunks.
+// with the whole row in one tile or looping over 64-column chunks, one row per step or
+// several (row counts not a multiple of ROWS: the last step is partly masked).
 std::vector<tk::ConfigOverride> configs(int64_t cols) {
   std::vector<tk::ConfigOverride> c = {std::nullopt};
   c.push_back(Config{{"BLOCK", tk::next_pow2(cols)}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
-  if (cols > 64) c.push_back(Config{{"BLOCK", 64}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
+  c.push_back(Config{{"BLOCK", tk::next_pow2(cols)}, {"ROWS", 4}, {"PROGRAMS_PER_SM", 2}, num_warps(2)});
+  if (cols > 64) {
+    c.push_back(Config{{"BLOCK", 64}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
+    c.push_back(Config{{"BLOCK", 64}, {"ROWS", 2}, {"PROGRAMS_PER_SM", 2}, num_warps(2)});
+  }
   return c;
 }
 
@@ -212,6 +217,44 @@ TEST_CASE("norm backward: the looped program over a 4099-column row") {
   CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
   CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 2e-5) <= 1.0);
   CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
+}
+
+TEST_CASE("norm backward: several rows per step, steps not dividing the rows, rows not dividing the programs") {
+  // 13 rows in steps of 4 (4 steps, the last with one row) over 3 programs: one program
+  // takes two steps, one of them partly masked; and a looped variant over 3 chunks.
+  int64_t rows = 13, cols = 150;
+  auto x = ref::random_vec<float>(rows * cols, 60, 1.0f, 4.0f);
+  auto dy = ref::random_vec<float>(rows * cols, 61);
+  auto dres = ref::random_vec<float>(rows * cols, 62);
+  auto w = ref::random_vec<float>(cols, 63, 0.5f, 1.5f);
+  for (Config cfg : {Config{{"BLOCK", 256}, {"ROWS", 4}, {"PROGRAMS_PER_SM", 3}, num_warps(4)},
+                     Config{{"BLOCK", 64}, {"ROWS", 4}, {"PROGRAMS_PER_SM", 3}, num_warps(2)},
+                     Config{{"BLOCK", 256}, {"ROWS", 16}, {"PROGRAMS_PER_SM", 5}, num_warps(4)}}) {
+    CAPTURE(cfg.str());
+    std::vector<float> dx(x.size()), dw(cols), db(cols);
+    tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
+    Grads want = rmsnorm_grads(dy, x, w, dres, rows, cols, 1e-6);
+    CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 1e-5) <= 1.0);
+    CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 1e-5) <= 1.0);
+    tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+    want = layernorm_grads(dy, x, w, rows, cols, 1e-5);
+    CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
+    CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 2e-5) <= 1.0);
+    CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
+  }
+}
+
+TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {
+  Config c = tk::norm_backward_heuristic(1024, DType::bf16);
+  CHECK(c.get("BLOCK") == 1024);
+  CHECK(c.get("ROWS") > 1);
+  c = tk::norm_backward_heuristic(5000, DType::bf16);
+  CHECK(c.get("BLOCK") == 8192);
+  CHECK(!tk::row_uses_loop(c, 5000));
+  c = tk::norm_backward_heuristic(65536, DType::bf16);
+  CHECK(tk::row_uses_loop(c, 65536));
+  CHECK(tk::norm_partials_config(1).get("PARTS") >= 1);
+  CHECK(tk::norm_partials_config(1000).get("PARTS") <= 256);
 }
 
 TEST_CASE("norm backward: buffers smaller than the shape and empty shapes are user errors") {

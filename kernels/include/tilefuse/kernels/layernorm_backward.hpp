@@ -11,52 +11,61 @@
 
 namespace tilefuse::kernels {
 
+// Persistent programs, the whole row in one tile, ROWS rows per step as a [ROWS, BLOCK]
+// tile; dW and dB accumulate in registers.
 template <class T>
 const auto& layernorm_bwd_row_kernel() {
   static auto k = kernel(std::string("layernorm_bwd_") + name(dtype_v<T>),
       {"dx", "partials", "dy", "x", "weight", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, I32 n_rows,
-         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK) {
+         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"ROWS", int, 1> ROWS) {
         auto cols = arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
-        auto dw = zeros<f32>({BLOCK});
-        auto db = zeros<f32>({BLOCK});
-        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
-          auto offs = row * stride + cols;
-          auto shift = load(x + row * stride).template cast<f32>();
+        auto cmask = cols < n_cols;
+        auto lanes = arange(0, ROWS);
+        auto w = load(weight + cols, cmask, 0.0f).template cast<f32>().row();
+        auto dw = zeros<f32>({ROWS, BLOCK});
+        auto db = zeros<f32>({ROWS, BLOCK});
+        for_range(program_id(0) * ROWS, n_rows, num_programs(0) * ROWS, [&](I32 first) {
+          auto rows = first + lanes;
+          auto rmask = rows < n_rows;
+          auto mask = rmask.col() && cmask.row();
+          auto starts = rows.template cast<i64>() * stride;
+          auto offs = starts.col() + cols.row();
+          auto shift = load(x + starts, rmask, 0.0f).template cast<f32>().col();
           auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto d = where(mask, xv - shift, 0.0f);
           auto g = dyv * w;
-          auto mean_d = sum(d, 0) / n_cols;
-          auto mean_dd = sum(d * d, 0) / n_cols;
-          auto mean_g = sum(g, 0) / n_cols;
-          auto mean_gd = sum(g * d, 0) / n_cols;
+          auto mean_d = sum(d, 1) / n_cols;
+          auto mean_dd = sum(d * d, 1) / n_cols;
+          auto mean_g = sum(g, 1) / n_cols;
+          auto mean_gd = sum(g * d, 1) / n_cols;
           auto rstd = rsqrt(maximum(mean_dd - mean_d * mean_d, 0.0f) + eps);
           auto mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
-          auto xhat = (d - mean_d) * rstd;
-          store(dx + offs, (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), mask);
+          auto xhat = (d - mean_d.col()) * rstd.col();
+          store(dx + offs, (rstd.col() * (g - mean_g.col() - xhat * mean_gxhat.col())).template cast<T>(), mask);
           dw = dw + dyv * xhat;
           db = db + dyv;
         });
         // Partials: dW rows [0, P), dB rows [P, 2P).
         auto part = partials + program_id(0).template cast<i64>() * n_cols + cols;
-        store(part, dw, mask);
-        store(part + num_programs(0).template cast<i64>() * n_cols, db, mask);
+        store(part, sum(dw, 0), cmask);
+        store(part + num_programs(0).template cast<i64>() * n_cols, sum(db, 0), cmask);
       });
   return k;
 }
 
-// Long rows: pass 1 accumulates the four sums over the row's chunks, pass 2 re-reads the
-// row and writes dx; dW and dB accumulate in this program's rows of the partials.
+// Long rows, ROWS rows per step: pass 1 accumulates the four sums over the rows' chunks,
+// pass 2 re-reads them and writes dx; dW and dB accumulate in this program's rows of the
+// partials.
 template <class T>
 const auto& layernorm_bwd_looped_kernel() {
   static auto k = kernel(std::string("layernorm_bwd_looped_") + name(dtype_v<T>),
       {"dx", "partials", "dy", "x", "weight", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, I32 n_rows,
-         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK) {
+         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"ROWS", int, 1> ROWS) {
         auto cols = arange(0, BLOCK);
+        auto lanes = arange(0, ROWS);
         auto part_w = partials + program_id(0).template cast<i64>() * n_cols;
         auto part_b = part_w + num_programs(0).template cast<i64>() * n_cols;
         for_range(0, n_cols, BLOCK, [&](I32 start) {
@@ -64,39 +73,47 @@ const auto& layernorm_bwd_looped_kernel() {
           store(part_w + c, zeros<f32>({BLOCK}), c < n_cols);
           store(part_b + c, zeros<f32>({BLOCK}), c < n_cols);
         });
-        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
-          auto base = row * stride;
-          auto shift = load(x + base).template cast<f32>();
-          auto acc_d = zeros<f32>({BLOCK});
-          auto acc_dd = zeros<f32>({BLOCK});
-          auto acc_g = zeros<f32>({BLOCK});
-          auto acc_gd = zeros<f32>({BLOCK});
+        for_range(program_id(0) * ROWS, n_rows, num_programs(0) * ROWS, [&](I32 first) {
+          auto rows = first + lanes;
+          auto rmask = rows < n_rows;
+          auto starts = rows.template cast<i64>() * stride;
+          auto base = starts.col();
+          auto shift = load(x + starts, rmask, 0.0f).template cast<f32>().col();
+          auto acc_d = zeros<f32>({ROWS, BLOCK});
+          auto acc_dd = zeros<f32>({ROWS, BLOCK});
+          auto acc_g = zeros<f32>({ROWS, BLOCK});
+          auto acc_gd = zeros<f32>({ROWS, BLOCK});
           for_range(0, n_cols, BLOCK, [&](I32 start) {
             auto c = start + cols;
-            auto mask = c < n_cols;
-            auto xv = load(x + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
-            auto g = load(dy + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>() *
-                     load(weight + c, mask, 0.0f).template cast<f32>();
+            auto cmask = c < n_cols;
+            auto mask = rmask.col() && cmask.row();
+            auto xv = load(x + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>();
+            auto g = load(dy + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>() *
+                     load(weight + c, cmask, 0.0f).template cast<f32>().row();
             auto d = where(mask, xv - shift, 0.0f);
             acc_d = acc_d + d;
             acc_dd = acc_dd + d * d;
             acc_g = acc_g + g;
             acc_gd = acc_gd + g * d;
           });
-          auto mean_d = sum(acc_d, 0) / n_cols;
-          auto mean_g = sum(acc_g, 0) / n_cols;
-          auto rstd = rsqrt(maximum(sum(acc_dd, 0) / n_cols - mean_d * mean_d, 0.0f) + eps);
-          auto mean_gxhat = rstd * (sum(acc_gd, 0) / n_cols - mean_d * mean_g);
-          auto mean = shift + mean_d;
+          auto mean_d = sum(acc_d, 1) / n_cols;
+          auto mean_g = sum(acc_g, 1) / n_cols;
+          auto rstd = rsqrt(maximum(sum(acc_dd, 1) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          auto mean_gxhat = (rstd * (sum(acc_gd, 1) / n_cols - mean_d * mean_g)).col();
+          auto mean = shift + mean_d.col();
+          auto r = rstd.col();
+          auto mg = mean_g.col();
           for_range(0, n_cols, BLOCK, [&](I32 start) {
             auto c = start + cols;
-            auto mask = c < n_cols;
-            auto xhat = (load(x + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - mean) * rstd;
-            auto dyv = load(dy + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-            auto g = dyv * load(weight + c, mask, 0.0f).template cast<f32>();
-            store(dx + base + c, (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), mask);
-            store(part_w + c, load(part_w + c, mask, 0.0f) + dyv * xhat, mask);
-            store(part_b + c, load(part_b + c, mask, 0.0f) + dyv, mask);
+            auto cmask = c < n_cols;
+            auto mask = rmask.col() && cmask.row();
+            auto offs = base + c.row();
+            auto xhat = (load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - mean) * r;
+            auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            auto g = dyv * load(weight + c, cmask, 0.0f).template cast<f32>().row();
+            store(dx + offs, (r * (g - mg - xhat * mean_gxhat)).template cast<T>(), mask);
+            store(part_w + c, load(part_w + c, cmask, 0.0f) + sum(dyv * xhat, 0), cmask);
+            store(part_b + c, load(part_b + c, cmask, 0.0f) + sum(dyv, 0), cmask);
           });
         });
       });

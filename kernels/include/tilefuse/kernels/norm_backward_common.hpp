@@ -3,17 +3,20 @@
 // heuristic, the per-program partial sums of dW/dB and the kernel that reduces them,
 // and the host-side argument checks.
 //
-// dW = sum over rows of a per-row term. Each persistent program walks rows pid, pid + P,
-// ... and keeps its share in f32 (registers for one-tile rows, its own row of the
+// dW = sum over rows of a per-row term. Each persistent program walks steps of ROWS rows
+// pid, pid + P, ... and keeps its share in f32 (registers for one-tile rows, its own row of the
 // partials buffer for looped rows); a second kernel adds the P partial rows per column
 // in a fixed order, so dW is deterministic and needs no atomics.
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "tilefuse/cuda/driver.hpp"
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/launch_stream.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -21,42 +24,81 @@ namespace tilefuse::kernels {
 template <class Buffer>
 constexpr bool is_device_buffer_v = requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); };
 
-// f32 scratch of the same kind as `Buffer`: device memory for device buffers, a host
+// f32 scratch of the device kind: one grow-only buffer per (device, stream) on each host
+// thread, reused by every call (a cuMemAlloc/cuMemFree per call would cost more than a
+// small backward, and cuMemFree synchronizes the device). Launches on one stream run in
+// order, so the next call's partials never overwrite ones still being reduced. Kept for
+// the process (launches may be in flight at exit).
+struct NormScratchSlot {
+  float* ptr = nullptr;
+  size_t size = 0;
+};
+inline NormScratchSlot& norm_scratch_slot() {
+  thread_local std::map<std::pair<int, void*>, NormScratchSlot> slots;
+  return slots[std::make_pair(cuda::current_device(), current_launch_stream())];
+}
+// Floats the calling thread's scratch holds on the current device and stream (tests).
+inline size_t norm_scratch_capacity() { return norm_scratch_slot().size; }
+
+// At least `n` floats of scratch: the cached device buffer for device buffers, a host
 // vector for the interpreter.
 template <class Buffer>
 auto norm_backward_scratch(size_t n) {
-  if constexpr (is_device_buffer_v<Buffer>) return DeviceBuffer<float>(n);
-  else return std::vector<float>(n);
+  if constexpr (is_device_buffer_v<Buffer>) {
+    NormScratchSlot& s = norm_scratch_slot();
+    if (s.size < n) {
+      size_t grown = std::max(n, s.size + s.size / 2);
+      cuda::mem_free(s.ptr);  // waits for the launches still reading it
+      s = NormScratchSlot{};
+      s.ptr = static_cast<float*>(cuda::mem_alloc(grown * sizeof(float)));
+      s.size = grown;
+    }
+    return DevicePtr<float>(s.ptr, n);
+  } else {
+    return std::vector<float>(n);
+  }
 }
 
-// Persistent programs for `rows` rows: PROGRAMS_PER_SM per SM on the GPU, PROGRAMS_PER_SM
-// in all on the interpreter, never more than the rows.
+// Rows each program handles per step (meta-parameter ROWS, default 1).
+inline int64_t norm_rows_per_step(const Config& c) { return c.has("ROWS") ? c.get("ROWS") : 1; }
+
+// Persistent programs for `rows` rows in steps of ROWS: PROGRAMS_PER_SM per SM on the GPU,
+// PROGRAMS_PER_SM in all on the interpreter, never more than the steps.
 template <class Buffer>
 int64_t norm_backward_programs(const Config& c, int64_t rows) {
   int64_t per_sm = c.has("PROGRAMS_PER_SM") ? c.get("PROGRAMS_PER_SM") : 1;
   int64_t sms = 1;
   if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
-  return std::max<int64_t>(1, std::min(rows, per_sm * sms));
+  int64_t steps = (rows + norm_rows_per_step(c) - 1) / norm_rows_per_step(c);
+  return std::max<int64_t>(1, std::min(steps, per_sm * sms));
 }
 
-// The backward keeps more of the row live than the forward (x, dy, the weight and the
-// dW accumulators, plus dB for LayerNorm), so about 16 elements per thread and one tile
-// up to 8K columns; longer rows loop over 4K-column chunks. Programs per SM fill about
-// 32 warps per SM (measured nowhere yet: a starting point the tuner refines).
+// Rows up to 8K columns (4K for f64) are one tile; a program takes ROWS rows at a time as
+// a [ROWS, BLOCK] tile (more bytes in flight per program, the row sums of all ROWS rows
+// in one exchange between warps), about 16 elements per thread. Longer rows loop over
+// 4K-column chunks of ROWS rows (each chunk's dW partial is read and written once per
+// ROWS rows). Filled in from H200 measurements (bench/NOTES.md).
 inline Config norm_backward_heuristic(int64_t n_cols, DType dtype) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
-  if (block > max_tile) block = max_tile / 2;
-  int warps = static_cast<int>(std::clamp<int64_t>(block / (32 * 16), 1, 16));
-  int64_t per_sm = std::clamp<int64_t>(32 / warps, 1, 16);
-  if (block < next_pow2(n_cols)) per_sm = 2;  // looped: each program's partial row is re-read per row
-  return Config{{"BLOCK", block}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps)};
+  bool looped = block > max_tile;
+  if (looped) block = max_tile / 2;
+  int64_t rows = looped ? (n_cols <= 16384 ? 2 : 1) : std::max<int64_t>(1, 4096 / block);
+  int warps = static_cast<int>(std::clamp<int64_t>(rows * block / (32 * 16), 1, 16));
+  int64_t per_sm = looped ? 1 : std::clamp<int64_t>(32 / warps, 1, 16);
+  return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps)};
 }
 
-// Config of the reduction of the partials: BLOCK columns x PARTS partial rows per step.
-inline Config norm_partials_config() { return Config{{"BLOCK", 64}, {"PARTS", 32}, num_warps(4)}; }
+// Config of the reduction of `n_parts` partial rows: BLOCK columns (32 f32 = one 128-byte
+// line per partial row, so even short rows give many programs) x PARTS partial rows per
+// step (up to 256: one or a few steps for the usual one or two programs per SM).
+inline Config norm_partials_config(int64_t n_parts) {
+  int64_t parts = std::clamp<int64_t>(next_pow2(n_parts), 8, 256);
+  return Config{{"BLOCK", 32}, {"PARTS", parts}, num_warps(static_cast<int>(std::clamp<int64_t>(parts / 32, 1, 8)))};
+}
 
 // dw[c] = sum_p partials[p, c]; with BIAS also db[c] = sum_p partials[n_parts + p, c].
+// The parts are added in a fixed order, so dW is deterministic.
 template <class T>
 const auto& norm_partials_reduce_kernel() {
   static auto k = kernel(std::string("norm_bwd_reduce_") + name(dtype_v<T>),
@@ -71,7 +113,7 @@ const auto& norm_partials_reduce_kernel() {
           for_range(0, n_parts, PARTS, [&](I32 p0) {
             auto p = p0 + parts;
             auto offs = (first_row + p.template cast<i64>()).col() * n_cols + cols.row();
-            acc = acc + load(partials + offs, (p < n_parts).col() && cmask.row(), 0.0f);
+            acc = acc + load(partials + offs, (p < n_parts).col() && cmask.row(), 0.0f, Cache::EvictFirst);
           });
           return sum(acc, 0);
         };
@@ -81,11 +123,13 @@ const auto& norm_partials_reduce_kernel() {
   return k;
 }
 
+inline Grid norm_partials_grid(const Config& c, int64_t cols) { return Grid((cols + c.get("BLOCK") - 1) / c.get("BLOCK")); }
+
 template <class DW, class DB, class P>
 void reduce_norm_partials(DW& dw, DB& db, const P& partials, int64_t n_parts, int64_t cols, bool bias) {
-  Config c = norm_partials_config().set("BIAS", bias);
-  norm_partials_reduce_kernel<buffer_elem_t<DW>>().launch(Grid((cols + c.get("BLOCK") - 1) / c.get("BLOCK")), c, dw, db,
-                                                          partials, n_parts, cols);
+  Config c = norm_partials_config(n_parts).set("BIAS", bias);
+  norm_partials_reduce_kernel<buffer_elem_t<DW>>().launch(norm_partials_grid(c, cols), c, dw, db, partials, n_parts,
+                                                          cols);
 }
 
 // A buffer argument must hold at least `need` elements.

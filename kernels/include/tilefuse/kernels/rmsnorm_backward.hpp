@@ -11,75 +11,89 @@
 
 namespace tilefuse::kernels {
 
-// Persistent programs, the whole row in one tile; dW accumulates in registers.
+// Persistent programs, the whole row in one tile, ROWS rows per step as a [ROWS, BLOCK]
+// tile; dW accumulates in registers ([ROWS, BLOCK], summed over the rows once at the end).
 template <class T>
 const auto& rmsnorm_bwd_row_kernel() {
   static auto k = kernel(std::string("rmsnorm_bwd_") + name(dtype_v<T>),
       {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
-         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL,
+         Meta<"ROWS", int, 1> ROWS) {
         auto cols = arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
-        auto dw = zeros<f32>({BLOCK});
-        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
-          auto offs = row * stride + cols;
+        auto cmask = cols < n_cols;
+        auto lanes = arange(0, ROWS);
+        auto w = load(weight + cols, cmask, 0.0f).template cast<f32>().row();
+        auto dw = zeros<f32>({ROWS, BLOCK});
+        for_range(program_id(0) * ROWS, n_rows, num_programs(0) * ROWS, [&](I32 first) {
+          auto rows = first + lanes;
+          auto mask = (rows < n_rows).col() && cmask.row();
+          auto offs = (rows.template cast<i64>() * stride).col() + cols.row();
           auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto g = dyv * w;
           // Two independent reductions: one exchange between warps.
-          auto rstd = rsqrt(sum(xv * xv, 0) / n_cols + eps);
-          auto mean_gx = sum(g * xv, 0) / n_cols;
-          auto grad = rstd * g - xv * (rstd * rstd * rstd * mean_gx);
+          auto rstd = rsqrt(sum(xv * xv, 1) / n_cols + eps);
+          auto mean_gx = sum(g * xv, 1) / n_cols;
+          auto grad = rstd.col() * g - xv * (rstd * rstd * rstd * mean_gx).col();
           if (RESIDUAL) grad = grad + load(dres + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
           store(dx + offs, grad.template cast<T>(), mask);
-          dw = dw + dyv * xv * rstd;
+          dw = dw + dyv * xv * rstd.col();
         });
-        store(dw_partial + program_id(0).template cast<i64>() * n_cols + cols, dw, mask);
+        store(dw_partial + program_id(0).template cast<i64>() * n_cols + cols, sum(dw, 0), cmask);
       });
   return k;
 }
 
-// Persistent programs over long rows: pass 1 sums x^2 and g*x over the row's chunks,
-// pass 2 re-reads them (from L2 where it fits) and writes dx. dW accumulates in this
-// program's own row of the partials (read and written by it alone).
+// Persistent programs over long rows, ROWS rows per step: pass 1 sums x^2 and g*x over
+// the rows' chunks, pass 2 re-reads them (from L2 where it fits) and writes dx. dW
+// accumulates in this program's own row of the partials (read and written by it alone,
+// once per chunk per ROWS rows).
 template <class T>
 const auto& rmsnorm_bwd_looped_kernel() {
   static auto k = kernel(std::string("rmsnorm_bwd_looped_") + name(dtype_v<T>),
       {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
-         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL,
+         Meta<"ROWS", int, 1> ROWS) {
         auto cols = arange(0, BLOCK);
+        auto lanes = arange(0, ROWS);
         auto part = dw_partial + program_id(0).template cast<i64>() * n_cols;
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
           store(part + c, zeros<f32>({BLOCK}), c < n_cols);
         });
-        for_range(program_id(0), n_rows, num_programs(0), [&](I32 row) {
-          auto base = row * stride;
-          auto acc_xx = zeros<f32>({BLOCK});
-          auto acc_gx = zeros<f32>({BLOCK});
+        for_range(program_id(0) * ROWS, n_rows, num_programs(0) * ROWS, [&](I32 first) {
+          auto rows = first + lanes;
+          auto rmask = (rows < n_rows).col();
+          auto base = (rows.template cast<i64>() * stride).col();
+          auto acc_xx = zeros<f32>({ROWS, BLOCK});
+          auto acc_gx = zeros<f32>({ROWS, BLOCK});
           for_range(0, n_cols, BLOCK, [&](I32 start) {
             auto c = start + cols;
-            auto mask = c < n_cols;
-            auto xv = load(x + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
-            auto dyv = load(dy + base + c, mask, 0.0f, Cache::EvictLast).template cast<f32>();
-            auto w = load(weight + c, mask, 0.0f).template cast<f32>();
+            auto cmask = c < n_cols;
+            auto mask = rmask && cmask.row();
+            auto xv = load(x + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>();
+            auto dyv = load(dy + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>();
+            auto w = load(weight + c, cmask, 0.0f).template cast<f32>().row();
             acc_xx = acc_xx + xv * xv;
             acc_gx = acc_gx + dyv * w * xv;
           });
-          auto rstd = rsqrt(sum(acc_xx, 0) / n_cols + eps);
-          auto scale = rstd * rstd * rstd * (sum(acc_gx, 0) / n_cols);
+          auto rstd = rsqrt(sum(acc_xx, 1) / n_cols + eps);
+          auto scale = (rstd * rstd * rstd * (sum(acc_gx, 1) / n_cols)).col();
+          auto r = rstd.col();
           for_range(0, n_cols, BLOCK, [&](I32 start) {
             auto c = start + cols;
-            auto mask = c < n_cols;
-            auto xv = load(x + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-            auto dyv = load(dy + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-            auto w = load(weight + c, mask, 0.0f).template cast<f32>();
-            auto grad = rstd * dyv * w - xv * scale;
-            if (RESIDUAL) grad = grad + load(dres + base + c, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-            store(dx + base + c, grad.template cast<T>(), mask);
-            store(part + c, load(part + c, mask, 0.0f) + dyv * xv * rstd, mask);
+            auto cmask = c < n_cols;
+            auto mask = rmask && cmask.row();
+            auto offs = base + c.row();
+            auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            auto w = load(weight + c, cmask, 0.0f).template cast<f32>().row();
+            auto grad = r * dyv * w - xv * scale;
+            if (RESIDUAL) grad = grad + load(dres + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+            store(dx + offs, grad.template cast<T>(), mask);
+            store(part + c, load(part + c, cmask, 0.0f) + sum(dyv * xv * r, 0), cmask);
           });
         });
       });
@@ -118,8 +132,9 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
 }  // namespace detail
 
 // rmsnorm_backward(dx, dw, dy, x, w, rows, cols, eps): gradients of rmsnorm(x, w) for the
-// upstream gradient dy; rows of `cols` contiguous elements. cfg: BLOCK, num_warps and
-// PROGRAMS_PER_SM (persistent programs per SM; in all on the interpreter).
+// upstream gradient dy; rows of `cols` contiguous elements. cfg: BLOCK, num_warps, ROWS
+// (rows per program step) and PROGRAMS_PER_SM (persistent programs per SM; in all on the
+// interpreter).
 template <class DX, class DW, class DY, class X, class W>
 void rmsnorm_backward(DX&& dx, DW&& dw, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
                       float eps = 1e-6f, ConfigOverride cfg = {}) {
