@@ -97,7 +97,7 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
     err = worst_error(sample(out.to_host(), M, N), want);
   } else if (kernel == "swiglu_bwd") {  // dy = x1; a/b = x0 (packed) or x0 and x2
     tensors = 5;
-    Config cfg = with_sets(tk::swiglu_heuristic(N, dtype_v<T>), sets);
+    Config cfg = with_sets(tk::swiglu_heuristic(N, dtype_v<T>, true), sets);
     res.config = cfg.str();
     if (p.packed) {
       DeviceBuffer<T> dab(2 * n);

@@ -320,7 +320,7 @@ const auto& swiglu_backward_tuner() {
         return swiglu_key(M, N, packed);
       },
       TuneOptions{.name = "swiglu_bwd", .key_names = {"n_rows", "n_cols", "packed"}, .outputs = {0, 1},
-                  .fallback = [](const tuning::KeyView& k) { return swiglu_heuristic(k["n_cols"], dtype_v<T>); }},
+                  .fallback = [](const tuning::KeyView& k) { return swiglu_heuristic(k["n_cols"], dtype_v<T>, true); }},
       [](const Config& c, const auto& da, const auto& db, const auto& dy, const auto& a, const auto& b, int64_t,
          int64_t N, bool packed) {
         return tuning::specialization(swiglu_backward_kernel<T>(), c, da, db, dy, a, b, N, packed ? 2 * N : N,
