@@ -1,5 +1,7 @@
-// Contiguous loads and stores whose start is not 16-byte aligned (rows of odd width,
-// runtime offsets) move as realigned 16-byte chunks on the GPU. Differential tests
+// Contiguous loads and stores whose start is not known to be 16-byte aligned (rows of
+// odd width, runtime offsets), in each way the compiler can move them (knob
+// TILEFUSE_UNALIGNED: coalesced elements by default, or realigned 16-byte chunks,
+// or the narrow accesses of the widest related layout). Differential tests
 // against the interpreter at every alignment remainder, with masked tails, masks that
 // change inside a run, rows of different alignment inside one tile, replicated
 // layouts and loops; every output buffer starts from random contents, so an element
@@ -37,84 +39,106 @@ const auto& shifted_rows() {
   return k;
 }
 
+// Runs `body` once per way of moving unaligned runs; each compiles its own kernels (the
+// knob is part of the kernel cache key).
+template <class F>
+void in_every_mode(F&& body) {
+  for (const char* mode : {"scalar", "realign", "narrow"}) {
+    CAPTURE(mode);
+    setenv("TILEFUSE_UNALIGNED", mode, 1);
+    body();
+  }
+  unsetenv("TILEFUSE_UNALIGNED");
+}
+
 }  // namespace
 
 TEST_CASE_TEMPLATE("gpu: rows at every alignment remainder", T, bfloat16, float, int8_t, double) {
-  constexpr int64_t per_chunk = 16 / sizeof(T);
-  for (int64_t n : {int64_t(1), per_chunk - 1, per_chunk + 1, int64_t(1000), int64_t(4099)}) {
-    for (int64_t io = 0; io < per_chunk; io += (per_chunk > 4 ? 3 : 1)) {
-      int64_t oo = (io * 5 + 1) % per_chunk, rows = 5;
-      int64_t is = n + io + 3, os = n + oo + 1;  // strides of any remainder: each row's alignment differs
-      CAPTURE(n);
-      CAPTURE(io);
-      auto in = rnd<T>(rows * is + io + n, 1 + io);
-      auto out = rnd<T>(rows * os + oo + n, 2 + io);
-      int64_t block = 16;
-      while (block < n) block *= 2;
-      gpu_matches_interp(shifted_rows<T>(), Grid(rows), {{"BLOCK", block}, num_warps(block >= 1024 ? 4 : 1)}, {0, 0},
-                         out, in, int32_t(n), is, io, os, oo);
+  in_every_mode([&] {
+    constexpr int64_t per_chunk = 16 / sizeof(T);
+    for (int64_t n : {int64_t(1), per_chunk - 1, per_chunk + 1, int64_t(1000), int64_t(4099)}) {
+      for (int64_t io = 0; io < per_chunk; io += (per_chunk > 4 ? 3 : 1)) {
+        int64_t oo = (io * 5 + 1) % per_chunk, rows = 5;
+        int64_t is = n + io + 3, os = n + oo + 1;  // strides of any remainder: each row's alignment differs
+        CAPTURE(n);
+        CAPTURE(io);
+        auto in = rnd<T>(rows * is + io + n, 1 + io);
+        auto out = rnd<T>(rows * os + oo + n, 2 + io);
+        int64_t block = 16;
+        while (block < n) block *= 2;
+        gpu_matches_interp(shifted_rows<T>(), Grid(rows), {{"BLOCK", block}, num_warps(block >= 1024 ? 4 : 1)}, {0, 0},
+                           out, in, int32_t(n), is, io, os, oo);
+      }
     }
-  }
+  });
 }
 
 TEST_CASE("gpu: a tile smaller than the threads (replicated layout) at odd offsets") {
-  for (int64_t io : {0, 1, 5}) {
-    auto in = rnd<bfloat16>(3 * 101 + 64, 3);
-    auto out = rnd<bfloat16>(3 * 99 + 64, 4);
-    gpu_matches_interp(shifted_rows<bfloat16>(), Grid(3), {{"BLOCK", 64}, num_warps(4)}, {0, 0}, out, in,
-                       int32_t(61), int64_t(101), io, int64_t(99), io + 2);
-  }
+  in_every_mode([&] {
+    for (int64_t io : {0, 1, 5}) {
+      auto in = rnd<bfloat16>(3 * 101 + 64, 3);
+      auto out = rnd<bfloat16>(3 * 99 + 64, 4);
+      gpu_matches_interp(shifted_rows<bfloat16>(), Grid(3), {{"BLOCK", 64}, num_warps(4)}, {0, 0}, out, in,
+                         int32_t(61), int64_t(101), io, int64_t(99), io + 2);
+    }
+  });
 }
 
 TEST_CASE("gpu: masks that change inside a run, with other values") {
-  auto k = kernel("holes", {"out", "in", "n", "off"},
-      [](Ptr<bf16> out, Ptr<const bf16> in, I32 n, I64 off, Meta<"BLOCK"> BLOCK) {
-        auto c = program_id(0) * BLOCK + arange(0, BLOCK);
-        auto m = (c < n) && (c % 3 != 1);
-        auto x = load(in + off + c, m, -5.0f);
-        store(out + off + c, (x + x).cast<bf16>(), (c < n) && (c % 5 != 2));
-      });
-  for (int64_t off : {0, 3, 7}) {
-    auto in = rnd<bfloat16>(2000 + off, 5), out = rnd<bfloat16>(2000 + off, 6);
-    gpu_matches_interp(k, Grid(4), {{"BLOCK", 512}, num_warps(2)}, {0, 0}, out, in, int32_t(1999), off);
-  }
+  in_every_mode([&] {
+    auto k = kernel("holes", {"out", "in", "n", "off"},
+        [](Ptr<bf16> out, Ptr<const bf16> in, I32 n, I64 off, Meta<"BLOCK"> BLOCK) {
+          auto c = program_id(0) * BLOCK + arange(0, BLOCK);
+          auto m = (c < n) && (c % 3 != 1);
+          auto x = load(in + off + c, m, -5.0f);
+          store(out + off + c, (x + x).cast<bf16>(), (c < n) && (c % 5 != 2));
+        });
+    for (int64_t off : {0, 3, 7}) {
+      auto in = rnd<bfloat16>(2000 + off, 5), out = rnd<bfloat16>(2000 + off, 6);
+      gpu_matches_interp(k, Grid(4), {{"BLOCK", 512}, num_warps(2)}, {0, 0}, out, in, int32_t(1999), off);
+    }
+  });
 }
 
 TEST_CASE("gpu: several rows of different alignment in one 2-D tile") {
-  auto k = kernel("rows2d", {"out", "in", "n_rows", "n", "stride"},
-      [](Ptr<f16> out, Ptr<const f16> in, I32 n_rows, I32 n, I64 stride, Meta<"BLOCK"> BLOCK, Meta<"ROWS"> ROWS) {
-        auto r = program_id(0) * ROWS + arange(0, ROWS);
-        auto c = arange(0, BLOCK);
-        auto m = (r < n_rows).col() && (c < n).row();
-        auto offs = r.cast<i64>().col() * stride + c.row();
-        auto x = load(in + offs, m, 0.0f).cast<f32>();
-        auto y = x - max(x, 1).col();
-        store(out + offs, y.cast<f16>(), m);
-      });
-  for (auto [n, stride] : {std::pair{77, 79}, std::pair{100, 101}, std::pair{9, 13}}) {
-    int rows = 37;
-    auto in = rnd<half>(rows * stride, 7), out = rnd<half>(rows * stride, 8);
-    int64_t block = 16;
-    while (block < n) block *= 2;
-    gpu_matches_interp(k, Grid((rows + 3) / 4), {{"BLOCK", block}, {"ROWS", 4}, num_warps(2)}, {1e-3, 1e-3}, out, in,
-                       rows, n, int64_t(stride));
-  }
+  in_every_mode([&] {
+    auto k = kernel("rows2d", {"out", "in", "n_rows", "n", "stride"},
+        [](Ptr<f16> out, Ptr<const f16> in, I32 n_rows, I32 n, I64 stride, Meta<"BLOCK"> BLOCK, Meta<"ROWS"> ROWS) {
+          auto r = program_id(0) * ROWS + arange(0, ROWS);
+          auto c = arange(0, BLOCK);
+          auto m = (r < n_rows).col() && (c < n).row();
+          auto offs = r.cast<i64>().col() * stride + c.row();
+          auto x = load(in + offs, m, 0.0f).cast<f32>();
+          auto y = x - max(x, 1).col();
+          store(out + offs, y.cast<f16>(), m);
+        });
+    for (auto [n, stride] : {std::pair{77, 79}, std::pair{100, 101}, std::pair{9, 13}}) {
+      int rows = 37;
+      auto in = rnd<half>(rows * stride, 7), out = rnd<half>(rows * stride, 8);
+      int64_t block = 16;
+      while (block < n) block *= 2;
+      gpu_matches_interp(k, Grid((rows + 3) / 4), {{"BLOCK", block}, {"ROWS", 4}, num_warps(2)}, {1e-3, 1e-3}, out, in,
+                         rows, n, int64_t(stride));
+    }
+  });
 }
 
 TEST_CASE("gpu: a loop over a row at a runtime offset") {
-  auto k = kernel("row_loop", {"out", "in", "n", "off"},
-      [](Ptr<f32> out, Ptr<const bf16> in, I32 n, I64 off, Meta<"BLOCK"> BLOCK) {
-        auto c = arange(0, BLOCK);
-        auto acc = zeros<f32>({BLOCK});
-        for_range(0, n, BLOCK, [&](I32 start) {
-          auto m = start + c < n;
-          acc = acc + load(in + off + start + c, m, 0.0f).cast<f32>();
+  in_every_mode([&] {
+    auto k = kernel("row_loop", {"out", "in", "n", "off"},
+        [](Ptr<f32> out, Ptr<const bf16> in, I32 n, I64 off, Meta<"BLOCK"> BLOCK) {
+          auto c = arange(0, BLOCK);
+          auto acc = zeros<f32>({BLOCK});
+          for_range(0, n, BLOCK, [&](I32 start) {
+            auto m = start + c < n;
+            acc = acc + load(in + off + start + c, m, 0.0f).cast<f32>();
+          });
+          store(out + program_id(0), sum(acc, 0));
         });
-        store(out + program_id(0), sum(acc, 0));
-      });
-  for (int64_t off : {1, 6}) {
-    auto in = rnd<bfloat16>(5000 + off, 9);
-    std::vector<float> out(1);
-    gpu_matches_interp(k, Grid(1), {{"BLOCK", 1024}, num_warps(4)}, {1e-2, 1e-5}, out, in, int32_t(4999), off);
-  }
+    for (int64_t off : {1, 6}) {
+      auto in = rnd<bfloat16>(5000 + off, 9);
+      std::vector<float> out(1);
+      gpu_matches_interp(k, Grid(1), {{"BLOCK", 1024}, num_warps(4)}, {1e-2, 1e-5}, out, in, int32_t(4999), off);
+    }
+  });
 }

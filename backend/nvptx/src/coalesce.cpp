@@ -10,7 +10,17 @@ namespace tilefuse::nvptx {
 using ir::Op;
 using ir::OpKind;
 
-bool realign_enabled() { return !knob_on("TILEFUSE_NO_REALIGN"); }
+// Scalar is the default: on H200 it measured faster than realigned chunks on every odd
+// width tried (bf16 16384x4099 RMSNorm 42% of copy vs 27%; bench/NOTES.md), the
+// realignment's selects and shuffles costing more issue slots than the wider accesses
+// save.
+UnalignedMode unaligned_mode() {
+  std::string v = knob("TILEFUSE_UNALIGNED");
+  if (v == "realign") return UnalignedMode::Realign;
+  if (v == "narrow") return UnalignedMode::Narrow;
+  return UnalignedMode::Scalar;
+}
+bool realign_enabled() { return unaligned_mode() == UnalignedMode::Realign; }
 
 bool is_memory_op(OpKind k) {
   return k == OpKind::Load || k == OpKind::Store || k == OpKind::AtomicRMW || k == OpKind::AtomicCas;
@@ -47,6 +57,7 @@ struct MemOp {
   const Op* op;
   std::vector<int> order;
   int own_vec;
+  bool narrowed;  // by what is known of the pointer's alignment
 };
 
 }  // namespace
@@ -59,8 +70,13 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
     const AxisInfo& ai = plan.axis.get(ptr);
     auto order = access_order(ai, ptr->type.rank());
     bool atomic = op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCas;
-    mem.push_back({&op, order, atomic ? 1 : pointer_vec(ptr, ai, order[0])});
+    int vec = atomic ? 1 : pointer_vec(ptr, ai, order[0]);
+    int64_t contig = std::min<int64_t>(16 / byte_size(ptr->type.dtype), pow2_floor(ai.contiguity[order[0]]));
+    mem.push_back({&op, order, vec, !atomic && vec < contig});
   });
+  // In scalar mode, memory ops related to one whose alignment is unknown share its
+  // narrow layout: consecutive lanes then access consecutive elements.
+  bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar;
   int threads = 32 * plan.num_warps;
   for (auto& m : mem) {
     const ir::Value* ptr = m.op->operand(0);
@@ -70,10 +86,14 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
       // Loads take the widest access of the related memory ops (same shape and order),
       // so e.g. an f32 load feeding a bf16 store shares its layout; stores never exceed
       // their own 16 bytes per thread.
+      auto related = [&](const MemOp& o) {
+        return o.op->kind != OpKind::AtomicRMW && o.op->kind != OpKind::AtomicCas &&
+               o.op->operand(0)->type.shape == ptr->type.shape && o.order == m.order;
+      };
+      bool narrow = false;
+      for (auto& o : mem) narrow |= scalar_mode && related(o) && o.narrowed;
       for (auto& o : mem)
-        if (o.op->kind != OpKind::AtomicRMW && o.op->kind != OpKind::AtomicCas &&
-            o.op->operand(0)->type.shape == ptr->type.shape && o.order == m.order)
-          per_thread = std::max(per_thread, o.own_vec);
+        if (related(o)) per_thread = narrow ? std::min(per_thread, o.own_vec) : std::max(per_thread, o.own_vec);
       int64_t numel = ptr->type.numel();
       per_thread = static_cast<int>(std::min<int64_t>(per_thread, std::max<int64_t>(numel / threads, 1)));
       if (m.op->kind != OpKind::Load) per_thread = std::min(per_thread, m.own_vec);

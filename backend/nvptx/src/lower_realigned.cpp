@@ -42,7 +42,9 @@ Words4 window16(Codegen& cg, const Words8& w, llvm::Value* s, bool word_aligned)
     return out;
   }
   llvm::Value* sh = b.CreateShl(b.CreateAnd(s, 3), 3);
-  for (int i = 0; i < 4; ++i) out[i] = cg.call_intrinsic(llvm::Intrinsic::fshr, {x[i + 1], x[i], sh}, {cg.i32()});
+  // shf.r.wrap: one instruction (LLVM expands a variable llvm.fshr into four).
+  for (int i = 0; i < 4; ++i)
+    out[i] = cg.inline_asm(cg.i32(), "shf.r.wrap.b32 $0, $1, $2, $3;", "=r,r,r,r", {x[i], x[i + 1], sh}, false);
   return out;
 }
 
@@ -96,7 +98,26 @@ RunAddress run_address(Codegen& cg, llvm::Value* ptr, DType dt) {
   return {addr, m, k, chunk};
 }
 
-llvm::Value* any(Codegen& cg, llvm::Value* a, llvm::Value* x) { return a ? cg.b.CreateOr(a, x) : x; }
+// Bit j set when element j is valid (its mask, and this thread owns it).
+llvm::Value* mask_bits(Codegen& cg, const Regs& mask, llvm::Value* owner, int vec = 0) {
+  auto& b = cg.b;
+  if (mask.empty()) {
+    llvm::Value* all = cg.c32((1u << vec) - 1);
+    return owner ? b.CreateSelect(owner, all, cg.c32(0)) : all;
+  }
+  llvm::Value* bits = nullptr;
+  for (size_t j = 0; j < mask.size(); ++j) {
+    llvm::Value* valid = owner ? b.CreateAnd(mask[j], owner) : mask[j];
+    llvm::Value* bit = b.CreateSelect(valid, cg.c32(1u << j), cg.c32(0));
+    bits = bits ? b.CreateOr(bits, bit) : bit;
+  }
+  return bits;
+}
+
+// (1 << n) - 1 for a runtime n in [1, 16].
+llvm::Value* low_bits(Codegen& cg, llvm::Value* n) {
+  return cg.b.CreateSub(cg.b.CreateShl(cg.c32(1), n), cg.c32(1));
+}
 
 llvm::Value* shfl(Codegen& cg, llvm::Intrinsic::ID id, llvm::Value* v, uint32_t clamp) {
   return cg.call_intrinsic(id, {cg.c32(0xffffffff), v, cg.c32(1), cg.c32(clamp)});
@@ -119,16 +140,15 @@ Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs&
   auto& b = cg.b;
   int es = byte_size(dt), vec = 16 / es;
   RunAddress ra = run_address(cg, ptr, dt);
-  // Element j lies in the first chunk when j + k < vec, else in the second.
+  // Elements j < vec - k lie in the first chunk, the rest in the second: a chunk is
+  // read when the mask allows one of its elements.
   llvm::Value* lo_pred = nullptr;
   llvm::Value* hi_pred = b.CreateICmpNE(ra.m, cg.c32(0));
   if (!mask.empty()) {
-    hi_pred = nullptr;
-    for (int j = 0; j < vec; ++j) {
-      llvm::Value* in_lo = b.CreateICmpULT(b.CreateAdd(ra.k, cg.c32(j)), cg.c32(vec));
-      lo_pred = any(cg, lo_pred, j == 0 ? mask[j] : b.CreateAnd(mask[j], in_lo));
-      if (j > 0) hi_pred = any(cg, hi_pred, b.CreateAnd(mask[j], b.CreateNot(in_lo)));
-    }
+    llvm::Value* bits = mask_bits(cg, mask, nullptr);
+    llvm::Value* split = b.CreateSub(cg.c32(vec), ra.k);
+    lo_pred = b.CreateICmpNE(b.CreateAnd(bits, low_bits(cg, split)), cg.c32(0));
+    hi_pred = b.CreateICmpNE(b.CreateLShr(bits, split), cg.c32(0));
   }
   llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
   Regs lo = emit_load(cg, ra.chunk, lo_pred, {}, DType::i32, 4, ev);
@@ -148,18 +168,12 @@ void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs
   auto& b = cg.b;
   int es = byte_size(dt), vec = 16 / es;
   RunAddress ra = run_address(cg, ptr, dt);
-  // Which of this run's elements this thread writes: bit j for element j.
-  llvm::Value* bits = nullptr;
-  for (int j = 0; j < vec; ++j) {
-    llvm::Value* valid = mask.empty() ? b.getTrue() : mask[j];
-    if (owner) valid = b.CreateAnd(valid, owner);
-    bits = any(cg, bits, b.CreateShl(b.CreateZExt(valid, cg.i32()), j));
-  }
-  uint32_t all = vec == 32 ? 0xffffffffu : (1u << vec) - 1;
+  llvm::Value* bits = mask_bits(cg, mask, owner, vec);  // the elements this thread writes
+  llvm::Value* all = cg.c32((1u << vec) - 1);
   Words4 own = words_of(cg, vals, dt);
 
-  // The chunk after this run's first one: this run's tail (elements k' = vec - k on)
-  // and the next lane's head, when that lane's run follows this one in memory.
+  // The chunk after this run's first one: this run's tail (elements vec - k on) and
+  // the next lane's head, when that lane's run follows this one in memory.
   llvm::Value* next_addr = from_lane(cg, ra.addr, true);
   llvm::Value* next_bits = from_lane(cg, bits, true);
   Words8 pair;
@@ -168,8 +182,8 @@ void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs
     pair[4 + i] = from_lane(cg, own[i], true);
   }
   llvm::Value* misaligned = b.CreateICmpNE(ra.m, cg.c32(0));
-  llvm::Value* head_bits = b.CreateSub(b.CreateShl(cg.c32(1), b.CreateSub(cg.c32(vec), ra.k)), cg.c32(1));
-  llvm::Value* tail_bits = b.CreateAnd(b.CreateNot(head_bits), cg.c32(all));
+  llvm::Value* head_bits = low_bits(cg, b.CreateSub(cg.c32(vec), ra.k));
+  llvm::Value* tail_bits = b.CreateXor(head_bits, all);
   llvm::Value* full = b.CreateAnd(misaligned, b.CreateICmpEQ(next_addr, b.CreateAdd(ra.addr, b.getInt64(16))));
   full = b.CreateAnd(full, b.CreateICmpEQ(b.CreateAnd(bits, tail_bits), tail_bits));
   full = b.CreateAnd(full, b.CreateICmpEQ(b.CreateAnd(next_bits, head_bits), head_bits));
@@ -178,23 +192,23 @@ void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs
   llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
   emit_store(cg, second, Regs(straddling.begin(), straddling.end()), full, DType::i32, ev);
 
-  // This run's head went out whole with the previous lane's chunk when that lane's run
-  // precedes this one and its chunk was complete.
+  // This run's head went out whole with the previous lane's chunk when that lane's
+  // chunk was complete (which implies its run precedes this one); lane 0 has none.
   llvm::Value* prev_full = from_lane(cg, b.CreateZExt(full, cg.i32()), false);
-  llvm::Value* prev_addr = from_lane(cg, ra.addr, false);
-  llvm::Value* head_done = b.CreateAnd(b.CreateICmpNE(prev_full, cg.c32(0)),
-                                       b.CreateICmpEQ(b.CreateAdd(prev_addr, b.getInt64(16)), ra.addr));
+  llvm::Value* head_done = b.CreateAnd(b.CreateICmpNE(prev_full, cg.c32(0)), b.CreateICmpNE(cg.lane(), cg.c32(0)));
   // An aligned run goes out as one chunk when all of it is written.
-  llvm::Value* aligned_full = b.CreateAnd(b.CreateNot(misaligned), b.CreateICmpEQ(bits, cg.c32(all)));
+  llvm::Value* aligned_full = b.CreateAnd(b.CreateNot(misaligned), b.CreateICmpEQ(bits, all));
   emit_store(cg, ra.chunk, Regs(own.begin(), own.end()), aligned_full, DType::i32, ev);
 
   // The rest, element by element.
+  llvm::Value* zero = cg.c32(0);
+  llvm::Value* covered = b.CreateOr(b.CreateSelect(head_done, head_bits, zero), b.CreateSelect(full, tail_bits, zero));
+  covered = b.CreateOr(covered, b.CreateSelect(aligned_full, all, zero));
+  llvm::Value* rest = b.CreateAnd(bits, b.CreateXor(covered, all));
   for (int j = 0; j < vec; ++j) {
-    llvm::Value* in_head = b.CreateICmpULT(b.CreateAdd(ra.k, cg.c32(j)), cg.c32(vec));
-    llvm::Value* done = b.CreateSelect(misaligned, b.CreateSelect(in_head, head_done, full), aligned_full);
-    llvm::Value* bit = b.CreateICmpNE(b.CreateAnd(bits, cg.c32(1u << j)), cg.c32(0));
+    llvm::Value* bit = b.CreateICmpNE(b.CreateAnd(rest, cg.c32(1u << j)), zero);
     llvm::Value* elem_ptr = b.CreateGEP(b.getInt8Ty(), ptr, cg.c32(j * es));
-    emit_store(cg, elem_ptr, {vals[j]}, b.CreateAnd(bit, b.CreateNot(done)), dt, ev);
+    emit_store(cg, elem_ptr, {vals[j]}, bit, dt, ev);
   }
 }
 

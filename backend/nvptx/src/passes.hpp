@@ -17,7 +17,11 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
 void choose_vector_widths(const ir::Function& f, GpuPlan& plan);
 
 bool is_memory_op(ir::OpKind k);
-// Whether runs of unknown alignment may move as realigned 16-byte chunks (knob TILEFUSE_NO_REALIGN).
+// How contiguous runs of unknown alignment move (knob TILEFUSE_UNALIGNED): as realigned
+// 16-byte chunks, element by element in a layout where consecutive lanes hold
+// consecutive elements (scalar), or in the widest layout of related accesses (narrow).
+enum class UnalignedMode { Realign, Scalar, Narrow };
+UnalignedMode unaligned_mode();
 bool realign_enabled();
 bool is_elementwise(ir::OpKind k);
 
