@@ -190,3 +190,47 @@ TEST_CASE("shared memory over the limit at a given num_stages is a user error na
     CHECK(m.find("Use smaller block sizes or fewer stages") != std::string::npos);
   }
 }
+
+// Runs of unknown alignment (odd widths): by default element accesses in a layout where
+// consecutive lanes touch consecutive elements; with TILEFUSE_UNALIGNED=realign 16-byte
+// chunks realigned in registers (loads: two chunks and a funnel shift; stores: the next
+// lane's run by shuffle).
+TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or realigned 128-bit chunks") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)"),
+      st16(R"(st\.global[^\n]*\.b16)");
+  for (const char* mode : {"scalar", "realign"}) {
+    setenv("TILEFUSE_UNALIGNED", mode, 1);
+    bool realign = std::string(mode) == "realign";
+    for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+      const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                    [&](const auto& k) { return k.name == kname; });
+      for (DType d : {DType::bf16, DType::f32}) {
+        for (int64_t cols : {4099, 30011}) {
+          Config cfg = kernels::row_heuristic(cols, d, true);
+          for (auto& [key, v] : g.default_config.meta)
+            if (!cfg.has(key)) cfg.set(key, v);
+          CAPTURE(mode);
+          CAPTURE(kname);
+          CAPTURE(name(d));
+          CAPTURE(cfg.str());
+          const KernelBase& k = g.get(d);
+          // Divisibility 1 for every argument: pointers and widths of any alignment.
+          auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
+          nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+          tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+          CHECK_MESSAGE(r.ok, r.log);
+          CHECK(r.spill_stores == 0);
+          CHECK((count(ck.ptx, ld128) > 0) == realign);
+          CHECK((count(ck.ptx, st128) > 0) == realign);
+          CHECK((ck.ptx.find("shfl.sync.down") != std::string::npos) == realign);
+          if (!realign && d == DType::bf16) CHECK(count(ck.ptx, st16) > 0);
+        }
+      }
+    }
+  }
+  unsetenv("TILEFUSE_UNALIGNED");
+}
