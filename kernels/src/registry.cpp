@@ -106,12 +106,14 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 1024}, {"REDUCTION", 2}, num_warps(4)}, by_dtype<CrossEntropyRow>()},
       {"cross_entropy_looped", "cross-entropy for long rows (online max/sum, then the gradient pass)", floats,
        Config{{"BLOCK", 4096}, {"REDUCTION", 2}, num_warps(16)}, by_dtype<CrossEntropyLooped>()},
-      {"cross_entropy_count", "cross-entropy prologue: zeroes the reduced loss, 1/count of rows not ignored (MEAN)",
-       {DType::i64, DType::i32}, cross_entropy_count_config(true),
+      {"cross_entropy_count", "cross-entropy prologue of a mean: 1/count of the rows not ignored", {DType::i64, DType::i32},
+       cross_entropy_scan_config(),
        [](DType d) -> const KernelBase& {
          if (d == DType::i32) return cross_entropy_count_kernel<int32_t>();
          return cross_entropy_count_kernel<int64_t>();
        }},
+      {"cross_entropy_sum", "cross-entropy epilogue of sum/mean: the row losses summed (x 1/count with MEAN)", {DType::f32},
+       Config(cross_entropy_scan_config()).set("MEAN", 1), [](DType) -> const KernelBase& { return cross_entropy_sum_kernel(); }},
       {"swiglu", "SwiGLU y = silu(a) * b (a, b separate or packed [gate | up] rows)", floats,
        Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<Swiglu>()},
       {"swiglu_bwd", "SwiGLU backward: da, db from dy, a, b", floats, Config{{"BLOCK", 1024}, num_warps(4)},

@@ -92,16 +92,22 @@ void ce_check_host_targets(const Targets& targets, int64_t M, int64_t V, int64_t
   }
 }
 
-// One f32 of device memory per (device, stream) on each host thread: the mean's
-// 1/count, written by the count kernel and read by the main kernel that follows it
-// on the same stream. Kept for the process (4 bytes; launches may be in flight at exit).
-inline DevicePtr<float> ce_device_scratch() {
+// Device scratch of at least n floats per (device, stream) on each host thread: the
+// row losses of a sum or mean and the mean's 1/count, written and read by the launches
+// of one call, in order on one stream. Kept for the process (launches may be in flight
+// at exit); a larger one replaces it after the device is idle.
+inline DevicePtr<float> ce_device_scratch(size_t n) {
   thread_local std::map<std::pair<int, void*>, DevicePtr<float>> scratch;
   auto key = std::make_pair(cuda::current_device(), current_launch_stream());
-  auto it = scratch.find(key);
-  if (it == scratch.end())
-    it = scratch.emplace(key, DevicePtr<float>(static_cast<float*>(cuda::mem_alloc(sizeof(float))), 1)).first;
-  return it->second;
+  DevicePtr<float>& s = scratch[key];
+  if (s.size() < n) {
+    if (!s.empty()) {
+      cuda::synchronize();
+      cuda::mem_free(s.data());
+    }
+    s = DevicePtr<float>(static_cast<float*>(cuda::mem_alloc(n * sizeof(float))), n);
+  }
+  return s;
 }
 
 }  // namespace detail
@@ -157,19 +163,30 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
 
     Config c = cross_entropy_config(cfg ? *cfg : cross_entropy_heuristic(V, dtype_v<T>, clusters_usable<Logits>()), V,
                                     o.reduction);
-    auto run = [&](const auto& inv_count) {
-      if (!none)  // zero the reduced loss; for mean also count the rows not ignored
-        cross_entropy_count_kernel<TI>().launch(Grid(1), cross_entropy_count_config(o.reduction == LossReduction::mean),
-                                                loss, inv_count, targets, M, o.ignore_index);
-      launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M, V, loss, dlogits,
-                  logits, targets, inv_count, V, ls, ds, o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
+    bool mean = o.reduction == LossReduction::mean;
+    // row_losses: `loss` itself, or M floats of scratch for sum and mean; inv_count: one
+    // float of scratch after them (only mean reads it).
+    auto run = [&](const auto& row_losses, const auto& inv_count) {
+      if (mean) cross_entropy_count_kernel<TI>().launch(Grid(1), cross_entropy_scan_config(), inv_count, targets, M,
+                                                        o.ignore_index);
+      launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M, V, row_losses,
+                  dlogits, logits, targets, inv_count, V, ls, ds, o.ignore_index, o.label_smoothing, o.z_loss,
+                  o.grad_scale);
+      if (!none) cross_entropy_sum_kernel().launch(Grid(1), Config(cross_entropy_scan_config()).set("MEAN", mean), loss,
+                                                   row_losses, inv_count, M);
     };
     if constexpr (detail::is_device_buffer<Loss>) {
-      if (o.reduction == LossReduction::mean) run(detail::ce_device_scratch());
-      else run(loss);  // inv_count is neither read nor written without mean
+      if (none) {
+        run(loss, loss);  // inv_count is not read
+      } else {
+        DevicePtr<float> s = detail::ce_device_scratch(M + 1);
+        run(s.subview(0, M), s.subview(M, 1));
+      }
     } else {
-      std::vector<float> inv_count(1);
-      run(inv_count);
+      std::vector<float> s(M + 1);
+      std::span<float> all(s);
+      if (none) run(loss, all.subspan(M, 1));
+      else run(all.subspan(0, M), all.subspan(M, 1));
     }
   }
 }

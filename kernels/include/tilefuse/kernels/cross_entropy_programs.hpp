@@ -1,7 +1,9 @@
 #pragma once
 // Tile programs of the fused cross-entropy (host function: cross_entropy.hpp).
-// REDUCTION (meta): 0 none (loss[row] = loss_r), 1 sum, 2 mean (atomic adds into
-// loss[0], which the count kernel zeroes first; mean also reads 1/count from inv_count).
+// The row programs write each row's loss to loss[row]; with sum or mean that is a
+// scratch buffer the sum kernel then reduces (deterministic; same-address atomics from
+// every row cost ~30% of the kernel on H200). REDUCTION (meta): 0 none, 1 sum, 2 mean
+// (the gradient is scaled by 1/count, which the count kernel writes to inv_count).
 #include <limits>
 #include <string>
 
@@ -50,16 +52,9 @@ inline CeRow ce_row(const CeTarget& t, const F32& row_max, const F32& sum_e, con
           scale * (1.0f + 2.0f * z_loss * lse) / sum_e, scale * smoothing / v, scale * (1.0f - smoothing)};
 }
 
-// The gradient factor of every row (grad_scale, / count for mean) and the loss's.
-inline F32 ce_loss_factor(int64_t reduction, const Ptr<const float>& inv_count) {
-  return reduction == 2 ? load(inv_count) : scalar<f32>(1.0);
-}
-
-// Writes the row's loss: its own entry (none) or an atomic add into loss[0].
-inline void ce_write_loss(const Ptr<float>& loss, const I32& row, const CeTarget& t, const F32& row_loss,
-                          const F32& loss_factor, int64_t reduction, const I1& first) {
-  if (reduction == 0) store(loss + row, row_loss, first);
-  else atomic_add(loss, row_loss * loss_factor, first && t.valid);
+// The gradient factor of every row: grad_scale, divided by the count for mean.
+inline F32 ce_grad_factor(int64_t reduction, const F32& grad_scale, const Ptr<const float>& inv_count) {
+  return reduction == 2 ? grad_scale * load(inv_count) : grad_scale;
 }
 
 }  // namespace detail
@@ -85,11 +80,11 @@ const auto& cross_entropy_row_kernel() {
         auto sum_e = cluster_sum(sum(e, 0));
         auto sum_x = cluster_sum(sum(where(mask, x, 0.0f), 0));
         auto x_t = cluster_sum(sum(where(hit, x, 0.0f), 0));
-        auto lf = detail::ce_loss_factor(REDUCTION, inv_count);
-        auto r = detail::ce_row(t, row_max, sum_e, x_t, sum_x, n_cols, smoothing, z_loss, grad_scale * lf);
+        auto r = detail::ce_row(t, row_max, sum_e, x_t, sum_x, n_cols, smoothing, z_loss,
+                                detail::ce_grad_factor(REDUCTION, grad_scale, inv_count));
         auto dx = e * r.coef_p - r.coef_u - where(hit, r.coef_t, 0.0f);
         store(dlogits + row * dlogits_stride + cols, dx.template cast<T>(), mask);
-        detail::ce_write_loss(loss, row, t, r.loss, lf, REDUCTION, cluster_rank() == 0);
+        store(loss + row, r.loss, cluster_rank() == 0);
       });
   return k;
 }
@@ -127,8 +122,8 @@ const auto& cross_entropy_looped_kernel() {
         });
         auto row_max = max(m, 0);
         auto sum_e = sum(l * fast_exp(m - row_max), 0);
-        auto lf = detail::ce_loss_factor(REDUCTION, inv_count);
-        auto r = detail::ce_row(t, row_max, sum_e, sum(xt, 0), sum(sx, 0), n_cols, smoothing, z_loss, grad_scale * lf);
+        auto r = detail::ce_row(t, row_max, sum_e, sum(xt, 0), sum(sx, 0), n_cols, smoothing, z_loss,
+                                detail::ce_grad_factor(REDUCTION, grad_scale, inv_count));
         auto out_row = dlogits + row * dlogits_stride;
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
@@ -137,19 +132,18 @@ const auto& cross_entropy_looped_kernel() {
           auto dx = fast_exp(x - row_max) * r.coef_p - r.coef_u - where(c == t.col, r.coef_t, 0.0f);
           store(out_row + c, dx.template cast<T>(), mask);
         });
-        detail::ce_write_loss(loss, row, t, r.loss, lf, REDUCTION, scalar<bool>(1));
+        store(loss + row, r.loss);
       });
   return k;
 }
 
-// One program: zeroes the reduced loss (NaN for a mean over no rows, as PyTorch) and,
-// with MEAN, writes 1/count of the rows whose target is not ignore_index.
+// One program, before the rows of a mean: inv_count = 1/count of the rows whose
+// target is not ignore_index (inf for none: every row's gradient factor is then unused).
 template <class TI = int64_t>
 const auto& cross_entropy_count_kernel() {
   static auto k = kernel(std::string("cross_entropy_count_") + name(dtype_v<TI>),
-      {"loss", "inv_count", "targets", "n_rows", "ignore_index"},
-      [](Ptr<float> loss, Ptr<float> inv_count, Ptr<const TI> targets, I32 n_rows, I64 ignore_index,
-         Meta<"BLOCK"> BLOCK, Meta<"MEAN", bool> MEAN) {
+      {"inv_count", "targets", "n_rows", "ignore_index"},
+      [](Ptr<float> inv_count, Ptr<const TI> targets, I32 n_rows, I64 ignore_index, Meta<"BLOCK"> BLOCK) {
         auto offs = arange(0, BLOCK);
         auto acc = zeros<i32>({BLOCK});
         for_range(0, n_rows, BLOCK, [&](I32 start) {
@@ -158,19 +152,30 @@ const auto& cross_entropy_count_kernel() {
           auto t = load(targets + r, in, 0, Cache::EvictLast).template cast<i64>();  // read again by the rows
           acc = acc + (in && t != ignore_index).template cast<i32>();
         });
-        auto count = sum(acc, 0);
-        if (MEAN) {
-          store(inv_count, 1.0f / count.template cast<f32>());
-          store(loss, where(count == 0, scalar<f32>(std::numeric_limits<float>::quiet_NaN()), scalar<f32>(0.0)));
-        } else {
-          store(loss, scalar<f32>(0.0));
-        }
+        store(inv_count, 1.0f / sum(acc, 0).template cast<f32>());
       });
   return k;
 }
 
-inline Config cross_entropy_count_config(bool mean) {
-  return Config{{"BLOCK", 1024}, num_warps(4)}.set("MEAN", mean);
+// One program, after the rows: loss = the sum of the row losses, times inv_count with
+// MEAN (NaN for a mean over no rows, as PyTorch: 0 x inf).
+inline const auto& cross_entropy_sum_kernel() {
+  static auto k = kernel("cross_entropy_sum", {"loss", "row_losses", "inv_count", "n_rows"},
+      [](Ptr<float> loss, Ptr<const float> row_losses, Ptr<const float> inv_count, I32 n_rows, Meta<"BLOCK"> BLOCK,
+         Meta<"MEAN", bool> MEAN) {
+        auto offs = arange(0, BLOCK);
+        auto acc = zeros<f32>({BLOCK});
+        for_range(0, n_rows, BLOCK, [&](I32 start) {
+          auto r = start + offs;
+          acc = acc + load(row_losses + r, r < n_rows, 0.0f);
+        });
+        auto total = sum(acc, 0);
+        store(loss, MEAN ? total * load(inv_count) : total);
+      });
+  return k;
 }
+
+// The configs of the two one-program kernels.
+inline Config cross_entropy_scan_config() { return Config{{"BLOCK", 1024}, num_warps(4)}; }
 
 }  // namespace tilefuse::kernels
