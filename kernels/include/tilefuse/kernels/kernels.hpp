@@ -8,4 +8,6 @@
 #include "tilefuse/kernels/norms_backward.hpp"
 #include "tilefuse/kernels/softmax.hpp"
 #include "tilefuse/kernels/softmax_backward.hpp"
+#include "tilefuse/kernels/split_norms.hpp"
+#include "tilefuse/kernels/split_softmax.hpp"
 #include "tilefuse/kernels/swiglu.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/split_norms.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -177,7 +178,10 @@ template <class Out, class In, class W>
 void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f,
              ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>());
+  Config c = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows, cols,
+                                                dtype_v<T>);
+  if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false);  // split_norms.hpp
+  c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
   check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, weight, cols,
@@ -189,7 +193,10 @@ template <class Out, class ResOut, class In, class Res, class W>
 void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, const W& weight, int64_t rows,
                  int64_t cols, float eps = 1e-6f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), true);
+  Config c = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), true), rows,
+                                                cols, dtype_v<T>);
+  if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true);
+  c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
   check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, weight,
@@ -212,7 +219,11 @@ template <class Out, class In, class W, class B>
 void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
                float eps = 1e-5f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = layernorm_config(cfg ? *cfg : norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), cols, dtype_v<T>);
+  Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
+                                                     cols, dtype_v<T>);
+  if (row_uses_split(picked)) return layernorm_split(out, in, weight, bias, picked, rows, cols, eps);
+  picked.meta.erase("SPLIT");
+  Config c = layernorm_config(picked, cols, dtype_v<T>);
   check_row_cover(c, cols, "layernorm");
   launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, in, weight, bias, cols,
               cols, eps);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/split_softmax.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -103,7 +104,10 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   static_assert(std::is_same_v<T, buffer_elem_t<In>>, "softmax: in and out must have the same dtype");
   if (out_stride < 0) out_stride = cols;
   if (in_stride < 0) in_stride = cols;
-  Config c = cfg ? *cfg : softmax_heuristic(cols, dtype_v<T>, clusters_usable<Out>());
+  Config c = cfg ? *cfg : with_split_rows<Out>(softmax_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows, cols,
+                                                dtype_v<T>);
+  if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride);  // split_softmax.hpp
+  c.meta.erase("SPLIT");
   if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {
     if (c.cluster != 1)
       user_error("softmax: the config {" + c.str() + "} combines ROWS with clusters", SourceLoc{},

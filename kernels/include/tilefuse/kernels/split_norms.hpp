@@ -1,0 +1,138 @@
+#pragma once
+// Split-row RMSNorm (optionally with the residual add) and LayerNorm (see split_rows.hpp).
+// RMSNorm's partial is the chunk's sum of squares; with RESIDUAL the reduce kernel also
+// writes res_out = in + res, and the normalize kernel reads the row from there.
+// LayerNorm's partials are shifted sums of d = x - x[row, 0] and d^2 (one shift per row,
+// so chunk sums simply add; stable when |mean| >> std, as in the one-tile kernel).
+#include <string>
+
+#include "tilefuse/kernels/split_rows.hpp"
+
+namespace tilefuse::kernels {
+
+// partials: [rows, chunks] sums of squares.
+template <class T>
+const auto& rmsnorm_split_reduce_kernel() {
+  static auto k = kernel(std::string("rmsnorm_split_reduce_") + name(dtype_v<T>),
+      {"partials", "res_out", "in", "res", "n_cols", "stride", "row0"},
+      [](Ptr<float> partials, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, I32 n_cols, I64 stride, I32 row0,
+         Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
+        auto chunk = program_id(0);
+        auto r = program_id(1);
+        auto cols = chunk * BLOCK + arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto offs = (row0 + r) * stride + cols;
+        // What the normalize kernel re-reads stays in L2: x, or the sum written to res_out.
+        auto x = load(in + offs, mask, 0.0f, RESIDUAL ? Cache::EvictFirst : Cache::EvictLast).template cast<f32>();
+        if (RESIDUAL) {
+          auto s = (x + load(res + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>()).template cast<T>();
+          store(res_out + offs, s, mask, Cache::EvictLast);
+          x = s.template cast<f32>();
+        }
+        store(partials + r * num_programs(0) + chunk, sum(x * x, 0));
+      });
+  return k;
+}
+
+// `in` is res_out for the residual variant (the rounded sum, as stored).
+template <class T>
+const auto& rmsnorm_split_normalize_kernel() {
+  static auto k = kernel(std::string("rmsnorm_split_normalize_") + name(dtype_v<T>),
+      {"out", "in", "weight", "partials", "n_cols", "stride", "eps", "row0"},
+      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const float> partials, I32 n_cols, I64 stride,
+         F32 eps, I32 row0, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS) {
+        auto chunk = program_id(0);
+        auto r = program_id(1);
+        auto n_chunks = num_programs(0);
+        auto rstd = rsqrt(sum_row_partials(partials + r * n_chunks, n_chunks, PARTS) / n_cols + eps);
+        auto cols = chunk * BLOCK + arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto offs = (row0 + r) * stride + cols;
+        auto x = load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
+        store(out + offs, (x * rstd * w).template cast<T>(), mask);
+      });
+  return k;
+}
+
+// partials: plane 0 = sum(d), plane 1 = sum(d^2) per chunk, d = x - x[row, 0].
+template <class T>
+const auto& layernorm_split_reduce_kernel() {
+  static auto k = kernel(std::string("layernorm_split_reduce_") + name(dtype_v<T>),
+      {"partials", "in", "n_cols", "stride", "row0"},
+      [](Ptr<float> partials, Ptr<const T> in, I32 n_cols, I64 stride, I32 row0, Meta<"BLOCK"> BLOCK) {
+        auto chunk = program_id(0);
+        auto r = program_id(1);
+        auto cols = chunk * BLOCK + arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto row_in = in + (row0 + r) * stride;
+        auto shift = load(row_in).template cast<f32>();
+        auto d = where(mask, load(row_in + cols, mask, 0.0f, Cache::EvictLast).template cast<f32>() - shift, 0.0f);
+        auto slot = r * num_programs(0) + chunk;
+        store(partials + slot, sum(d, 0));
+        store(partials + num_programs(0) * num_programs(1) + slot, sum(d * d, 0));
+      });
+  return k;
+}
+
+template <class T>
+const auto& layernorm_split_normalize_kernel() {
+  static auto k = kernel(std::string("layernorm_split_normalize_") + name(dtype_v<T>),
+      {"out", "in", "weight", "bias", "partials", "n_cols", "stride", "eps", "row0"},
+      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, Ptr<const float> partials, I32 n_cols,
+         I64 stride, F32 eps, I32 row0, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS) {
+        auto chunk = program_id(0);
+        auto r = program_id(1);
+        auto n_chunks = num_programs(0);
+        auto sums = partials + r * n_chunks;
+        auto mean_d = sum_row_partials(sums, n_chunks, PARTS) / n_cols;
+        auto var = sum_row_partials(sums + n_chunks * num_programs(1), n_chunks, PARTS) / n_cols - mean_d * mean_d;
+        auto rstd = rsqrt(maximum(var, 0.0f) + eps);
+        auto cols = chunk * BLOCK + arange(0, BLOCK);
+        auto mask = cols < n_cols;
+        auto row_in = in + (row0 + r) * stride;
+        auto shift = load(row_in).template cast<f32>();
+        auto d = load(row_in + cols, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - shift;
+        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
+        auto b = load(bias + cols, mask, 0.0f).template cast<f32>();
+        store(out + (row0 + r) * stride + cols, ((d * rstd - mean_d * rstd) * w + b).template cast<T>(), mask);
+      });
+  return k;
+}
+
+// With a residual, `res_out`/`res` are its buffers; without, any buffers of T (unused).
+template <class Out, class ResOut, class In, class Res, class W>
+void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, const W& weight, const Config& c,
+                   int64_t rows, int64_t cols, float eps, bool residual) {
+  using T = buffer_elem_t<Out>;
+  check_split_config(c, "rmsnorm");
+  launch_split_rows<Out>(
+      c, rows, cols, 1, cols * int64_t(sizeof(T)),
+      [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
+        rmsnorm_split_reduce_kernel<T>().launch(g, Config(rc).set("RESIDUAL", residual), partials, res_out, in, res,
+                                                cols, cols, row0);
+      },
+      [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
+        if (residual)
+          rmsnorm_split_normalize_kernel<T>().launch(g, nc, out, res_out, weight, partials, cols, cols, eps, row0);
+        else
+          rmsnorm_split_normalize_kernel<T>().launch(g, nc, out, in, weight, partials, cols, cols, eps, row0);
+      });
+}
+
+template <class Out, class In, class W, class B>
+void layernorm_split(Out& out, const In& in, const W& weight, const B& bias, const Config& c, int64_t rows,
+                     int64_t cols, float eps) {
+  using T = buffer_elem_t<Out>;
+  check_split_config(c, "layernorm");
+  launch_split_rows<Out>(
+      c, rows, cols, 2, cols * int64_t(sizeof(T)),
+      [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
+        layernorm_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, cols, row0);
+      },
+      [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
+        layernorm_split_normalize_kernel<T>().launch(g, nc, out, in, weight, bias, partials, cols, cols, eps, row0);
+      });
+}
+
+}  // namespace tilefuse::kernels

@@ -1,0 +1,151 @@
+// The split-row schedule (split_rows.hpp) on the interpreter against the plain C++
+// references: rows cut into 2-7 chunks of a small BLOCK, odd widths, batches of rows,
+// -inf entries and whole -inf chunks for softmax, the residual RMSNorm.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+
+namespace {
+
+template <class T>
+constexpr double rtol() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, half>) return 2e-3;
+  else return 1e-2;
+}
+
+// rows x cols with BLOCK columns per chunk; batch = rows per launch pair (0: all).
+struct SplitShape {
+  int64_t rows, cols, block, batch;
+};
+const SplitShape kShapes[] = {{3, 65, 32, 0}, {5, 223, 32, 2}, {2, 449, 64, 0}, {4, 129, 64, 3}};
+
+Config split_config(const SplitShape& s) {
+  return Config{{"BLOCK", s.block}, {"SPLIT", 1}, {"BATCH_ROWS", s.batch}, num_warps(1)};
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("split-row softmax matches the reference", T, float, half, bfloat16) {
+  for (const SplitShape& s : kShapes) {
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 31 + s.cols, -20.0f, 20.0f);
+    std::vector<T> y(x.size());
+    tk::softmax(y, x, s.rows, s.cols, -1, -1, split_config(s));
+    std::vector<double> want;
+    ref::softmax(want, ref::to_float(x), s.rows, s.cols);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE("split-row softmax: -inf entries, a whole -inf chunk, strided rows") {
+  int64_t rows = 3, cols = 201, stride = 211, block = 32;
+  auto x = ref::random_vec<float>(rows * stride, 41, -50.0f, 50.0f);
+  for (int64_t c = 0; c < cols; c += 5) x[0 * stride + c] = -INFINITY;
+  for (int64_t c = 64; c < 96; ++c) x[1 * stride + c] = -INFINITY;  // chunk 2 of row 1
+  for (int64_t c = 0; c < cols; ++c) x[2 * stride + c] = c == cols - 1 ? 3.0f : -INFINITY;  // one finite entry
+  std::vector<float> y(rows * stride, 7.0f);
+  tk::softmax(y, x, rows, cols, stride, stride, Config{{"BLOCK", block}, {"SPLIT", 1}, num_warps(1)});
+  std::vector<float> packed(rows * cols), got(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) packed[r * cols + c] = x[r * stride + c];
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) got[r * cols + c] = y[r * stride + c];
+  std::vector<double> want;
+  ref::softmax(want, packed, rows, cols);
+  CHECK(ref::max_rel_err(got, want, 1e-6, 1e-5) <= 1.0);
+  CHECK(y[cols] == 7.0f);  // the padding between rows is untouched
+  CHECK(got[2 * cols + cols - 1] == 1.0f);
+}
+
+TEST_CASE_TEMPLATE("split-row rmsnorm matches the reference", T, float, half, bfloat16) {
+  for (const SplitShape& s : kShapes) {
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 51 + s.cols);
+    auto w = ref::random_vec<T>(s.cols, 52, 0.5f, 1.5f);
+    std::vector<T> y(x.size());
+    tk::rmsnorm(y, x, w, s.rows, s.cols, 1e-6f, split_config(s));
+    std::vector<double> want;
+    ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), s.rows, s.cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("split-row residual rmsnorm writes the rounded sum and the normalized rows", T, float, bfloat16) {
+  for (const SplitShape& s : kShapes) {
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 61 + s.cols);
+    auto r = ref::random_vec<T>(s.rows * s.cols, 62 + s.cols);
+    auto w = ref::random_vec<T>(s.cols, 63, 0.5f, 1.5f);
+    std::vector<T> y(x.size()), sum_out(x.size());
+    tk::add_rmsnorm(y, sum_out, x, r, w, s.rows, s.cols, 1e-6f, split_config(s));
+    std::vector<float> summed(x.size());
+    std::vector<double> want_sum(x.size());
+    for (size_t i = 0; i < x.size(); ++i) want_sum[i] = summed[i] = float(T(float(x[i]) + float(r[i])));
+    CHECK(ref::max_rel_err(sum_out, want_sum, 0, 0) == 0.0);
+    std::vector<double> want;
+    ref::rmsnorm(want, summed, ref::to_float(w), s.rows, s.cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+  }
+}
+
+TEST_CASE_TEMPLATE("split-row layernorm matches the reference, also with a large mean", T, float, half, bfloat16) {
+  for (float offset : {0.0f, 100.0f}) {
+    for (const SplitShape& s : kShapes) {
+      CAPTURE(s.cols);
+      CAPTURE(offset);
+      auto x = ref::random_vec<T>(s.rows * s.cols, 71 + s.cols, offset - 3.0f, offset + 3.0f);
+      auto w = ref::random_vec<T>(s.cols, 72, 0.5f, 1.5f);
+      auto b = ref::random_vec<T>(s.cols, 73, -1.0f, 1.0f);
+      std::vector<T> y(x.size());
+      tk::layernorm(y, x, w, b, s.rows, s.cols, 1e-5f, split_config(s));
+      std::vector<double> want;
+      ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+      // The inputs are rounded to T before the reference sees them, so the normalized
+      // values carry T's rounding of x relative to the row's spread.
+      double atol = std::is_same_v<T, float> ? 1e-4 : offset > 0 ? 0.5 : 2e-2;
+      CHECK(ref::max_rel_err(y, want, atol, rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("split-row configs with a cluster, ROWS or CHUNKS are user errors") {
+  std::vector<float> x(2 * 100, 1.5f), y(x.size()), w(100, 1.0f);
+  std::string msg = error_of([&] {
+    tk::softmax(y, x, 2, 100, -1, -1, Config{{"BLOCK", 32}, {"SPLIT", 1}, num_warps(1), cluster(2)});
+  });
+  CHECK(msg.find("softmax: the config {") != std::string::npos);
+  CHECK(msg.find("combines SPLIT with cluster, ROWS or CHUNKS") != std::string::npos);
+  CHECK(msg.find("Use SPLIT=1 with BLOCK (columns per program) and num_warps only") != std::string::npos);
+  msg = error_of([&] { tk::rmsnorm(y, x, w, 2, 100, 1e-6f, Config{{"BLOCK", 32}, {"SPLIT", 1}, {"ROWS", 2}}); });
+  CHECK(msg.find("rmsnorm: the config {") != std::string::npos);
+  CHECK(msg.find("combines SPLIT with cluster, ROWS or CHUNKS") != std::string::npos);
+}
+
+TEST_CASE("SPLIT=0 runs the one-program schedules") {
+  int64_t rows = 2, cols = 97;
+  auto x = ref::random_vec<float>(rows * cols, 81);
+  std::vector<float> y(x.size());
+  tk::softmax(y, x, rows, cols, -1, -1, Config{{"BLOCK", 32}, {"SPLIT", 0}, num_warps(1)});  // looped
+  std::vector<double> want;
+  ref::softmax(want, x, rows, cols);
+  CHECK(ref::max_rel_err(y, want, 1e-6, 1e-5) <= 1.0);
+}
