@@ -20,14 +20,15 @@ difftest::Tolerance tol() {
 }
 
 struct Case {
-  int rows, cols, block, warps, programs, rows_per_step;
+  int rows, cols, block, warps, programs, rows_per_step, prefetch = 0;
 };
 // One tile (odd widths, programs not dividing the rows) and looped rows, one or several
 // rows per step (row counts not a multiple of ROWS).
 constexpr Case kCases[] = {{7, 1, 16, 1, 3, 1},       {37, 7, 16, 1, 5, 1},     {29, 300, 512, 2, 4, 1},
                            {9, 4099, 8192, 16, 4, 1}, {11, 4099, 1024, 4, 3, 1}, {5, 20000, 4096, 8, 2, 1},
                            {37, 7, 16, 1, 5, 8},      {29, 300, 512, 4, 3, 4},  {11, 1000, 1024, 8, 2, 4},
-                           {11, 4099, 1024, 8, 3, 2}, {5, 20000, 4096, 16, 2, 2}};
+                           {11, 4099, 1024, 8, 3, 2}, {5, 20000, 4096, 16, 2, 2},
+                           {37, 7, 16, 1, 5, 2, 1},   {29, 300, 512, 4, 3, 4, 1}, {9, 4099, 8192, 16, 4, 1, 1}};
 
 }  // namespace
 
@@ -42,6 +43,7 @@ TEST_CASE_TEMPLATE("gpu: rmsnorm backward programs (with and without residual)",
       std::vector<T> dx(x.size());
       std::vector<float> partials(c.programs * c.cols);
       Config cfg{{"BLOCK", c.block}, {"RESIDUAL", residual}, {"ROWS", c.rows_per_step}, num_warps(c.warps)};
+      if (c.prefetch) cfg.set("PREFETCH", 1);
       auto run = [&](const auto& k) {
         gpu_matches_interp(k, Grid(c.programs), cfg, tol<T>(), dx, partials, dy, x, w, dres, c.rows, c.cols,
                            int64_t(c.cols), 1e-6f);
@@ -60,6 +62,7 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
     std::vector<T> dx(x.size());
     std::vector<float> partials(2 * c.programs * c.cols);
     Config cfg{{"BLOCK", c.block}, {"ROWS", c.rows_per_step}, num_warps(c.warps)};
+    if (c.prefetch) cfg.set("PREFETCH", 1);
     // One column: dx = rstd * (g - g/1) is 0 up to an ulp of g times rstd = 1/sqrt(eps),
     // and the GPU's division rounds differently from the interpreter's.
     auto t = tol<T>();

@@ -118,6 +118,7 @@ std::vector<tk::ConfigOverride> configs(int64_t cols) {
   std::vector<tk::ConfigOverride> c = {std::nullopt};
   c.push_back(Config{{"BLOCK", tk::next_pow2(cols)}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
   c.push_back(Config{{"BLOCK", tk::next_pow2(cols)}, {"ROWS", 4}, {"PROGRAMS_PER_SM", 2}, num_warps(2)});
+  c.push_back(Config{{"BLOCK", tk::next_pow2(cols)}, {"ROWS", 2}, {"PREFETCH", 1}, {"PROGRAMS_PER_SM", 2}, num_warps(2)});
   if (cols > 64) {
     c.push_back(Config{{"BLOCK", 64}, {"PROGRAMS_PER_SM", 3}, num_warps(2)});
     c.push_back(Config{{"BLOCK", 64}, {"ROWS", 2}, {"PROGRAMS_PER_SM", 2}, num_warps(2)});
@@ -221,7 +222,8 @@ TEST_CASE("norm backward: the looped program over a 4099-column row") {
 
 TEST_CASE("norm backward: several rows per step, steps not dividing the rows, rows not dividing the programs") {
   // 13 rows in steps of 4 (4 steps, the last with one row) over 3 programs: one program
-  // takes two steps, one of them partly masked; and a looped variant over 3 chunks.
+  // takes two steps, one of them partly masked; a looped variant over 3 chunks; and the
+  // prefetching programs (the last prefetch of each program is masked off).
   int64_t rows = 13, cols = 150;
   auto x = ref::random_vec<float>(rows * cols, 60, 1.0f, 4.0f);
   auto dy = ref::random_vec<float>(rows * cols, 61);
@@ -229,7 +231,9 @@ TEST_CASE("norm backward: several rows per step, steps not dividing the rows, ro
   auto w = ref::random_vec<float>(cols, 63, 0.5f, 1.5f);
   for (Config cfg : {Config{{"BLOCK", 256}, {"ROWS", 4}, {"PROGRAMS_PER_SM", 3}, num_warps(4)},
                      Config{{"BLOCK", 64}, {"ROWS", 4}, {"PROGRAMS_PER_SM", 3}, num_warps(2)},
-                     Config{{"BLOCK", 256}, {"ROWS", 16}, {"PROGRAMS_PER_SM", 5}, num_warps(4)}}) {
+                     Config{{"BLOCK", 256}, {"ROWS", 16}, {"PROGRAMS_PER_SM", 5}, num_warps(4)},
+                     Config{{"BLOCK", 256}, {"ROWS", 2}, {"PREFETCH", 1}, {"PROGRAMS_PER_SM", 3}, num_warps(4)},
+                     Config{{"BLOCK", 256}, {"ROWS", 4}, {"PREFETCH", 1}, {"PROGRAMS_PER_SM", 5}, num_warps(4)}}) {
     CAPTURE(cfg.str());
     std::vector<float> dx(x.size()), dw(cols), db(cols);
     tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);

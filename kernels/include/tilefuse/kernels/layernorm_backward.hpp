@@ -12,29 +12,43 @@
 namespace tilefuse::kernels {
 
 // Persistent programs, the whole row in one tile, ROWS rows per step as a [ROWS, BLOCK]
-// tile; dW and dB accumulate in registers.
+// tile; dW and dB accumulate in registers. PREFETCH: as in rmsnorm_bwd_row_kernel.
 template <class T>
 const auto& layernorm_bwd_row_kernel() {
   static auto k = kernel(std::string("layernorm_bwd_") + name(dtype_v<T>),
       {"dx", "partials", "dy", "x", "weight", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, I32 n_rows,
-         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"ROWS", int, 1> ROWS) {
+         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"ROWS", int, 1> ROWS,
+         Meta<"PREFETCH", bool, false> PREFETCH) {
         auto cols = arange(0, BLOCK);
         auto cmask = cols < n_cols;
         auto lanes = arange(0, ROWS);
+        auto starts = [&](I32 first) { return (first + lanes).template cast<i64>() * stride; };
+        auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
+        auto read = [&](Ptr<const T> p, I32 first) {
+          return load(p + (starts(first).col() + cols.row()), in_rows(first), 0.0f, Cache::EvictFirst);
+        };
+        auto read_shift = [&](I32 first) { return load(x + starts(first), first + lanes < n_rows, 0.0f); };
+        I32 first0 = program_id(0) * ROWS, step = num_programs(0) * ROWS;
+        auto next_x = read(x, first0), next_dy = read(dy, first0);
+        auto next_shift = read_shift(first0);
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>().row();
         auto dw = zeros<f32>({ROWS, BLOCK});
         auto db = zeros<f32>({ROWS, BLOCK});
-        for_range(program_id(0) * ROWS, n_rows, num_programs(0) * ROWS, [&](I32 first) {
-          auto rows = first + lanes;
-          auto rmask = rows < n_rows;
-          auto mask = rmask.col() && cmask.row();
-          auto starts = rows.template cast<i64>() * stride;
-          auto offs = starts.col() + cols.row();
-          auto shift = load(x + starts, rmask, 0.0f).template cast<f32>().col();
-          auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto d = where(mask, xv - shift, 0.0f);
+        for_range(first0, n_rows, step, [&](I32 first) {
+          auto xt = next_x, dyt = next_dy, st = next_shift;
+          if (PREFETCH) {
+            next_x = read(x, first + step);
+            next_dy = read(dy, first + step);
+            next_shift = read_shift(first + step);
+          } else {
+            xt = read(x, first);
+            dyt = read(dy, first);
+            st = read_shift(first);
+          }
+          auto mask = in_rows(first);
+          auto xv = xt.template cast<f32>(), dyv = dyt.template cast<f32>();
+          auto d = where(mask, xv - st.template cast<f32>().col(), 0.0f);
           auto g = dyv * w;
           auto mean_d = sum(d, 1) / n_cols;
           auto mean_dd = sum(d * d, 1) / n_cols;
@@ -43,7 +57,8 @@ const auto& layernorm_bwd_row_kernel() {
           auto rstd = rsqrt(maximum(mean_dd - mean_d * mean_d, 0.0f) + eps);
           auto mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
           auto xhat = (d - mean_d.col()) * rstd.col();
-          store(dx + offs, (rstd.col() * (g - mean_g.col() - xhat * mean_gxhat.col())).template cast<T>(), mask);
+          store(dx + (starts(first).col() + cols.row()),
+                (rstd.col() * (g - mean_g.col() - xhat * mean_gxhat.col())).template cast<T>(), mask);
           dw = dw + dyv * xhat;
           db = db + dyv;
         });
@@ -144,6 +159,7 @@ void layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, con
   Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>);
   int64_t programs = norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
+  if (row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // the looped programs stream chunks
   auto partials = norm_backward_scratch<DX>(2 * programs * cols);
   if (row_uses_loop(c, cols))
     layernorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, rows, cols, cols, eps);

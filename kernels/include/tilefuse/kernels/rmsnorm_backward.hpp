@@ -13,31 +13,46 @@ namespace tilefuse::kernels {
 
 // Persistent programs, the whole row in one tile, ROWS rows per step as a [ROWS, BLOCK]
 // tile; dW accumulates in registers ([ROWS, BLOCK], summed over the rows once at the end).
+// PREFETCH: each step loads the next step's rows before its own reductions, so a program
+// keeps its next reads in flight while it computes and stores (persistent programs do
+// not get that overlap from other resident programs alone).
 template <class T>
 const auto& rmsnorm_bwd_row_kernel() {
   static auto k = kernel(std::string("rmsnorm_bwd_") + name(dtype_v<T>),
       {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
          I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL,
-         Meta<"ROWS", int, 1> ROWS) {
+         Meta<"ROWS", int, 1> ROWS, Meta<"PREFETCH", bool, false> PREFETCH) {
         auto cols = arange(0, BLOCK);
         auto cmask = cols < n_cols;
         auto lanes = arange(0, ROWS);
+        auto offsets = [&](I32 first) { return ((first + lanes).template cast<i64>() * stride).col() + cols.row(); };
+        auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
+        auto read = [&](Ptr<const T> p, I32 first) { return load(p + offsets(first), in_rows(first), 0.0f, Cache::EvictFirst); };
+        I32 first0 = program_id(0) * ROWS, step = num_programs(0) * ROWS;
+        auto next_x = read(x, first0), next_dy = read(dy, first0);
+        auto next_res = RESIDUAL ? read(dres, first0) : next_x;
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>().row();
         auto dw = zeros<f32>({ROWS, BLOCK});
-        for_range(program_id(0) * ROWS, n_rows, num_programs(0) * ROWS, [&](I32 first) {
-          auto rows = first + lanes;
-          auto mask = (rows < n_rows).col() && cmask.row();
-          auto offs = (rows.template cast<i64>() * stride).col() + cols.row();
-          auto xv = load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        for_range(first0, n_rows, step, [&](I32 first) {
+          auto xt = next_x, dyt = next_dy, rt = next_res;
+          if (PREFETCH) {
+            next_x = read(x, first + step);
+            next_dy = read(dy, first + step);
+            if (RESIDUAL) next_res = read(dres, first + step);
+          } else {
+            xt = read(x, first);
+            dyt = read(dy, first);
+            if (RESIDUAL) rt = read(dres, first);
+          }
+          auto xv = xt.template cast<f32>(), dyv = dyt.template cast<f32>();
           auto g = dyv * w;
           // Two independent reductions: one exchange between warps.
           auto rstd = rsqrt(sum(xv * xv, 1) / n_cols + eps);
           auto mean_gx = sum(g * xv, 1) / n_cols;
           auto grad = rstd.col() * g - xv * (rstd * rstd * rstd * mean_gx).col();
-          if (RESIDUAL) grad = grad + load(dres + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          store(dx + offs, grad.template cast<T>(), mask);
+          if (RESIDUAL) grad = grad + rt.template cast<f32>();
+          store(dx + offsets(first), grad.template cast<T>(), in_rows(first));
           dw = dw + dyv * xv * rstd.col();
         });
         store(dw_partial + program_id(0).template cast<i64>() * n_cols + cols, sum(dw, 0), cmask);
@@ -121,6 +136,7 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>);
   int64_t programs = norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
+  if (row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // the looped programs stream chunks
   c.set("RESIDUAL", residual);
   auto partials = norm_backward_scratch<DX>(programs * cols);
   if (row_uses_loop(c, cols))
