@@ -59,6 +59,27 @@ bool warpgroup_mma_usable() {
   else return false;
 }
 
+// For programs that take CHUNKS (row_chunks.hpp): a row of n_cols in one program as
+// CHUNKS tiles of BLOCK columns, the fewest columns that cover the row with at most 8
+// chunks, so a row of 5000 is 5 x 1024 rather than one 8192 tile with 39% of its lanes
+// masked; each chunk keeps whole 16-byte vectors per thread.
+inline Config chunked_row_config(int64_t n_cols, DType dtype) {
+  constexpr int64_t kMaxChunks = 8;
+  int64_t vec = 16 / byte_size(dtype);
+  int64_t best_block = next_pow2(n_cols), best_chunks = 1;
+  for (int64_t b = best_block / 2; b >= 32 * vec; b /= 2) {
+    int64_t chunks = (n_cols + b - 1) / b;
+    if (chunks > kMaxChunks) break;
+    if (chunks * b < best_chunks * best_block) best_block = b, best_chunks = chunks;
+  }
+  int warps = static_cast<int>(std::min<int64_t>(warps_for_block(best_chunks * best_block),
+                                                 std::max<int64_t>(1, best_block / (32 * vec))));
+  while (warps & (warps - 1)) warps &= warps - 1;  // a power of two
+  Config c{{"BLOCK", best_block}, num_warps(warps)};
+  if (best_chunks > 1) c.set("CHUNKS", best_chunks);
+  return c;
+}
+
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
 // program up to 8K columns (4K for f64), about 32 elements per thread. Longer rows are
 // split over a thread-block cluster of up to 16 programs, all in registers, so the row
@@ -84,7 +105,13 @@ inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = false) 
 }
 
 // Columns one row-program covers: BLOCK per program of its cluster.
-inline int64_t row_cover(const Config& c) { return c.get("BLOCK") * c.cluster; }
+inline int64_t row_cover(const Config& c) {
+  int64_t chunks = c.has("CHUNKS") ? c.get("CHUNKS") : 1;
+  if (chunks < 1)
+    user_error("CHUNKS = " + std::to_string(chunks) + " in a row program: it must be at least 1", SourceLoc{},
+               "Set CHUNKS to the number of BLOCK-column tiles each program holds (1 for one tile)");
+  return c.get("BLOCK") * chunks * c.cluster;
+}
 // Whether rows of `cols` need the looped program (they do not fit one cluster's tiles).
 inline bool row_uses_loop(const Config& c, int64_t cols) { return row_cover(c) < cols; }
 
@@ -106,6 +133,7 @@ void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t 
   if (row_uses_loop(c, cols)) {
     Config lc = c;
     lc.meta.erase("RELOAD");  // the looped programs stream the row anyway
+    lc.meta.erase("CHUNKS");
     looped.launch(Grid(rows), lc, args...);
   } else {
     row.launch(Grid(rows * c.cluster), c, args...);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/kernels/split_norms.hpp"
 #include "tilefuse/tilefuse.hpp"
 
@@ -14,30 +15,39 @@ namespace tilefuse::kernels {
 // y = x * rsqrt(mean(x^2) + eps) * w; with RESIDUAL: x = x + res, and x is written to res_out.
 // RELOAD: read the row again (from L1/L2) after the reduction instead of keeping it in
 // registers across it: fewer registers, more programs per SM (see row_heuristic).
+// A program holds CHUNKS tiles of BLOCK columns (row_chunks.hpp).
 template <class T>
 const auto& rmsnorm_row_kernel() {
   static auto k = kernel(std::string("rmsnorm_") + name(dtype_v<T>),
       {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
-         F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD) {
+         F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD,
+         Meta<"CHUNKS", int64_t, 1> CHUNKS) {
         auto row = cluster_id();
-        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto offs = row * stride + cols;
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
         Cache first = RELOAD ? Cache::Normal : Cache::EvictFirst;
-        auto x = load(in + offs, mask, 0.0f, first).template cast<f32>();
-        if (RESIDUAL) {
-          // The sum is rounded to T once and normalized from there, as it is stored.
-          auto s = (x + load(res + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>()).template cast<T>();
-          store(res_out + offs, s, mask);
-          x = s.template cast<f32>();
+        std::vector<Tile<float, 1>> x, sq;
+        for (int64_t i = 0; i < CHUNKS; ++i) {
+          auto offs = row * stride + c.cols[i];
+          auto xi = load(in + offs, c.mask[i], 0.0f, first).template cast<f32>();
+          if (RESIDUAL) {
+            // The sum is rounded to T once and normalized from there, as it is stored.
+            auto s = (xi + load(res + offs, c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>()).template cast<T>();
+            store(res_out + offs, s, c.mask[i]);
+            xi = s.template cast<f32>();
+          }
+          x.push_back(xi);
+          sq.push_back(xi * xi);
         }
-        auto rstd = rsqrt(cluster_sum(sum(x * x, 0)) / n_cols + eps);
-        if (RELOAD)
-          x = (RESIDUAL ? load(res_out + offs, mask, 0.0f) : load(in + offs, mask, 0.0f, Cache::EvictFirst))
-                  .template cast<f32>();
-        auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
-        store(out + offs, (x * rstd * w).template cast<T>(), mask);
+        auto rstd = rsqrt(cluster_sum(sum(combine(sq, [](auto a, auto b) { return a + b; }), 0)) / n_cols + eps);
+        for (int64_t i = 0; i < CHUNKS; ++i) {
+          auto offs = row * stride + c.cols[i];
+          if (RELOAD)
+            x[i] = (RESIDUAL ? load(res_out + offs, c.mask[i], 0.0f)
+                             : load(in + offs, c.mask[i], 0.0f, Cache::EvictFirst)).template cast<f32>();
+          auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
+          store(out + offs, (x[i] * rstd * w).template cast<T>(), c.mask[i]);
+        }
       });
   return k;
 }
@@ -77,43 +87,59 @@ const auto& rmsnorm_looped_kernel() {
   return k;
 }
 
-// y = (x - mean) * rsqrt(var + eps) * w + b
+// y = (x - mean) * rsqrt(var + eps) * w + b. A program holds CHUNKS tiles of BLOCK
+// columns (row_chunks.hpp).
 template <class T>
 const auto& layernorm_row_kernel() {
   static auto k = kernel(std::string("layernorm_") + name(dtype_v<T>),
       {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
-         Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED, Meta<"RELOAD", bool, false> RELOAD) {
+         Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED, Meta<"RELOAD", bool, false> RELOAD,
+         Meta<"CHUNKS", int64_t, 1> CHUNKS) {
         auto row = cluster_id();
-        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto offs = row * stride + cols;
-        auto x = load(in + offs, mask, 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst).template cast<f32>();
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
+        auto plus = [](auto a, auto b) { return a + b; };
+        auto offs = [&](int64_t i) { return row * stride + c.cols[i]; };
+        std::vector<Tile<float, 1>> x;
+        for (int64_t i = 0; i < CHUNKS; ++i)
+          x.push_back(load(in + offs(i), c.mask[i], 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst)
+                          .template cast<f32>());
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
-        auto again = [&] { return load(in + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>(); };
+        auto again = [&](int64_t i) { return load(in + offs(i), c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>(); };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
-        auto affine = [&](auto normalized) {
-          auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
-          auto b = load(bias + cols, mask, 0.0f).template cast<f32>();
-          store(out + offs, (normalized * w + b).template cast<T>(), mask);
+        auto affine = [&](int64_t i, auto normalized) {
+          auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
+          auto b = load(bias + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
+          store(out + offs(i), (normalized * w + b).template cast<T>(), c.mask[i]);
         };
+        std::vector<Tile<float, 1>> d, d2;
         if (SHIFTED) {
           // Shifted sums: with d = x - x[0], mean = x[0] + E[d] and var = E[d^2] - E[d]^2.
           // The two reductions are independent (no mean-then-variance chain), and the
           // shift keeps them stable when |mean| >> std.
           auto shift = load(in + row * stride).template cast<f32>();
-          auto d = where(mask, x - shift, 0.0f);
-          auto mean_d = cluster_sum(sum(d, 0)) / n_cols;
-          auto rstd = rsqrt(maximum(cluster_sum(sum(d * d, 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
-          if (RELOAD) d = again() - shift;
-          affine(d * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            d.push_back(where(c.mask[i], x[i] - shift, 0.0f));
+            d2.push_back(d[i] * d[i]);
+          }
+          auto mean_d = cluster_sum(sum(combine(d, plus), 0)) / n_cols;
+          auto rstd = rsqrt(maximum(cluster_sum(sum(combine(d2, plus), 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            if (RELOAD) d[i] = again(i) - shift;
+            affine(i, d[i] * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
+          }
         } else {
-          auto mean = cluster_sum(sum(x, 0)) / n_cols;
-          auto d = where(mask, x - mean, 0.0f);
-          auto rstd = rsqrt(cluster_sum(sum(d * d, 0)) / n_cols + eps);
-          if (RELOAD) d = again() - mean;
-          affine(d * rstd);
+          auto mean = cluster_sum(sum(combine(x, plus), 0)) / n_cols;
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            d.push_back(where(c.mask[i], x[i] - mean, 0.0f));
+            d2.push_back(d[i] * d[i]);
+          }
+          auto rstd = rsqrt(cluster_sum(sum(combine(d2, plus), 0)) / n_cols + eps);
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            if (RELOAD) d[i] = again(i) - mean;
+            affine(i, d[i] * rstd);
+          }
         }
       });
   return k;
@@ -162,7 +188,7 @@ const auto& layernorm_looped_kernel() {
 // f32 the same change lost: RMSNorm 68% -> 56%).
 inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false) {
   Config c = row_heuristic(n_cols, dtype, clusters);
-  if (c.cluster == 1) return c;
+  if (c.cluster == 1) return row_uses_loop(c, n_cols) ? c : chunked_row_config(n_cols, dtype);
   if (residual) {
     c.set("RELOAD", 1);
   } else if (c.get("BLOCK") >= 16384 && byte_size(dtype) == 2) {

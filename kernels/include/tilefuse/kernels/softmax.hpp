@@ -6,27 +6,34 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/kernels/split_softmax.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
 
-// One row per cluster: its C programs (C = 1 by default) each hold BLOCK columns in
-// registers (BLOCK * C >= n_cols), so the row is read from memory once; the row's max
-// and sum are combined across the cluster.
+// One row per cluster: its C programs (C = 1 by default) each hold CHUNKS tiles of
+// BLOCK columns in registers (BLOCK * CHUNKS * C >= n_cols), so the row is read from
+// memory once; the row's max and sum are combined across the chunks elementwise, then
+// across the cluster.
 template <class T>
 const auto& softmax_row_kernel() {
   static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
-      [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK) {
+      [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK,
+         Meta<"CHUNKS", int64_t, 1> CHUNKS) {
         auto row = cluster_id();
-        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto x = load(in + row * in_stride + cols, mask, -inf, Cache::EvictFirst).template cast<f32>();
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
+        std::vector<Tile<float, 1>> x;
+        for (int64_t i = 0; i < CHUNKS; ++i)
+          x.push_back(load(in + row * in_stride + c.cols[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
         // ex2.approx (2 instructions) instead of the libdevice expf (~8): the row is
         // issue-bound on bf16 otherwise. Relative error ~2^-22, far below bf16/f16 rounding.
-        auto e = fast_exp(x - cluster_max(max(x, 0)));
-        auto y = e * (1.0f / cluster_sum(sum(e, 0)));  // one division per row, not per element
-        store(out + row * out_stride + cols, y.template cast<T>(), mask);
+        auto m = cluster_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
+        std::vector<Tile<float, 1>> e;
+        for (auto& xi : x) e.push_back(fast_exp(xi - m));
+        auto inv = 1.0f / cluster_sum(sum(combine(e, [](auto a, auto b) { return a + b; }), 0));  // once per row
+        for (int64_t i = 0; i < CHUNKS; ++i)
+          store(out + row * out_stride + c.cols[i], (e[i] * inv).template cast<T>(), c.mask[i]);
       });
   return k;
 }
@@ -90,8 +97,10 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
+// The row heuristic; rows that fit one program as CHUNKS x BLOCK (row_chunks.hpp).
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
-  return row_heuristic(n_cols, dtype, clusters);
+  Config c = row_heuristic(n_cols, dtype, clusters);
+  return c.cluster == 1 && !row_uses_loop(c, n_cols) ? chunked_row_config(n_cols, dtype) : c;
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
 
@@ -112,6 +121,9 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
     if (c.cluster != 1)
       user_error("softmax: the config {" + c.str() + "} combines ROWS with clusters", SourceLoc{},
                  "Use ROWS (several short rows per program) or cluster(c) (one long row per cluster), not both");
+    if (c.has("CHUNKS") && c.get("CHUNKS") != 1)
+      user_error("softmax: the config {" + c.str() + "} combines ROWS with CHUNKS", SourceLoc{},
+                 "Use ROWS (several short rows per program) or CHUNKS (one row as several tiles), not both");
     int64_t per = c.get("ROWS");
     softmax_rows_kernel<T>().launch(grid((rows + per - 1) / per), c, out, in, rows, cols, out_stride, in_stride);
     return;

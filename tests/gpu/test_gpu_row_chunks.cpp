@@ -1,0 +1,35 @@
+// Row programs holding CHUNKS tiles of BLOCK columns, on the GPU against the
+// interpreter: odd widths, clusters, residual and both LayerNorm algorithms, and the
+// heuristic's configs. Label: gpu (skips without a driver).
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "differential.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+using difftest::gpu_matches_interp;
+
+TEST_CASE_TEMPLATE("gpu: chunked row programs", T, float, bfloat16) {
+  difftest::Tolerance tol = std::is_same_v<T, float> ? difftest::Tolerance{1e-6, 1e-5} : difftest::Tolerance{1e-3, 1.6e-2};
+  struct Case { int64_t rows, cols; Config cfg; };
+  for (auto& s : {Case{9, 5000, tk::softmax_heuristic(5000, dtype_v<T>, true)},
+                  Case{5, 4099, tk::softmax_heuristic(4099, dtype_v<T>, true)},
+                  Case{4, 3001, Config{{"BLOCK", 512}, {"CHUNKS", 3}, num_warps(4), cluster(2)}},
+                  Case{3, 300, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}}}) {
+    CAPTURE(s.cols);
+    CAPTURE(s.cfg.str());
+    auto x = ref::random_vec<T>(s.rows * s.cols, 3 + s.cols, -5, 5), r = ref::random_vec<T>(s.rows * s.cols, 4);
+    auto w = ref::random_vec<T>(s.cols, 5, 0.5, 1.5), b = ref::random_vec<T>(s.cols, 6);
+    std::vector<T> y(x.size()), so(x.size());
+    Grid g(s.rows * s.cfg.cluster);
+    int32_t n = static_cast<int32_t>(s.cols);
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), g, s.cfg, tol, y, x, int32_t(s.rows), n, s.cols, s.cols);
+    for (int res : {0, 1})
+      gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g, Config(s.cfg).set("RESIDUAL", res), tol, y, so, x, r, w, n,
+                         s.cols, 1e-6f);
+    for (int shifted : {0, 1})
+      gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(s.cfg).set("SHIFTED", shifted), tol, y, x, w, b, n,
+                         s.cols, 1e-5f);
+  }
+}

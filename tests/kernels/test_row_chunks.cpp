@@ -1,0 +1,96 @@
+// Row programs holding CHUNKS tiles of BLOCK columns (row_chunks.hpp): against the
+// plain C++ references at widths that are not powers of two, with clusters, residuals
+// and both LayerNorm algorithms; the heuristic's choice of chunks; bad CHUNKS.
+#include <doctest/doctest.h>
+
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+
+namespace {
+
+template <class T>
+constexpr double rtol() {
+  return std::is_same_v<T, float> ? 1e-5 : 1e-2;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("softmax, rmsnorm and layernorm over CHUNKS tiles per program", T, float, bfloat16) {
+  struct Case { int64_t rows, cols; Config cfg; };
+  for (auto& s : {Case{3, 300, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
+                  Case{4, 129, Config{{"BLOCK", 32}, {"CHUNKS", 7}, num_warps(1)}},
+                  Case{2, 700, Config{{"BLOCK", 64}, {"CHUNKS", 3}, num_warps(2), cluster(4)}}}) {
+    CAPTURE(s.cols);
+    CAPTURE(s.cfg.str());
+    auto x = ref::random_vec<T>(s.rows * s.cols, 7 + s.cols, -6.0f, 6.0f);
+    x[1] = T(-inf);  // softmax: an -inf entry in the first chunk
+    auto w = ref::random_vec<T>(s.cols, 8, 0.5f, 1.5f), b = ref::random_vec<T>(s.cols, 9);
+    std::vector<T> y(x.size());
+    std::vector<double> want;
+    tk::softmax(y, x, s.rows, s.cols, -1, -1, s.cfg);
+    ref::softmax(want, ref::to_float(x), s.rows, s.cols);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+
+    x[1] = T(2.5f);
+    tk::rmsnorm(y, x, w, s.rows, s.cols, 1e-6f, s.cfg);
+    ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), s.rows, s.cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+
+    for (int reload : {0, 1}) {
+      auto r = ref::random_vec<T>(x.size(), 10);
+      std::vector<T> sum_out(x.size());
+      tk::add_rmsnorm(y, sum_out, x, r, w, s.rows, s.cols, 1e-6f, Config(s.cfg).set("RELOAD", reload));
+      std::vector<float> summed(x.size());
+      for (size_t i = 0; i < x.size(); ++i) summed[i] = static_cast<float>(T(float(x[i]) + float(r[i])));
+      CHECK(ref::max_rel_err(sum_out, std::vector<double>(summed.begin(), summed.end()), 0, 0) <= 1.0);
+      ref::rmsnorm(want, summed, ref::to_float(w), s.rows, s.cols, 1e-6);
+      CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+    }
+
+    for (int shifted : {0, 1}) {
+      tk::layernorm(y, x, w, b, s.rows, s.cols, 1e-5f, Config(s.cfg).set("SHIFTED", shifted));
+      ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+      CHECK(ref::max_rel_err(y, want, 1e-4, rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("the heuristic covers a width that is not a power of two with few masked columns") {
+  auto check = [](int64_t cols, DType d, int64_t block, int64_t chunks, int warps) {
+    CAPTURE(cols);
+    Config c = tk::softmax_heuristic(cols, d, true);
+    CHECK(c.get("BLOCK") == block);
+    CHECK((c.has("CHUNKS") ? c.get("CHUNKS") : 1) == chunks);
+    CHECK(c.num_warps == warps);
+    CHECK(tk::norm_heuristic(cols, d, true) == c);
+  };
+  check(5000, DType::bf16, 1024, 5, 4);   // 5120 columns, not 8192
+  check(6000, DType::bf16, 2048, 3, 4);   // 6144
+  check(3000, DType::bf16, 1024, 3, 2);   // 3072, not 4096
+  check(4096, DType::bf16, 4096, 1, 4);   // powers of two stay one tile
+  check(1000, DType::bf16, 1024, 1, 1);
+  check(5000, DType::f32, 1024, 5, 4);    // f32 vectors are 4 elements: chunks of 512 would do too
+  check(20000, DType::bf16, 8192, 1, 8);  // clusters: unchanged
+}
+
+TEST_CASE("bad CHUNKS, and ROWS with CHUNKS, are user errors") {
+  std::vector<float> x(2 * 300, 1.0f), y(x.size()), w(300, 1.0f);
+  std::string m = error_of([&] { tk::rmsnorm(y, x, w, 2, 300, 1e-6f, Config{{"BLOCK", 512}, {"CHUNKS", 0}}); });
+  CHECK(m.find("CHUNKS = 0 in a row program: it must be at least 1") != std::string::npos);
+  CHECK(m.find("Set CHUNKS to the number of BLOCK-column tiles each program holds") != std::string::npos);
+  m = error_of([&] { tk::softmax(y, x, 2, 300, -1, -1, Config{{"BLOCK", 128}, {"ROWS", 2}, {"CHUNKS", 3}}); });
+  CHECK(m.find("combines ROWS with CHUNKS") != std::string::npos);
+}
