@@ -248,6 +248,37 @@ TEST_CASE("norm backward: several rows per step, steps not dividing the rows, ro
   }
 }
 
+TEST_CASE("norm backward: cluster programs, ROWS rows per cluster, the last cluster partly masked") {
+  // 13 rows of 300 columns over clusters of 4 programs x 128 columns (the last program
+  // partly masked), 4 rows per cluster: 4 clusters, the last with one row.
+  int64_t rows = 13, cols = 300;
+  auto x = ref::random_vec<float>(rows * cols, 70, 1.0f, 4.0f);
+  auto dy = ref::random_vec<float>(rows * cols, 71);
+  auto dres = ref::random_vec<float>(rows * cols, 72);
+  auto w = ref::random_vec<float>(cols, 73, 0.5f, 1.5f);
+  for (int per_cluster : {1, 4}) {
+    Config cfg{{"BLOCK", 128}, {"ROWS", per_cluster}, num_warps(2), cluster(4)};
+    CAPTURE(cfg.str());
+    std::vector<float> dx(x.size()), dw(cols), db(cols);
+    tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
+    Grads want = rmsnorm_grads(dy, x, w, dres, rows, cols, 1e-6);
+    CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 1e-5) <= 1.0);
+    CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 1e-5) <= 1.0);
+    tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+    want = layernorm_grads(dy, x, w, rows, cols, 1e-5);
+    CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
+    CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 2e-5) <= 1.0);
+    CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
+  }
+  // A cluster config must cover the row.
+  std::vector<float> dx(x.size()), dw(cols);
+  std::string m = error_of([&] {
+    tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, Config{{"BLOCK", 64}, num_warps(2), cluster(4)});
+  });
+  CHECK(m.find("rmsnorm_backward: the config {BLOCK=64 num_warps=2 num_stages=1 cluster=4} covers 256 columns per row "
+               "(BLOCK x cluster), but rows have 300") != std::string::npos);
+}
+
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {
   Config c = tk::norm_backward_heuristic(1024, DType::bf16);
   CHECK(c.get("BLOCK") == 1024);
@@ -257,6 +288,10 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   CHECK(!tk::row_uses_loop(c, 5000));
   c = tk::norm_backward_heuristic(65536, DType::bf16);
   CHECK(tk::row_uses_loop(c, 65536));
+  c = tk::norm_backward_heuristic(65536, DType::bf16, true);
+  CHECK(c.cluster == 16);
+  CHECK(!tk::row_uses_loop(c, 65536));
+  CHECK(tk::norm_backward_heuristic(16384, DType::bf16, true).cluster == 4);
   CHECK(tk::norm_partials_config(1).get("PARTS") >= 1);
   CHECK(tk::norm_partials_config(1000).get("PARTS") <= 256);
 }

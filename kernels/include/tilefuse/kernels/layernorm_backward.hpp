@@ -7,6 +7,7 @@
 // share one exchange between warps: mean(g * xhat) = rstd * (E[g d] - E[d] E[g]).
 #include <string>
 
+#include "tilefuse/kernels/norm_backward_cluster.hpp"
 #include "tilefuse/kernels/norm_backward_common.hpp"
 
 namespace tilefuse::kernels {
@@ -156,12 +157,16 @@ void layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, con
   check_norm_arg(fn, "weight", w, cols, n.c_str());
   check_norm_arg(fn, "dw", dw, cols, n.c_str());
   check_norm_arg(fn, "db", db, cols, n.c_str());
-  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>);
-  int64_t programs = norm_backward_programs<DX>(c, rows);
+  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, clusters_usable<DX>());
+  check_row_cover(c, cols, fn);
+  int64_t programs = c.cluster > 1 ? norm_backward_clusters(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
-  if (row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // the looped programs stream chunks
+  if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   auto partials = norm_backward_scratch<DX>(2 * programs * cols);
-  if (row_uses_loop(c, cols))
+  if (c.cluster > 1)
+    layernorm_bwd_cluster_kernel<T>().launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, rows, cols, cols,
+                                             eps);
+  else if (row_uses_loop(c, cols))
     layernorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, rows, cols, cols, eps);
   else
     layernorm_bwd_row_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, rows, cols, cols, eps);

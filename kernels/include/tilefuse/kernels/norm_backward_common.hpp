@@ -73,14 +73,26 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   return std::max<int64_t>(1, std::min(steps, per_sm * sms));
 }
 
+// Clusters of a cluster config: ROWS rows each.
+inline int64_t norm_backward_clusters(const Config& c, int64_t rows) {
+  return (rows + norm_rows_per_step(c) - 1) / norm_rows_per_step(c);
+}
+
 // Rows up to 8K columns (4K for f64) are one tile; a program takes ROWS rows at a time as
 // a [ROWS, BLOCK] tile (more bytes in flight per program, the row sums of all ROWS rows
-// in one exchange between warps), about 16 elements per thread. Longer rows loop over
-// 4K-column chunks of ROWS rows (each chunk's dW partial is read and written once per
-// ROWS rows). Filled in from H200 measurements (bench/NOTES.md).
-inline Config norm_backward_heuristic(int64_t n_cols, DType dtype) {
+// in one exchange between warps), about 16 elements per thread. Longer rows are split
+// over a cluster of up to 16 programs of 4K columns (`clusters`: see clusters_usable),
+// ROWS rows per cluster: the row is read once, and the partials (a row per cluster)
+// stay a few percent of the traffic. Without clusters they loop over 4K-column chunks
+// of ROWS rows. Filled in from H200 measurements (bench/NOTES.md).
+inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
+  if (block > max_tile && clusters && block <= 16 * max_tile) {
+    int64_t per = std::max(max_tile / 2, block / 16);
+    int warps = static_cast<int>(std::clamp<int64_t>(per / (32 * 16), 1, 16));
+    return Config{{"BLOCK", per}, {"ROWS", 16}, num_warps(warps), cluster(static_cast<int>(block / per))};
+  }
   bool looped = block > max_tile;
   if (looped) block = max_tile / 2;
   int64_t rows = looped ? (n_cols <= 16384 ? 2 : 1) : std::max<int64_t>(1, 4096 / block);

@@ -7,6 +7,7 @@
 // residual stream) is added: dh = dx + dres, the gradient of both x and res.
 #include <string>
 
+#include "tilefuse/kernels/norm_backward_cluster.hpp"
 #include "tilefuse/kernels/norm_backward_common.hpp"
 
 namespace tilefuse::kernels {
@@ -133,13 +134,17 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   std::string n = "cols = " + std::to_string(cols);
   check_norm_arg(fn, "weight", w, cols, n.c_str());
   check_norm_arg(fn, "dw", dw, cols, n.c_str());
-  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>);
-  int64_t programs = norm_backward_programs<DX>(c, rows);
+  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, clusters_usable<DX>());
+  check_row_cover(c, cols, fn);
+  int64_t programs = c.cluster > 1 ? norm_backward_clusters(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
-  if (row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // the looped programs stream chunks
+  if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   c.set("RESIDUAL", residual);
   auto partials = norm_backward_scratch<DX>(programs * cols);
-  if (row_uses_loop(c, cols))
+  if (c.cluster > 1)
+    rmsnorm_bwd_cluster_kernel<T>().launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, dres, rows, cols,
+                                           cols, eps);
+  else if (row_uses_loop(c, cols))
     rmsnorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
   else
     rmsnorm_bwd_row_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
@@ -150,7 +155,8 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
 // rmsnorm_backward(dx, dw, dy, x, w, rows, cols, eps): gradients of rmsnorm(x, w) for the
 // upstream gradient dy; rows of `cols` contiguous elements. cfg: BLOCK, num_warps, ROWS
 // (rows per program step) and PROGRAMS_PER_SM (persistent programs per SM; in all on the
-// interpreter).
+// interpreter), PREFETCH; or cluster(C) with BLOCK x C covering the row and ROWS rows per
+// cluster (norm_backward_cluster.hpp).
 template <class DX, class DW, class DY, class X, class W>
 void rmsnorm_backward(DX&& dx, DW&& dw, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
                       float eps = 1e-6f, ConfigOverride cfg = {}) {
