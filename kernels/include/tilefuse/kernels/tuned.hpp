@@ -185,7 +185,9 @@ const auto& rmsnorm_backward_tuner() {
          float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = Residual ? "add_rmsnorm_bwd" : "rmsnorm_bwd", .key_names = {"n_rows", "n_cols"},
                   .outputs = {0, 1},
-                  .fallback = [](const tuning::KeyView& k) { return norm_backward_heuristic(k["n_cols"], dtype_v<T>); }});
+                  .fallback = [](const tuning::KeyView& k) {
+                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                  }});
   return t;
 }
 
@@ -198,7 +200,9 @@ const auto& layernorm_backward_tuner() {
       [](const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols,
          float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "layernorm_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1, 2},
-                  .fallback = [](const tuning::KeyView& k) { return norm_backward_heuristic(k["n_cols"], dtype_v<T>); }});
+                  .fallback = [](const tuning::KeyView& k) {
+                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                  }});
   return t;
 }
 
