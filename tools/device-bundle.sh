@@ -96,7 +96,8 @@ echo "summary: $pass passed, $fail failed${failed[*]:+ (${failed[*]})}"
 [ "$fail" -eq 0 ]
 EOF
 chmod +x "$out/run-gpu-tests.sh"
-cp "$root/bench/gallery_table.sh" "$root/bench/tensor_core_table.sh" "$out/"  # tables with the peers (need peers.py copied in)
+cp "$root/bench/gallery_table.sh" "$root/bench/tensor_core_table.sh" "$root/bench/training_table.sh" \
+  "$root/bench/width_sweep.sh" "$out/"  # tables with the peers (need peers.py copied in), the width sweep
 
 # Every binary must resolve its libraries from the bundle and the base system alone.
 status=0
