@@ -46,5 +46,6 @@ inline RowsCols rows_cols(const TensorView& x, const std::string& what) {
 void bind_rows(nb::module_& m);
 void bind_attention(nb::module_& m);
 void bind_matmul(nb::module_& m);
+void bind_training(nb::module_& m);
 
 }  // namespace tilefuse::python

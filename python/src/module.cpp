@@ -57,4 +57,5 @@ NB_MODULE(_tilefuse, m) {
   tilefuse::python::bind_rows(m);
   tilefuse::python::bind_attention(m);
   tilefuse::python::bind_matmul(m);
+  tilefuse::python::bind_training(m);
 }

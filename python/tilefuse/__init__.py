@@ -24,10 +24,21 @@ from ._tilefuse import (
     gpu_unavailable_reason,
     set_autotune_mode,
 )
+from ._training import (
+    add_rmsnorm_backward,
+    cross_entropy,
+    layernorm_backward,
+    rmsnorm_backward,
+    softmax_backward,
+    swiglu,
+    swiglu_backward,
+)
 
 __all__ = [
     "UserError", "gpu_available", "gpu_unavailable_reason", "compiler_version", "autotune_mode",
     "set_autotune_mode", "cache_dir", "set_cache_dir", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention", "matmul",
+    "cross_entropy", "softmax_backward", "rmsnorm_backward", "add_rmsnorm_backward", "layernorm_backward",
+    "swiglu", "swiglu_backward",
 ]
 
 
