@@ -47,6 +47,12 @@ TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdLooped, softmax_backward_looped_kernel)
+TF_GALLERY_MAKER(SoftmaxSplitReduce, softmax_split_reduce_kernel)
+TF_GALLERY_MAKER(SoftmaxSplitNormalize, softmax_split_normalize_kernel)
+TF_GALLERY_MAKER(RmsSplitReduce, rmsnorm_split_reduce_kernel)
+TF_GALLERY_MAKER(RmsSplitNormalize, rmsnorm_split_normalize_kernel)
+TF_GALLERY_MAKER(LnSplitReduce, layernorm_split_reduce_kernel)
+TF_GALLERY_MAKER(LnSplitNormalize, layernorm_split_normalize_kernel)
 #undef TF_GALLERY_MAKER
 
 // Kernels with 16-bit inputs only: f32 is a user error naming the kernel.
@@ -122,6 +128,18 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<SoftmaxBwdRow>()},
       {"softmax_bwd_looped", "softmax backward for long rows (two passes)", floats,
        Config{{"BLOCK", 4096}, num_warps(16)}, by_dtype<SoftmaxBwdLooped>()},
+      {"softmax_split_reduce", "split-row softmax, phase 1: chunk max and sum of exp to f32 partials", floats,
+       Config{{"BLOCK", 8192}, num_warps(8)}, by_dtype<SoftmaxSplitReduce>()},
+      {"softmax_split_normalize", "split-row softmax, phase 2: combine the row's partials, write the chunk", floats,
+       Config{{"BLOCK", 8192}, {"PARTS", 128}, num_warps(8)}, by_dtype<SoftmaxSplitNormalize>()},
+      {"rmsnorm_split_reduce", "split-row RMSNorm, phase 1: chunk sum of squares (RESIDUAL=1: writes in + res)",
+       floats, Config{{"BLOCK", 8192}, {"RESIDUAL", 1}, num_warps(8)}, by_dtype<RmsSplitReduce>()},
+      {"rmsnorm_split_normalize", "split-row RMSNorm, phase 2: combine the row's partials, write the chunk", floats,
+       Config{{"BLOCK", 8192}, {"PARTS", 128}, num_warps(8)}, by_dtype<RmsSplitNormalize>()},
+      {"layernorm_split_reduce", "split-row LayerNorm, phase 1: chunk shifted sums of d and d^2", floats,
+       Config{{"BLOCK", 8192}, num_warps(8)}, by_dtype<LnSplitReduce>()},
+      {"layernorm_split_normalize", "split-row LayerNorm, phase 2: combine the row's partials, write the chunk",
+       floats, Config{{"BLOCK", 8192}, {"PARTS", 128}, num_warps(8)}, by_dtype<LnSplitNormalize>()},
   };
   return all;
 }

@@ -42,7 +42,7 @@ const auto& rmsnorm_split_normalize_kernel() {
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const float> partials, I32 n_cols, I64 stride,
          F32 eps, I32 row0, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS) {
         auto chunk = program_id(0);
-        auto r = program_id(1);
+        auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
         auto rstd = rsqrt(sum_row_partials(partials + r * n_chunks, n_chunks, PARTS) / n_cols + eps);
         auto cols = chunk * BLOCK + arange(0, BLOCK);
@@ -82,7 +82,7 @@ const auto& layernorm_split_normalize_kernel() {
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, Ptr<const float> partials, I32 n_cols,
          I64 stride, F32 eps, I32 row0, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS) {
         auto chunk = program_id(0);
-        auto r = program_id(1);
+        auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
         auto sums = partials + r * n_chunks;
         auto mean_d = sum_row_partials(sums, n_chunks, PARTS) / n_cols;
@@ -107,7 +107,7 @@ void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, cons
   using T = buffer_elem_t<Out>;
   check_split_config(c, "rmsnorm");
   launch_split_rows<Out>(
-      c, rows, cols, 1, cols * int64_t(sizeof(T)),
+      c, rows, cols, 1,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
         rmsnorm_split_reduce_kernel<T>().launch(g, Config(rc).set("RESIDUAL", residual), partials, res_out, in, res,
                                                 cols, cols, row0);
@@ -126,7 +126,7 @@ void layernorm_split(Out& out, const In& in, const W& weight, const B& bias, con
   using T = buffer_elem_t<Out>;
   check_split_config(c, "layernorm");
   launch_split_rows<Out>(
-      c, rows, cols, 2, cols * int64_t(sizeof(T)),
+      c, rows, cols, 2,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
         layernorm_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, cols, row0);
       },

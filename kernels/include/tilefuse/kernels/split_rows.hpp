@@ -6,8 +6,11 @@
 //              [rows, chunks] (one plane per partial);
 //   normalize: each program combines its row's partials in a fixed order (deterministic)
 //              and writes its chunk, re-reading x.
-// The re-read costs a third pass over x unless x is still in L2: rows are launched in
-// batches whose x fits in half the L2 (meta BATCH_ROWS overrides; 0 = all rows at once).
+// The re-read costs a third pass over x except where x is still in L2: the normalize
+// kernel walks the rows in reverse, so it starts on the rows the reduce kernel read last.
+// Meta BATCH_ROWS launches the pair per batch of rows instead (0 or absent: all rows;
+// measured on H200 bf16 64x1048577, batches of 12 rows (half the L2) lost to one batch:
+// 36.6% vs 44.2% of copy, from kernel boundaries and partial last waves).
 //
 // Config: {"SPLIT", 1} selects this schedule; BLOCK is the chunk (one tile per program).
 #include <algorithm>
@@ -43,18 +46,10 @@ inline Config split_normalize_config(const Config& c, int64_t cols) {
   return n.set("PARTS", split_parts(chunks));
 }
 
-// Rows per launch pair. The GPU default keeps the batch's re-read bytes within half the
-// L2 (they are read again by the normalize kernel); the interpreter takes all rows. The
-// grid's y dimension caps a batch at 65535 rows.
-template <class Buffer>
-int64_t split_batch_rows(const Config& c, int64_t rows, int64_t reread_row_bytes) {
-  int64_t batch = rows;
-  if (c.has("BATCH_ROWS") && c.get("BATCH_ROWS") > 0) {
-    batch = c.get("BATCH_ROWS");
-  } else if (!c.has("BATCH_ROWS")) {
-    if constexpr (is_device_buffer_v<Buffer>)
-      batch = std::max<int64_t>(1, cuda::device_info().l2_bytes / 2 / std::max<int64_t>(1, reread_row_bytes));
-  }
+// Rows per launch pair: BATCH_ROWS when set above 0, else all rows. The grid's y
+// dimension caps a batch at 65535 rows.
+inline int64_t split_batch_rows(const Config& c, int64_t rows) {
+  int64_t batch = c.has("BATCH_ROWS") && c.get("BATCH_ROWS") > 0 ? c.get("BATCH_ROWS") : rows;
   return std::clamp<int64_t>(batch, 1, std::min<int64_t>(rows, 65535));
 }
 
@@ -69,11 +64,11 @@ auto split_rows_scratch(int64_t n) {
 // Runs reduce then normalize over batches of rows. `reduce(grid, cfg, partials, row0)`
 // and `normalize(grid, cfg, partials, row0)` launch one kernel each.
 template <class Buffer, class Reduce, class Normalize>
-void launch_split_rows(const Config& c, int64_t rows, int64_t cols, int64_t planes, int64_t reread_row_bytes,
-                       const Reduce& reduce, const Normalize& normalize) {
+void launch_split_rows(const Config& c, int64_t rows, int64_t cols, int64_t planes, const Reduce& reduce,
+                       const Normalize& normalize) {
   int64_t block = c.get("BLOCK");
   int64_t chunks = (cols + block - 1) / block;
-  int64_t batch = split_batch_rows<Buffer>(c, rows, reread_row_bytes);
+  int64_t batch = split_batch_rows(c, rows);
   auto partials = split_rows_scratch<Buffer>(planes * batch * chunks);
   Config rc = split_reduce_config(c), nc = split_normalize_config(c, cols);
   for (int64_t row0 = 0; row0 < rows; row0 += batch) {
@@ -91,19 +86,34 @@ inline void check_split_config(const Config& c, const char* kernel_name) {
                SourceLoc{}, "Use SPLIT=1 with BLOCK (columns per program) and num_warps only");
 }
 
-// Heuristic: split rows over the GPU when the row heuristic would loop (the row outgrows
-// one cluster) or when rows are few and long (fewer rows than SMs, >= 64K columns), so
-// clusters alone leave SMs idle. Chunks of 8K columns (4K for f64), 32 elements per thread.
+// Heuristic (measured on H200 bf16): split rows
+// over the GPU when the row heuristic would loop (the row outgrows one cluster: 64x1048577
+// softmax 23% -> 46% of copy), when its cluster wastes a third or more of its lanes
+// (1024x65537 on 16 x 8K: softmax 22% -> 46%), or when rows are few and long (fewer
+// rows than SMs, >= 64K columns), so clusters alone leave SMs idle. Chunks of 4K columns
+// (2K for f64) on 4 warps: they beat 8K/8 warps and 16K/16 warps at 64x1048577.
 template <class Buffer>
 Config with_split_rows(Config heuristic, int64_t rows, int64_t cols, DType dtype) {
   int64_t sms = 1;
   if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
   bool few_long = is_device_buffer_v<Buffer> && rows < sms && cols >= 65536;
-  if (!row_uses_loop(heuristic, cols) && !few_long) return heuristic;
-  int64_t block = dtype == DType::f64 ? 4096 : 8192;
+  bool padded_cluster = heuristic.cluster > 1 && cols >= 65536 && 2 * row_cover(heuristic) >= 3 * cols;
+  if (!row_uses_loop(heuristic, cols) && !few_long && !padded_cluster) return heuristic;
+  int64_t block = dtype == DType::f64 ? 2048 : 4096;
   if (cols < 2 * block) return heuristic;
   return Config{{"BLOCK", block}, {"SPLIT", 1}, num_warps(warps_for_block(block))};
 }
+
+// with_split_rows for callers without a buffer type (the tuners' fallbacks): the GPU's
+// choice when one is present.
+inline Config with_split_rows_any(Config heuristic, int64_t rows, int64_t cols, DType dtype) {
+  return gpu_available() ? with_split_rows<DevicePtr<float>>(heuristic, rows, cols, dtype)
+                         : with_split_rows<std::vector<float>>(heuristic, rows, cols, dtype);
+}
+
+// The batch row a normalize program takes: the batch in reverse, so the rows the reduce
+// kernel read last (still in L2) are re-read first.
+inline I32 split_normalize_row() { return num_programs(1) - 1 - program_id(1); }
 
 // Sum over a row's chunk partials at `first` (n_chunks of them), PARTS lanes at a time,
 // in a fixed order.

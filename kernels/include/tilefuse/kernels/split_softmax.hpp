@@ -38,7 +38,7 @@ const auto& softmax_split_normalize_kernel() {
       [](Ptr<T> out, Ptr<const T> in, Ptr<const float> partials, I32 n_cols, I64 out_stride, I64 in_stride, I32 row0,
          Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS) {
         auto chunk = program_id(0);
-        auto r = program_id(1);
+        auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
         auto maxes = partials + r * n_chunks;
         auto sums = maxes + n_chunks * num_programs(1);
@@ -71,7 +71,7 @@ void softmax_split(Out& out, const In& in, const Config& c, int64_t rows, int64_
   using T = buffer_elem_t<Out>;
   check_split_config(c, "softmax");
   launch_split_rows<Out>(
-      c, rows, cols, 2, cols * int64_t(sizeof(T)),
+      c, rows, cols, 2,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
         softmax_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, in_stride, row0);
       },

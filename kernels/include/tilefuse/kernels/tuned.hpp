@@ -25,8 +25,12 @@ inline tuning::Space rowwise_space() {
   for (int64_t b : {8192, 16384})
     for (int w : {8, 16, 32})
       for (int c : {2, 4, 8, 16}) s.add(Config{{"BLOCK", b}, num_warps(w), cluster(c)});
+  // Few long rows: BLOCK-column chunks spread over the whole GPU (split_rows.hpp).
+  for (int64_t b : {4096, 8192, 16384})
+    for (int w : {4, 8, 16}) s.add(Config{{"BLOCK", b}, {"SPLIT", 1}, num_warps(w)});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
+    if (row_uses_split(c) && 2 * b > cols) return "SPLIT with fewer than 2 chunks of BLOCK columns";
     if (c.cluster > 1) {
       if (b * c.cluster < cols) return "BLOCK x cluster < " + std::to_string(cols) + " columns";
       if (b * c.cluster / 2 >= cols) return "a smaller cluster covers the row";
@@ -93,9 +97,13 @@ const auto& softmax_tuner() {
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return softmax_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                        return with_split_rows_any(softmax_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
+                                                   k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
+        if (row_uses_split(c))
+          return tuning::specialization(softmax_split_normalize_kernel<T>(), split_normalize_config(c, cols), out, in,
+                                        split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1), cols, cols, cols, 0);
         const KernelBase& k = softmax_uses_loop(c, cols) ? static_cast<const KernelBase&>(softmax_looped_kernel<T>())
                                                          : softmax_row_kernel<T>();
         return tuning::specialization(k, c, out, in, rows, cols, cols, cols);
@@ -114,9 +122,13 @@ const auto& rmsnorm_tuner() {
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                        return with_split_rows_any(norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
+                                                   k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
+        if (row_uses_split(c))
+          return tuning::specialization(rmsnorm_split_normalize_kernel<T>(), split_normalize_config(c, cols), out, in,
+                                        w, split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1), cols, cols, eps, 0);
         Config lc = Config(c).set("RESIDUAL", 0);
         const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
                                                      : rmsnorm_row_kernel<T>();
@@ -137,10 +149,15 @@ const auto& layernorm_tuner() {
       TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                        return with_split_rows_any(norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
+                                                   k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
+        if (row_uses_split(c))
+          return tuning::specialization(layernorm_split_normalize_kernel<T>(), split_normalize_config(c, cols), out, in,
+                                        w, b, split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1), cols, cols,
+                                        eps, 0);
         const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
                                                      : layernorm_row_kernel<T>();
         return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, in, w, b, cols, cols, eps);
