@@ -19,8 +19,8 @@ __all__ = ["softmax", "rmsnorm", "add_rmsnorm", "layernorm", "bias_relu_log", "a
 
 
 def _c(t):
-    # The op's autograd (none: no backward) is the dispatcher's business; the kernel
-    # only reads the data, contiguous.
+    # The op's autograd (formulas in _torch_training.py) is the dispatcher's business; the
+    # kernel only reads the data, contiguous.
     return t.detach().contiguous()
 
 
@@ -101,3 +101,11 @@ def matmul(
 @matmul.register_fake
 def _(a, b, bias=None, activation="none"):
     return a.new_empty((a.shape[0], b.shape[1]))
+
+
+# The training ops (cross_entropy, the backward kernels, swiglu) and the autograd formulas
+# of the forward ops above.
+from ._torch_training import *  # noqa: E402,F401,F403
+from ._torch_training import __all__ as _training_all  # noqa: E402
+
+__all__ += _training_all
