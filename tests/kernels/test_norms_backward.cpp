@@ -282,16 +282,16 @@ TEST_CASE("norm backward: cluster programs, ROWS rows per cluster, the last clus
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {
   Config c = tk::norm_backward_heuristic(1024, DType::bf16);
   CHECK(c.get("BLOCK") == 1024);
-  CHECK(c.get("ROWS") > 1);
-  c = tk::norm_backward_heuristic(5000, DType::bf16);
+  CHECK(c.get("ROWS") == 2);
+  CHECK(c.get("PREFETCH") == 1);
+  CHECK(tk::norm_backward_heuristic(1024, DType::bf16, tk::NormBackwardKind::rms_residual).get("PREFETCH") == 0);
+  c = tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::layer);
   CHECK(c.get("BLOCK") == 8192);
   CHECK(!tk::row_uses_loop(c, 5000));
   c = tk::norm_backward_heuristic(65536, DType::bf16);
   CHECK(tk::row_uses_loop(c, 65536));
-  c = tk::norm_backward_heuristic(65536, DType::bf16, true);
-  CHECK(c.cluster == 16);
-  CHECK(!tk::row_uses_loop(c, 65536));
-  CHECK(tk::norm_backward_heuristic(16384, DType::bf16, true).cluster == 4);
+  CHECK(c.get("ROWS") == 4);
+  CHECK(c.cluster == 1);
   CHECK(tk::norm_partials_config(1).get("PARTS") >= 1);
   CHECK(tk::norm_partials_config(1000).get("PARTS") <= 256);
 }

@@ -89,7 +89,10 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
   auto w = random_values<T>(N, 4, 0.5f, 1.5f);
   auto gx = to_device(x), gdy = to_device(dy), gres = to_device(dres), gw = to_device(w);
   DeviceBuffer<T> gdx(elems), gdw(N), gdb(N);
-  Config cfg = tk::norm_backward_heuristic(N, dtype_v<T>, gpu_has_clusters());
+  Config cfg = tk::norm_backward_heuristic(N, dtype_v<T>,
+                                           layer      ? tk::NormBackwardKind::layer
+                                           : residual ? tk::NormBackwardKind::rms_residual
+                                                      : tk::NormBackwardKind::rms);
   for (auto& [k, v] : sets) cfg.set(k, v);
   // The same call on device buffers (timed) and on host vectors (the check).
   auto call = [&](auto& dx, auto& dw, auto& db, const auto& dyv, const auto& resv, const auto& xv, const auto& wv,

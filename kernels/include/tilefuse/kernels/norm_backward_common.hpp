@@ -78,27 +78,33 @@ inline int64_t norm_backward_clusters(const Config& c, int64_t rows) {
   return (rows + norm_rows_per_step(c) - 1) / norm_rows_per_step(c);
 }
 
-// Rows up to 8K columns (4K for f64) are one tile; a program takes ROWS rows at a time as
-// a [ROWS, BLOCK] tile (more bytes in flight per program, the row sums of all ROWS rows
-// in one exchange between warps), about 16 elements per thread. Longer rows are split
-// over a cluster of up to 16 programs of 4K columns (`clusters`: see clusters_usable),
-// ROWS rows per cluster: the row is read once, and the partials (a row per cluster)
-// stay a few percent of the traffic. Without clusters they loop over 4K-column chunks
-// of ROWS rows. Filled in from H200 measurements (bench/NOTES.md).
-inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+// Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
+// change what measured best.
+enum class NormBackwardKind { rms, rms_residual, layer };
+
+// Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
+// are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
+// only about 8 warps per SM, each program prefetching its next step (PREFETCH; 65536x1024
+// RMSNorm 72% -> 84%, 16384x5000 LayerNorm 47% -> 60%); with a residual the third
+// carried tile costs more than it hides except for 8K tiles. Longer rows loop over
+// chunks of 2 rows (4 past 16K columns: fewer dW partial updates), 8K chunks for RMSNorm
+// up to 16K columns, 4K otherwise. The cluster programs (ROWS rows per cluster) measured
+// slower than the looped ones (8192x16384 RMSNorm 32% vs 56%), so they are opt-in.
+inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind = NormBackwardKind::rms) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
-  if (block > max_tile && clusters && block <= 16 * max_tile) {
-    int64_t per = std::max(max_tile / 2, block / 16);
-    int warps = static_cast<int>(std::clamp<int64_t>(per / (32 * 16), 1, 16));
-    return Config{{"BLOCK", per}, {"ROWS", 16}, num_warps(warps), cluster(static_cast<int>(block / per))};
+  if (block > max_tile) {
+    bool wide = n_cols > 2 * max_tile;
+    int64_t chunk = kind != NormBackwardKind::layer && !wide ? max_tile : max_tile / 2;
+    int64_t rows = wide ? 4 : 2;
+    int warps = static_cast<int>(std::clamp<int64_t>(rows * chunk / (32 * 32), 1, 16));
+    return Config{{"BLOCK", chunk}, {"ROWS", rows}, {"PROGRAMS_PER_SM", 1}, num_warps(warps)};
   }
-  bool looped = block > max_tile;
-  if (looped) block = max_tile / 2;
-  int64_t rows = looped ? (n_cols <= 16384 ? 2 : 1) : std::max<int64_t>(1, 4096 / block);
-  int warps = static_cast<int>(std::clamp<int64_t>(rows * block / (32 * 16), 1, 16));
-  int64_t per_sm = looped ? 1 : std::clamp<int64_t>(32 / warps, 1, 16);
-  return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps)};
+  int64_t rows = std::clamp<int64_t>(2048 / block, 1, 8);
+  int warps = static_cast<int>(std::clamp<int64_t>(rows * block / (32 * 32), 1, 16));
+  int64_t per_sm = std::max(1, 8 / warps);
+  bool prefetch = kind != NormBackwardKind::rms_residual || block >= max_tile;
+  return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", prefetch}, num_warps(warps)};
 }
 
 // Config of the reduction of `n_parts` partial rows: BLOCK columns (32 f32 = one 128-byte

@@ -134,7 +134,8 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   std::string n = "cols = " + std::to_string(cols);
   check_norm_arg(fn, "weight", w, cols, n.c_str());
   check_norm_arg(fn, "dw", dw, cols, n.c_str());
-  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, clusters_usable<DX>());
+  auto kind = residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms;
+  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind);
   check_row_cover(c, cols, fn);
   int64_t programs = c.cluster > 1 ? norm_backward_clusters(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
