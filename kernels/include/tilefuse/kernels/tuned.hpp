@@ -203,7 +203,8 @@ const auto& rmsnorm_backward_tuner() {
       TuneOptions{.name = Residual ? "add_rmsnorm_bwd" : "rmsnorm_bwd", .key_names = {"n_rows", "n_cols"},
                   .outputs = {0, 1},
                   .fallback = [](const tuning::KeyView& k) {
-                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>,
+                                                   Residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms);
                   }});
   return t;
 }
@@ -218,7 +219,7 @@ const auto& layernorm_backward_tuner() {
          float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "layernorm_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1, 2},
                   .fallback = [](const tuning::KeyView& k) {
-                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, NormBackwardKind::layer);
                   }});
   return t;
 }
