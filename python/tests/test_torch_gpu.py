@@ -185,3 +185,166 @@ def test_torch_compile_graph_with_tilefuse_ops():
     h = t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w
     want = torch.softmax(torch.relu(h) + 1, -1) + t.sum()
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-3)
+
+
+# --- training kernels: cross-entropy, backward passes, SwiGLU, and autograd through the ops ---
+
+F = torch.nn.functional
+GRAD_TOL = {torch.float32: dict(rtol=1e-4, atol=1e-5), torch.float16: dict(rtol=1e-2, atol=1e-2),
+            torch.bfloat16: dict(rtol=4e-2, atol=5e-2)}
+
+
+def check_grad(got, want, dtype):
+    assert got.dtype == dtype and got.shape == want.shape
+    torch.testing.assert_close(got.float(), want.float(), **GRAD_TOL[dtype])
+
+
+def ref_grads(f, *inputs, dy):
+    """Autograd of f on float32 copies of inputs, for the upstream gradient dy."""
+    xs = [t.detach().float().requires_grad_() for t in inputs]
+    y = f(*xs)
+    y.backward(dy.float())
+    return y.detach(), [t.grad for t in xs]
+
+
+def with_ignored(targets, ignore_index):
+    t = targets.clone()
+    t[::7] = ignore_index
+    return t
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("mv", [(7, 45), (333, 1001), (64, 32000), (9, 50257)])
+def test_cross_entropy_matches_torch(dtype, reduction, mv):
+    m, v = mv
+    x = randn(m, v, dtype=dtype, scale=2)
+    t = with_ignored(torch.randint(0, v, (m,), device="cuda"), -100)
+    loss, dx = tilefuse.cross_entropy(x, t, label_smoothing=0.1, reduction=reduction, grad_scale=0.5)
+    xf = x.float().requires_grad_()
+    want = F.cross_entropy(xf, t, ignore_index=-100, label_smoothing=0.1, reduction=reduction)
+    (want.sum() * 0.5).backward()
+    torch.testing.assert_close(loss, want.detach(), rtol=1e-4, atol=1e-4)
+    check_grad(dx, xf.grad, dtype)
+
+
+@pytest.mark.parametrize("targets_dtype", [torch.int64, torch.int32])
+def test_cross_entropy_z_loss_other_ignore_index_and_in_place(targets_dtype):
+    m, v = 100, 4099
+    x = randn(m, v, dtype=torch.bfloat16, scale=3)
+    t = with_ignored(torch.randint(0, v, (m,), device="cuda"), 3).to(targets_dtype)
+    xf = x.float().requires_grad_()
+    lse = torch.logsumexp(xf, -1)
+    rows = F.cross_entropy(xf, t.long(), ignore_index=3, reduction="none") + 1e-3 * lse**2 * (t != 3)
+    want = rows.sum() / (t != 3).sum()
+    want.backward()
+    buf = x.clone()
+    loss, dx = tilefuse.cross_entropy(buf, t, ignore_index=3, z_loss=1e-3, inplace=True)
+    assert dx is buf
+    torch.testing.assert_close(loss, want.detach(), rtol=1e-4, atol=1e-4)
+    check_grad(dx, xf.grad, torch.bfloat16)
+
+
+def test_cross_entropy_loss_op_backward_scales_by_the_upstream_gradient():
+    x = randn(3, 17, 1000).requires_grad_()
+    t = with_ignored(torch.randint(0, 1000, (3, 17), device="cuda"), -100)
+    up = torch.rand(3, 17, device="cuda")
+    (tilefuse.torch.cross_entropy_loss(x, t, label_smoothing=0.2, reduction="none") * up).sum().backward()
+    xr = x.detach().clone().requires_grad_()
+    (F.cross_entropy(xr.transpose(1, 2), t, label_smoothing=0.2, reduction="none") * up).sum().backward()
+    torch.testing.assert_close(x.grad, xr.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_softmax_backward(dtype, shape):
+    y = torch.softmax(randn(*shape, scale=2), -1).to(dtype)
+    dy = randn(*shape, dtype=dtype)
+    want = y.float() * (dy.float() - (dy.float() * y.float()).sum(-1, keepdim=True))
+    check_grad(tilefuse.softmax_backward(dy, y), want, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_norm_backward_matches_autograd(dtype, shape):
+    x, dy, r, dres = (randn(*shape, dtype=dtype) for _ in range(4))
+    w, b = randn(shape[-1], dtype=dtype), randn(shape[-1], dtype=dtype)
+
+    def rms(t, w):
+        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    _, (want_dx, want_dw) = ref_grads(rms, x, w, dy=dy)
+    for got, want in zip(tilefuse.rmsnorm_backward(dy, x, w), (want_dx, want_dw)):
+        check_grad(got, want, dtype)
+    _, h = tilefuse.rmsnorm(x, w, residual=r)
+    _, (want_dh, want_dw) = ref_grads(rms, h, w, dy=dy)
+    dh, dw = tilefuse.add_rmsnorm_backward(dy, dres, h, w)
+    check_grad(dh, want_dh + dres.float(), dtype)
+    check_grad(dw, want_dw, dtype)
+    ln = lambda t, w, b: F.layer_norm(t, (shape[-1],), w, b, 1e-5)  # noqa: E731
+    _, want = ref_grads(ln, x + 1, w, b, dy=dy)
+    for got, w_ in zip(tilefuse.layernorm_backward(dy, x + 1, w), want):
+        check_grad(got, w_, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(7, 45), (3, 5, 333), (512, 5000)])
+def test_swiglu_and_backward_match_autograd(dtype, shape):
+    a, b, dy = (randn(*shape, dtype=dtype, scale=2) for _ in range(3))
+    y, (want_da, want_db) = ref_grads(lambda a, b: F.silu(a) * b, a, b, dy=dy)
+    check(tilefuse.swiglu(a, b), y.to(dtype), dtype)
+    da, db = tilefuse.swiglu_backward(dy, a, b)
+    check_grad(da, want_da, dtype)
+    check_grad(db, want_db, dtype)
+    ab = torch.cat([a, b], -1)
+    check(tilefuse.swiglu(ab), y.to(dtype), dtype)
+    check_grad(tilefuse.swiglu_backward(dy, ab), torch.cat([want_da, want_db], -1), dtype)
+
+
+def test_forward_ops_have_autograd_through_the_backward_kernels():
+    x, r = randn(33, 1000).requires_grad_(), randn(33, 1000).requires_grad_()
+    w, b = randn(1000).requires_grad_(), randn(1000).requires_grad_()
+    ab = randn(33, 2000).requires_grad_()
+
+    def model(ops, x, r, w, b, ab):
+        h, total = ops["add_rmsnorm"](x, r, w)
+        g = ops["layernorm"](h, w, b) * ops["swiglu_packed"](ab)
+        return (ops["softmax"](g) * ops["rmsnorm"](g + total, w)).sum()
+
+    tf_ops = dict(add_rmsnorm=lambda x, r, w: torch.ops.tilefuse.add_rmsnorm(x, r, w, 1e-6),
+                  layernorm=lambda h, w, b: torch.ops.tilefuse.layernorm(h, w, b, 1e-5),
+                  swiglu_packed=torch.ops.tilefuse.swiglu_packed, softmax=torch.ops.tilefuse.softmax,
+                  rmsnorm=lambda t, w: torch.ops.tilefuse.rmsnorm(t, w, 1e-6))
+
+    def rms(t, w):
+        return t * torch.rsqrt(t.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+    torch_ops = dict(add_rmsnorm=lambda x, r, w: (rms(x + r, w), x + r),
+                     layernorm=lambda h, w, b: F.layer_norm(h, (1000,), w, b, 1e-5),
+                     swiglu_packed=lambda t: F.silu(t[:, :1000]) * t[:, 1000:],
+                     softmax=lambda t: torch.softmax(t, -1), rmsnorm=rms)
+    leaves = (x, r, w, b, ab)
+    got = torch.autograd.grad(model(tf_ops, *leaves), leaves)
+    want = torch.autograd.grad(model(torch_ops, *leaves), leaves)
+    for g, w_ in zip(got, want):
+        torch.testing.assert_close(g, w_, rtol=1e-3, atol=1e-3)
+    compiled = torch.compile(lambda *t: model(tf_ops, *t), fullgraph=True)
+    for g, w_ in zip(torch.autograd.grad(compiled(*leaves), leaves), want):
+        torch.testing.assert_close(g, w_, rtol=1e-3, atol=1e-3)
+
+
+def test_training_custom_ops_pass_opcheck():
+    x, dy = randn(17, 300), randn(17, 300)
+    w = randn(300)
+    t = torch.randint(0, 300, (17,), device="cuda")
+    ab = randn(17, 600)
+    for op, args in [(torch.ops.tilefuse.cross_entropy, (x, t, -100, 0.1, 1e-4, "mean", 1.0)),
+                     (torch.ops.tilefuse.cross_entropy, (x, t, -100, 0.0, 0.0, "none", 2.0)),
+                     (torch.ops.tilefuse.softmax_backward, (dy, torch.softmax(x, -1))),
+                     (torch.ops.tilefuse.rmsnorm_backward, (dy, x, w, 1e-6)),
+                     (torch.ops.tilefuse.add_rmsnorm_backward, (dy, dy, x, w, 1e-6)),
+                     (torch.ops.tilefuse.layernorm_backward, (dy, x, w, 1e-5)),
+                     (torch.ops.tilefuse.swiglu, (x, dy)), (torch.ops.tilefuse.swiglu_packed, (ab,)),
+                     (torch.ops.tilefuse.swiglu_backward, (dy, x, x)),
+                     (torch.ops.tilefuse.swiglu_backward_packed, (dy, ab))]:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_faketensor"))

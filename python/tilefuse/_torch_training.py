@@ -164,7 +164,7 @@ def _save(*names):
     eps, the norms' last argument."""
     def setup(ctx, inputs, output):
         ctx.save_for_backward(*(output if n == "out" else inputs[n] for n in names))
-        ctx.eps = inputs[-1]
+        ctx.eps = None if isinstance(inputs[-1], torch.Tensor) else inputs[-1]
     return setup
 
 
