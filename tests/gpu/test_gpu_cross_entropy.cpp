@@ -96,7 +96,20 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy rows split over thread-block clusters", T
   check_gpu<T>(4, 30011, {}, true, tk::cross_entropy_heuristic(30011, dtype_v<T>, true), 15);
 }
 
-TEST_CASE("gpu: a target outside [0, V) gives that row NaN loss and gradient, the others are unaffected") {
+TEST_CASE_TEMPLATE("gpu: cross_entropy with CHUNKS tiles per program, alone and in clusters", T, float, bfloat16) {
+  if (!difftest::have_gpu()) return;
+  tk::CrossEntropyOptions smooth{.label_smoothing = 0.1f, .z_loss = 1e-4f};
+  check_gpu<T>(9, 5001, smooth, false, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4)}, 21);
+  check_gpu<T>(9, 5001, {.reduction = LossReduction::none}, true, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(8)}, 22);
+  if (!gpu_has_clusters()) return;
+  check_gpu<T>(5, 151937, smooth, true, Config{{"BLOCK", 2048}, {"CHUNKS", 5}, num_warps(8), cluster(16)}, 23);
+  check_gpu<T>(6, 50303, {.reduction = LossReduction::sum}, false,
+               Config{{"BLOCK", 1024}, {"CHUNKS", 7}, num_warps(8), cluster(8)}, 24);
+  for (int64_t V : {32000, 50304, 128256, 151936})  // the heuristic's configs at the bench widths
+    check_gpu<T>(3, V, {}, true, tk::cross_entropy_heuristic(V, dtype_v<T>, true), 25);
+}
+
+TEST_CASE("gpu: a target outside 0..V-1 gives that row NaN loss and gradient, the others are unaffected") {
   if (!difftest::have_gpu()) return;
   int64_t M = 4, V = 100;
   auto x = ref::random_vec<float>(M * V, 21);

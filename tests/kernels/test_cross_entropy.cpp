@@ -225,3 +225,34 @@ TEST_CASE("cross_entropy: argument errors name the argument") {
   expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {}, Config{{"BLOCK", 2}, num_warps(1), cluster(2)}); }),
                {"cross_entropy: the config", "covers 4 columns per row (BLOCK x cluster), but rows have 7"});
 }
+
+TEST_CASE_TEMPLATE("cross_entropy: CHUNKS tiles per program, alone and in clusters, at odd V", T, float, bfloat16) {
+  // One program of 5 x 64 columns over V = 301; a cluster of 4 programs of 3 x 32 columns
+  // over V = 373 (the last program partly masked); targets in every chunk and program.
+  check_case<T>(6, 301, {.label_smoothing = 0.1f, .z_loss = 1e-3f}, false, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(2)});
+  check_case<T>(5, 301, {.reduction = LossReduction::none}, true, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)});
+  check_case<T>(6, 373, {.reduction = LossReduction::sum, .grad_scale = 0.5f}, true,
+                Config{{"BLOCK", 32}, {"CHUNKS", 3}, num_warps(1), cluster(4)});
+  check_case<T>(5, 373, {.ignore_index = 7, .label_smoothing = 0.2f}, false,
+                Config{{"BLOCK", 32}, {"CHUNKS", 3}, num_warps(1), cluster(4)});
+}
+
+TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {
+  // 151936 = 16 programs x 5 chunks x 2048 (not 16 x 16384); 50304 in 57344, not 65536.
+  Config c = tk::cross_entropy_heuristic(151936, DType::bf16, true);
+  CHECK(c.cluster == 16);
+  CHECK(tk::row_cover(c) == 163840);
+  CHECK(tk::row_cover(tk::cross_entropy_heuristic(50304, DType::bf16, true)) == 57344);
+  CHECK(tk::row_cover(tk::cross_entropy_heuristic(32000, DType::f32, true)) == 32768);
+  CHECK(tk::row_cover(tk::cross_entropy_heuristic(5000, DType::bf16, true)) == 5120);
+  CHECK(tk::row_uses_loop(tk::cross_entropy_heuristic(50304, DType::bf16, false), 50304));
+  for (int64_t V : {5000, 9000, 50304, 151936, 262144})
+    for (DType d : {DType::f32, DType::bf16}) {
+      Config h = tk::cross_entropy_heuristic(V, d, true);
+      CAPTURE(V);
+      CHECK(tk::row_cover(h) >= V);
+      CHECK(h.num_warps * 32 * (16 / byte_size(d)) / 2 <= h.get("BLOCK"));  // at least 8 bytes per thread per chunk
+    }
+  // The heuristic's cluster config for a small row, as the interpreter runs it.
+  check_case<float>(3, 9000, {.label_smoothing = 0.1f}, true, tk::cross_entropy_heuristic(9000, DType::f32, true));
+}

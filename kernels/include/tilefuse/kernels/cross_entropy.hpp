@@ -7,8 +7,11 @@
 // buffer itself): one row per cluster of programs holds the row in registers; a looped
 // program (online max/sum, then a gradient pass re-reading the row) takes longer rows.
 // Tile programs are in cross_entropy_programs.hpp; this file holds the host function.
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,12 +35,31 @@ struct CrossEntropyOptions {
   int64_t dlogits_stride = -1;   // of dlogits (-1: logits_stride)
 };
 
-// The row heuristic; where rows loop, 4K-column tiles: the looped program carries four
-// running values per lane (max, sum, logit sum, target logit), and 16K tiles spill.
+// The row heuristic. One program up to 8K columns (16K without clusters), as CHUNKS x
+// BLOCK (chunked_row_config). Longer rows: with clusters, the power-of-two cluster of
+// programs of at most 8K columns each (16K where 16 programs of 8K fall short) whose
+// CHUNKS x BLOCK tiles cover the row with the fewest columns, the smaller cluster on a
+// tie (151936 = 16 x 5 x 2048 = 163840 columns, not 16 x 16384 = 262144). Where rows
+// loop, 4K-column tiles: the looped program carries three running values per lane.
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
-  Config c = row_heuristic(V, dtype, clusters);
-  if (row_uses_loop(c, V)) return Config{{"BLOCK", 4096}, num_warps(16)};
-  return c;
+  constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
+  if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) return chunked_row_config(V, dtype);
+  if (clusters && V <= kMaxCluster * 2 * kPerProgram) {
+    int64_t limit = V <= kMaxCluster * kPerProgram ? kPerProgram : 2 * kPerProgram;
+    std::optional<Config> best;
+    for (int64_t cl = 2; cl <= kMaxCluster; cl *= 2) {
+      int64_t per = (V + cl - 1) / cl;
+      if (per > limit) continue;
+      Config c = chunked_row_config(per, dtype);
+      // About 32 elements per thread even where a chunk then has fewer than 16 bytes
+      // per thread: 1024 x 7 bf16 columns take 48 registers at 8 warps, 79 at 4.
+      c.num_warps = static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(row_cover(c) / 1024, 1, 16))));
+      c.cluster = static_cast<int>(cl);
+      if (!best || row_cover(c) < row_cover(*best)) best = c;
+    }
+    if (best) return *best;
+  }
+  return Config{{"BLOCK", 4096}, num_warps(16)};
 }
 
 namespace detail {
@@ -112,11 +134,13 @@ inline DevicePtr<float> ce_device_scratch(size_t n) {
 
 }  // namespace detail
 
-// The config the main launch uses: the row config plus the reduction.
-inline Config cross_entropy_config(Config c, int64_t V, LossReduction r) {
+// The config the main launch uses: the row config plus the reduction and whether the
+// logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller).
+inline Config cross_entropy_config(Config c, int64_t V, const CrossEntropyOptions& o) {
   check_row_cover(c, V, "cross_entropy");
   c.meta.erase("RELOAD");
-  return c.set("REDUCTION", static_cast<int64_t>(r));
+  c.set("SMOOTHING", o.label_smoothing > 0.0f ? 1 : 0);
+  return c.set("REDUCTION", static_cast<int64_t>(o.reduction));
 }
 
 // cross_entropy(loss, dlogits, logits, targets, M, V, options[, config]): loss and
@@ -161,32 +185,31 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
     detail::ce_check_size("loss", std::size(loss), none ? M : 1, none ? "reduction none (one loss per row)" : "the reduced loss");
     if constexpr (!detail::is_device_buffer<Targets>) detail::ce_check_host_targets(targets, M, V, o.ignore_index);
 
-    Config c = cross_entropy_config(cfg ? *cfg : cross_entropy_heuristic(V, dtype_v<T>, clusters_usable<Logits>()), V,
-                                    o.reduction);
+    Config c = cross_entropy_config(cfg ? *cfg : cross_entropy_heuristic(V, dtype_v<T>, clusters_usable<Logits>()), V, o);
     bool mean = o.reduction == LossReduction::mean;
-    // row_losses: `loss` itself, or M floats of scratch for sum and mean; inv_count: one
-    // float of scratch after them (only mean reads it).
-    auto run = [&](const auto& row_losses, const auto& inv_count) {
+    // Scratch: the row losses of a sum or mean (none writes `loss` itself), then the
+    // target-column gradients (M floats), then the mean's 1/count (one float).
+    auto run = [&](const auto& row_losses, const auto& target_grad, const auto& inv_count) {
       if (mean) cross_entropy_count_kernel<TI>().launch(Grid(1), cross_entropy_scan_config(), inv_count, targets, M,
                                                         o.ignore_index);
       launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M, V, row_losses,
-                  dlogits, logits, targets, inv_count, V, ls, ds, o.ignore_index, o.label_smoothing, o.z_loss,
-                  o.grad_scale);
+                  dlogits, target_grad, logits, targets, inv_count, V, ls, ds, o.ignore_index, o.label_smoothing,
+                  o.z_loss, o.grad_scale);
+      Config fix = cross_entropy_target_grad_config();
+      cross_entropy_target_grad_kernel<T, TI>().launch(Grid((M + fix.get("BLOCK") - 1) / fix.get("BLOCK")), fix,
+                                                       dlogits, target_grad, targets, M, V, ds, o.ignore_index);
       if (!none) cross_entropy_sum_kernel().launch(Grid(1), Config(cross_entropy_scan_config()).set("MEAN", mean), loss,
                                                    row_losses, inv_count, M);
     };
     if constexpr (detail::is_device_buffer<Loss>) {
-      if (none) {
-        run(loss, loss);  // inv_count is not read
-      } else {
-        DevicePtr<float> s = detail::ce_device_scratch(M + 1);
-        run(s.subview(0, M), s.subview(M, 1));
-      }
+      DevicePtr<float> s = detail::ce_device_scratch(2 * M + 1);
+      if (none) run(loss, s.subview(M, M), s.subview(2 * M, 1));  // inv_count is not read
+      else run(s.subview(0, M), s.subview(M, M), s.subview(2 * M, 1));
     } else {
-      std::vector<float> s(M + 1);
+      std::vector<float> s(2 * M + 1);
       std::span<float> all(s);
-      if (none) run(loss, all.subspan(M, 1));
-      else run(all.subspan(0, M), all.subspan(M, 1));
+      if (none) run(loss, all.subspan(M, M), all.subspan(2 * M, 1));
+      else run(all.subspan(0, M), all.subspan(M, M), all.subspan(2 * M, 1));
     }
   }
 }

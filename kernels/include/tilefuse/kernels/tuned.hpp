@@ -465,7 +465,7 @@ const auto& cross_entropy_tuner() {
         const KernelBase& k = row_uses_loop(c, V)
                                   ? static_cast<const KernelBase&>(cross_entropy_looped_kernel<T, TI>())
                                   : cross_entropy_row_kernel<T, TI>();
-        return tuning::specialization(k, cross_entropy_config(c, V, o.reduction), loss, dlogits, logits, targets, loss,
+        return tuning::specialization(k, cross_entropy_config(c, V, o), loss, dlogits, loss, logits, targets, loss,
                                       static_cast<int32_t>(V), ls, ds, o.ignore_index, o.label_smoothing, o.z_loss,
                                       o.grad_scale);
       });
