@@ -13,6 +13,7 @@
 #include "scratch.hpp"
 #include "tilefuse/autotune/json.hpp"
 #include "tilefuse/gpu.hpp"
+#include "tilefuse/kernels/tuned.hpp"
 
 using namespace tilefuse;
 namespace fs = std::filesystem;
@@ -57,6 +58,9 @@ bool has_line(const std::string& text, const std::string& a, const std::string& 
   return false;
 }
 
+// Configs in the forward row kernels' space (every shape lists each, timed or pruned).
+size_t row_configs() { return tilefuse::kernels::chunked_rowwise_space().size(); }
+
 }  // namespace
 
 TEST_CASE("tilefuse-tune --dry-run lists what it would time and why the rest is pruned") {
@@ -65,7 +69,8 @@ TEST_CASE("tilefuse-tune --dry-run lists what it would time and why the rest is 
   CAPTURE(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out.find("dry run for sm_90a") != std::string::npos);
-  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  60 configs") !=
+  CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  " +
+                   std::to_string(row_configs()) + " configs") !=
         std::string::npos);
   CHECK(has_line(r.out, "prune  BLOCK=1024 num_warps=4 num_stages=1", "BLOCK 1024 < 4096 columns"));
   CHECK(has_line(r.out, "prune  BLOCK=8192 num_warps=8 num_stages=1", "BLOCK 8192 > 4096 columns"));
@@ -100,7 +105,7 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   REQUIRE(results.size() == 2);
   CHECK(results[0].at("kernel").as_string() == "rmsnorm");
   CHECK(results[0].at("key").as_string() == "n_rows=64 n_cols=1000 dtypes=f16,f16,f16");
-  CHECK(results[0].at("configs").as_array().size() == 60);
+  CHECK(results[0].at("configs").as_array().size() == row_configs());
   CHECK(results[1].at("kernel").as_string() == "attention_fwd");
   CHECK(results[1].at("key").as_string() ==
         "batch_heads=2 seq_len=256 head_dim=64 causal=1 dtypes=f16,f32,f16,f16,f16");
@@ -127,7 +132,7 @@ TEST_CASE("tilefuse-tune reads shapes from a file and writes CSV") {
   CHECK(r.out.find("layernorm f32 32x300") == std::string::npos);
   std::string csv = slurp(dir / "r.csv");
   CHECK(csv.find("kernel,dtype,shape,config,") == 0);
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * 60);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * static_cast<long>(row_configs()));
   Run bad = tune("softmax --dry-run --shapes-file '" + (dir / "missing.txt").string() + "'");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("cannot read the shapes file") != std::string::npos);
@@ -158,7 +163,7 @@ TEST_CASE("tilefuse-tune without a GPU refuses to time, in one line") {
 TEST_CASE("tilefuse-tune usage errors") {
   Run r = tune("softmaxx --dry-run --shape 64x1000");
   CHECK(r.status == 1);
-  CHECK(r.err.find("tilefuse-tune has no kernel named 'softmaxx'. Known kernels: softmax, rmsnorm") != std::string::npos);
+  CHECK(r.err.find("tilefuse-tune has no kernel named 'softmaxx'. Known kernels: cross_entropy, softmax, rmsnorm") != std::string::npos);
   r = tune("softmax --dry-run --shape 64by1000");
   CHECK(r.status == 1);
   CHECK(r.err.find("shape '64by1000' is not ROWSxCOLS") != std::string::npos);

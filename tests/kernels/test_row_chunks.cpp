@@ -83,7 +83,18 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
   check(4096, DType::bf16, 4096, 1, 4);   // powers of two stay one tile
   check(1000, DType::bf16, 1024, 1, 1);
   check(5000, DType::f32, 1024, 5, 4);    // f32 vectors are 4 elements: chunks of 512 would do too
-  check(20000, DType::bf16, 8192, 1, 8);  // clusters: unchanged
+  // Clusters: each program covers its share of the row the same way.
+  auto cl = [](int64_t cols, int64_t block, int64_t chunks, int cluster) {
+    CAPTURE(cols);
+    Config c = tk::softmax_heuristic(cols, DType::bf16, true);
+    CHECK(c.get("BLOCK") == block);
+    CHECK((c.has("CHUNKS") ? c.get("CHUNKS") : 1) == chunks);
+    CHECK(c.cluster == cluster);
+  };
+  cl(20000, 1024, 5, 4);     // 4 x 5120, not 4 x 8192
+  cl(65537, 1024, 5, 16);    // 16 x 5120, not 16 x 8192
+  cl(65536, 8192, 1, 8);     // powers of two: unchanged
+  cl(262144, 16384, 1, 16);
 }
 
 TEST_CASE("bad CHUNKS, and ROWS with CHUNKS, are user errors") {

@@ -80,6 +80,12 @@ inline Config chunked_row_config(int64_t n_cols, DType dtype) {
   return c;
 }
 
+// The row heuristic for programs that take CHUNKS: rows held by one program, or by a
+// cluster of C programs, cover ceil(n_cols / C) columns per program in chunks
+// (chunked_row_config) instead of the next power of two (a row of 65537 on 16
+// programs: 5 x 1024 each, not 8192); looped rows are left as they are.
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false);
+
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
 // program up to 8K columns (4K for f64), about 32 elements per thread. Longer rows are
 // split over a thread-block cluster of up to 16 programs, all in registers, so the row
@@ -142,5 +148,13 @@ void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t 
 
 // Optional launch config; when empty the kernel's heuristic picks one.
 using ConfigOverride = std::optional<Config>;
+
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) {
+  Config c = row_heuristic(n_cols, dtype, clusters);
+  if (row_uses_loop(c, n_cols)) return c;
+  Config k = chunked_row_config((n_cols + c.cluster - 1) / c.cluster, dtype);
+  k.cluster = c.cluster;
+  return k;
+}
 
 }  // namespace tilefuse::kernels

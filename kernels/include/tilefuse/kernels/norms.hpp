@@ -187,11 +187,11 @@ const auto& layernorm_looped_kernel() {
 // program, with 8 warps (bf16 512x262144: RMSNorm 74% -> 75%, LayerNorm 46% -> 54%; on
 // f32 the same change lost: RMSNorm 68% -> 56%).
 inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false) {
-  Config c = row_heuristic(n_cols, dtype, clusters);
-  if (c.cluster == 1) return row_uses_loop(c, n_cols) ? c : chunked_row_config(n_cols, dtype);
+  Config c = chunked_row_heuristic(n_cols, dtype, clusters);
+  if (c.cluster == 1) return c;
   if (residual) {
     c.set("RELOAD", 1);
-  } else if (c.get("BLOCK") >= 16384 && byte_size(dtype) == 2) {
+  } else if (row_cover(c) / c.cluster >= 16384 && byte_size(dtype) == 2) {
     c.set("RELOAD", 1);
     c.num_warps = 8;
   }

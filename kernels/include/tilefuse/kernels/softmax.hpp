@@ -97,10 +97,9 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
-// The row heuristic; rows that fit one program as CHUNKS x BLOCK (row_chunks.hpp).
+// The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
-  Config c = row_heuristic(n_cols, dtype, clusters);
-  return c.cluster == 1 && !row_uses_loop(c, n_cols) ? chunked_row_config(n_cols, dtype) : c;
+  return chunked_row_heuristic(n_cols, dtype, clusters);
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
 

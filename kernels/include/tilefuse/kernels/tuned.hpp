@@ -29,6 +29,7 @@ inline tuning::Space rowwise_space() {
   for (int64_t b : {4096, 8192, 16384})
     for (int w : {4, 8, 16}) s.add(Config{{"BLOCK", b}, {"SPLIT", 1}, num_warps(w)});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    if (c.has("CHUNKS")) return "";  // judged by chunked_rowwise_space()
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (row_uses_split(c) && 2 * b > cols) return "SPLIT with fewer than 2 chunks of BLOCK columns";
     if (c.cluster > 1) {
@@ -44,6 +45,25 @@ inline tuning::Space rowwise_space() {
     int64_t per_thread = b / (32 * c.num_warps);
     if (per_thread < 4) return std::to_string(per_thread) + " elements per thread (< 4)";
     if (per_thread > 64) return std::to_string(per_thread) + " elements per thread (> 64)";
+    return "";
+  });
+  return s;
+}
+// The forward row kernels also take CHUNKS (row_chunks.hpp): rows of a width that is
+// not a power of two as 3-7 chunks of 512-2048 columns per program, the fewest that
+// cover the row.
+inline tuning::Space chunked_rowwise_space() {
+  tuning::Space s = rowwise_space();
+  for (int64_t b : {512, 1024, 2048})
+    for (int64_t chunks : {3, 5, 6, 7})
+      for (int w : {2, 4, 8}) s.add(Config{{"BLOCK", b}, {"CHUNKS", chunks}, num_warps(w)});
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    if (!c.has("CHUNKS")) return "";
+    int64_t b = c.get("BLOCK"), chunks = c.get("CHUNKS"), cols = k["n_cols"];
+    if (b * chunks < cols || b * (chunks - 1) >= cols)
+      return std::to_string(chunks) + " x " + std::to_string(b) + " is not the fewest chunks covering " +
+             std::to_string(cols) + " columns";
+    if (b / (32 * c.num_warps) < 4) return "fewer than 4 elements per thread in a chunk";
     return "";
   });
   return s;
@@ -93,7 +113,7 @@ template <class T>
 const auto& softmax_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& out, const auto& in, int64_t rows, int64_t cols) { softmax(out, in, rows, cols, -1, -1, c); },
-      rowwise_space(), [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
+      chunked_rowwise_space(), [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
@@ -117,7 +137,7 @@ const auto& rmsnorm_tuner() {
       [](const Config& c, auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
         rmsnorm(out, in, w, rows, cols, eps, c);
       },
-      rowwise_space(),
+      chunked_rowwise_space(),
       [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
@@ -142,7 +162,7 @@ const auto& layernorm_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) { layernorm(out, in, w, b, rows, cols, eps, c); },
-      rowwise_space(),
+      chunked_rowwise_space(),
       [](const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) {
         return rowwise_key(rows, cols);
       },
