@@ -85,17 +85,19 @@ enum class NormBackwardKind { rms, rms_residual, layer };
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
 // are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
 // only about 8 warps per SM, each program prefetching its next step (PREFETCH; 65536x1024
-// RMSNorm 72% -> 84%, 16384x5000 LayerNorm 47% -> 60%); with a residual the third
-// carried tile costs more than it hides except for 8K tiles. Longer rows loop over
-// chunks of 2 rows (4 past 16K columns: fewer dW partial updates), 8K chunks for RMSNorm
-// up to 16K columns, 4K otherwise. The cluster programs (ROWS rows per cluster) measured
+// RMSNorm 72% -> 82%, 16384x5000 LayerNorm 43% -> 58%); with a residual the third
+// carried tile costs more than it hides except for 16-bit 8K tiles (f32 16384x5000: 41%
+// with it). Longer rows loop over chunks of 2 rows (4 past 16K columns: fewer dW partial
+// updates): RMSNorm 8K chunks up to 16K columns, 4K past; LayerNorm (four accumulators)
+// 4K and 2K (2048x65536: 24% -> 27%). The cluster programs (ROWS rows per cluster) measured
 // slower than the looped ones (8192x16384 RMSNorm 32% vs 56%), so they are opt-in.
 inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind = NormBackwardKind::rms) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
   if (block > max_tile) {
     bool wide = n_cols > 2 * max_tile;
-    int64_t chunk = kind != NormBackwardKind::layer && !wide ? max_tile : max_tile / 2;
+    bool layer = kind == NormBackwardKind::layer;
+    int64_t chunk = layer ? (wide ? max_tile / 4 : max_tile / 2) : (wide ? max_tile / 2 : max_tile);
     int64_t rows = wide ? 4 : 2;
     int warps = static_cast<int>(std::clamp<int64_t>(rows * chunk / (32 * 32), 1, 16));
     return Config{{"BLOCK", chunk}, {"ROWS", rows}, {"PROGRAMS_PER_SM", 1}, num_warps(warps)};
@@ -103,7 +105,7 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   int64_t rows = std::clamp<int64_t>(2048 / block, 1, 8);
   int warps = static_cast<int>(std::clamp<int64_t>(rows * block / (32 * 32), 1, 16));
   int64_t per_sm = std::max(1, 8 / warps);
-  bool prefetch = kind != NormBackwardKind::rms_residual || block >= max_tile;
+  bool prefetch = kind != NormBackwardKind::rms_residual || (block >= max_tile && byte_size(dtype) == 2);
   return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", prefetch}, num_warps(warps)};
 }
 
