@@ -38,9 +38,13 @@ struct CrossEntropyOptions {
 // The row heuristic. One program up to 8K columns (16K without clusters), as CHUNKS x
 // BLOCK (chunked_row_config). Longer rows: with clusters, the power-of-two cluster of
 // programs of at most 8K columns each (16K where 16 programs of 8K fall short) whose
-// CHUNKS x BLOCK tiles cover the row with the fewest columns, the smaller cluster on a
-// tie (151936 = 16 x 5 x 2048 = 163840 columns, not 16 x 16384 = 262144). Where rows
-// loop, 4K-column tiles: the looped program carries three running values per lane.
+// CHUNKS x BLOCK tiles cover the row with the fewest columns (151936 = 16 x 5 x 2048 =
+// 163840, not 16 x 16384 = 262144); on a tie the larger cluster while programs keep 4K
+// columns. Measured on H200 (bench/runners_cross_entropy): 2-byte rows run best at 4
+// warps per program (32-80 elements per thread: bf16 8192x32000 61% -> 69% of copy,
+// 4096x128256 55% -> 61%), f32 at about 32 elements per thread, and f32 programs of
+// more than 8K columns as 1K chunks (2048x151936 f32 69% -> 83%). Where rows loop,
+// 4K-column tiles: the looped program carries three running values per lane.
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
   constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
   if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) return chunked_row_config(V, dtype);
@@ -50,12 +54,15 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
     for (int64_t cl = 2; cl <= kMaxCluster; cl *= 2) {
       int64_t per = (V + cl - 1) / cl;
       if (per > limit) continue;
-      Config c = chunked_row_config(per, dtype);
-      // About 32 elements per thread even where a chunk then has fewer than 16 bytes
-      // per thread: 1024 x 7 bf16 columns take 48 registers at 8 warps, 79 at 4.
-      c.num_warps = static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(row_cover(c) / 1024, 1, 16))));
+      Config c = per > kPerProgram && byte_size(dtype) >= 4
+                     ? Config{{"BLOCK", 1024}, {"CHUNKS", (per + 1023) / 1024}}
+                     : chunked_row_config(per, dtype);
+      int64_t cover = row_cover(c);  // per program
+      c.num_warps = static_cast<int>(std::bit_floor(uint64_t(byte_size(dtype) < 4 ? std::clamp<int64_t>(cover / 2048, 4, 16)
+                                                                                 : std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
-      if (!best || row_cover(c) < row_cover(*best)) best = c;
+      int64_t best_cover = best ? row_cover(*best) : 0;
+      if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }
     if (best) return *best;
   }
