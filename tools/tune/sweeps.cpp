@@ -339,8 +339,8 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
   }
   auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
     using T = typename decltype(tag)::type;
-    if (kernel == "cross_entropy") return cross_entropy_sweep<T>(shape, on_device);
     if (kernel.ends_with("norm_bwd")) return norm_backward_sweep<T>(kernel, shape, on_device);
+    if (kernel == "cross_entropy") return cross_entropy_sweep<T>(shape, on_device);
     if (kernel == "swiglu" || kernel == "swiglu_bwd" || kernel == "softmax_bwd")
       return training_sweep<T>(kernel, shape, on_device);
     if (kernel != "attention_fwd" && kernel != "matmul") return row_sweep<T>(kernel, shape, on_device);
