@@ -43,6 +43,7 @@ TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
 TF_GALLERY_MAKER(CrossEntropyRow, cross_entropy_row_kernel)
 TF_GALLERY_MAKER(CrossEntropyLooped, cross_entropy_looped_kernel)
+TF_GALLERY_MAKER(CrossEntropyTargetGrad, cross_entropy_target_grad_kernel)
 TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
@@ -112,6 +113,8 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 1024}, {"REDUCTION", 2}, num_warps(4)}, by_dtype<CrossEntropyRow>()},
       {"cross_entropy_looped", "cross-entropy for long rows (online max/sum, then the gradient pass)", floats,
        Config{{"BLOCK", 4096}, {"REDUCTION", 2}, num_warps(16)}, by_dtype<CrossEntropyLooped>()},
+      {"cross_entropy_target_grad", "cross-entropy epilogue: the target column's gradient, written after the rows",
+       floats, cross_entropy_target_grad_config(), by_dtype<CrossEntropyTargetGrad>()},
       {"cross_entropy_count", "cross-entropy prologue of a mean: 1/count of the rows not ignored", {DType::i64, DType::i32},
        cross_entropy_scan_config(),
        [](DType d) -> const KernelBase& {
