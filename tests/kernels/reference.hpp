@@ -8,9 +8,32 @@
 #include <random>
 #include <vector>
 
+#include <string>
+
+#include <tilefuse/ir/errors.hpp>
 #include <tilefuse/ir/half.hpp>
 
 namespace ref {
+
+// Relative tolerance of a result computed in T from f32 math: f32 rounding, or the
+// output's rounding to f16/bf16.
+template <class T>
+constexpr double rtol() {
+  if constexpr (std::is_same_v<T, float>) return 1e-5;
+  else if constexpr (std::is_same_v<T, tilefuse::half>) return 2e-3;
+  else return 1e-2;
+}
+
+// The text of the UserError f() throws, or "<no error>".
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const tilefuse::UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
 
 template <class T>
 std::vector<T> random_vec(size_t n, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {

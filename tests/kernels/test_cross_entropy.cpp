@@ -13,6 +13,8 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
+using ref::rtol;
+using ref::error_of;
 using tk::LossReduction;
 
 namespace {
@@ -59,13 +61,6 @@ CeWant ce_reference(const std::vector<float>& x, const std::vector<int64_t>& tar
     }
   }
   return w;
-}
-
-template <class T>
-constexpr double rtol() {
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else return 1e-2;
 }
 
 std::vector<int64_t> random_targets(int64_t M, int64_t V, uint32_t seed, int64_t ignore_index) {
@@ -164,15 +159,6 @@ TEST_CASE("cross_entropy: a mean over no rows is NaN with zero gradients") {
 }
 
 namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 void expect_parts(const std::string& msg, std::initializer_list<std::string> parts) {
   INFO("message: ", msg);
   for (const std::string& p : parts) CHECK_MESSAGE(msg.find(p) != std::string::npos, ("missing: " + p));

@@ -8,13 +8,7 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
-
-template <class T>
-constexpr double rtol() {
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else return 1e-2;
-}
+using ref::rtol;
 
 TEST_CASE_TEMPLATE("softmax matches the reference at odd shapes", T, float, half, bfloat16) {
   struct Shape { int64_t rows, cols; };

@@ -13,15 +13,11 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
+using ref::rtol;
+using ref::error_of;
 
 namespace {
 
-template <class T>
-constexpr double rtol() {
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else return 1e-2;
-}
 template <class T>
 constexpr double atol() {
   return std::is_same_v<T, float> ? 1e-4 : 1e-2;
@@ -99,16 +95,6 @@ double dot(const std::vector<float>& a, const std::vector<double>& b) {
   double s = 0;
   for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
   return s;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 // Configs: the heuristic, and 3 persistent programs (rows not a multiple of 3) either

@@ -9,24 +9,9 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
+using ref::error_of;
+using ref::rtol;
 
-namespace {
-
-template <class T>
-constexpr double rtol() {
-  return std::is_same_v<T, float> ? 1e-5 : 1e-2;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-}  // namespace
 
 TEST_CASE_TEMPLATE("softmax, rmsnorm and layernorm over CHUNKS tiles per program", T, float, bfloat16) {
   struct Case { int64_t rows, cols; Config cfg; };

@@ -12,15 +12,10 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
+using ref::rtol;
+using ref::error_of;
 
 namespace {
-
-template <class T>
-constexpr double rtol() {
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else return 1e-2;
-}
 
 // dx = y * (dy - sum(dy * y)) per row, from the rounded y and dy the kernel reads.
 std::vector<double> softmax_grad(const std::vector<float>& y, const std::vector<float>& dy, int64_t rows,
@@ -55,16 +50,6 @@ void check_grad(const std::vector<T>& dx, const std::vector<T>& y, const std::ve
   for (double v : want) scale = std::max(scale, std::fabs(v));
   double subnormal = std::is_same_v<T, half> ? 6e-8 : 0;
   CHECK(ref::max_rel_err(dx, want, 1e-6 * scale + subnormal + 1e-12, rtol<T>()) <= 1.0);
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 }  // namespace

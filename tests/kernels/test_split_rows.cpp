@@ -12,15 +12,10 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
+using ref::rtol;
+using ref::error_of;
 
 namespace {
-
-template <class T>
-constexpr double rtol() {
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else return 1e-2;
-}
 
 // rows x cols with BLOCK columns per chunk; batch = rows per launch pair (0: all).
 struct SplitShape {
@@ -30,16 +25,6 @@ const SplitShape kShapes[] = {{3, 65, 32, 0}, {5, 223, 32, 2}, {2, 449, 64, 0}, 
 
 Config split_config(const SplitShape& s) {
   return Config{{"BLOCK", s.block}, {"SPLIT", 1}, {"BATCH_ROWS", s.batch}, num_warps(1)};
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
 }
 
 }  // namespace

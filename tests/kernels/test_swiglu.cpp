@@ -12,15 +12,10 @@
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
+using ref::rtol;
+using ref::error_of;
 
 namespace {
-
-template <class T>
-constexpr double rtol() {
-  if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else return 1e-2;
-}
 
 double silu(double a) { return a / (1 + std::exp(-a)); }
 
@@ -40,16 +35,6 @@ void unpack(const std::vector<T>& ab, int64_t M, int64_t N, std::vector<float>& 
       a[r * N + c] = float(ab[r * 2 * N + c]);
       b[r * N + c] = float(ab[r * 2 * N + N + c]);
     }
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 struct Shape {
