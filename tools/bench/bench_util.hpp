@@ -3,12 +3,34 @@
 // before each, and the device-to-device copy bandwidth measured the same way.
 #include <algorithm>
 #include <functional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/cuda/stream.hpp"
+#include "tilefuse/ir/dtype.hpp"
+#include "tilefuse/ir/errors.hpp"
+#include "tilefuse/ir/half.hpp"
 
 namespace tilefuse::bench {
+
+// f(std::type_identity<T>{}) for the element type T of a float dtype; the benchmarks run
+// f32, f16 and bf16 only.
+template <class F>
+auto with_float_type(DType d, F&& f) {
+  switch (d) {
+    case DType::f32: return f(std::type_identity<float>{});
+    case DType::f16: return f(std::type_identity<half>{});
+    case DType::bf16: return f(std::type_identity<bfloat16>{});
+    default: user_error(std::string("benchmarks run f32, f16 or bf16, not ") + name(d), SourceLoc{});
+  }
+}
+
+// The row shapes the peers are measured at (peers.py's standard set).
+inline std::vector<std::string> standard_row_shapes() {
+  return {"65536x1024", "16384x4096", "8192x16384", "2048x65536", "16384x5000"};
+}
 
 // Median milliseconds of `fn` over `reps` runs (after `warmup` runs), flushing L2 first.
 inline double time_ms(const std::function<void()>& fn, int reps = 20, int warmup = 3) {

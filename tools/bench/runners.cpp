@@ -247,8 +247,7 @@ std::string runner_names() {
 std::vector<std::string> default_shapes(const std::string& kernel) {
   if (kernel == "cross_entropy") return cross_entropy_shapes();
   if (kernel == "attention") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
-  if (is_training_elementwise(kernel)) return training_elementwise_shapes();
-  if (is_norm_backward(kernel)) return norm_backward_shapes();
+  if (is_training_elementwise(kernel) || is_norm_backward(kernel)) return standard_row_shapes();
   if (kernel == "matmul")
     return {"4096x4096x4096", "8192x8192x8192", "8192x8192x1024", "16384x4096x4096", "4000x4000x4000",
             "4096x4096x4096+gelu", "8192x8192x1024+gelu", "4000x4000x4000+gelu"};
@@ -259,12 +258,7 @@ Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
                const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
   if (is_training_elementwise(kernel)) return run_training_elementwise(kernel, dtype, shape, sets, reps);
   if (is_norm_backward(kernel)) return run_norm_backward(kernel, dtype, shape, sets, reps);
-  switch (dtype) {
-    case DType::f32: return dispatch<float>(kernel, shape, sets, reps);
-    case DType::f16: return dispatch<half>(kernel, shape, sets, reps);
-    case DType::bf16: return dispatch<bfloat16>(kernel, shape, sets, reps);
-    default: user_error(std::string("benchmarks run f32, f16 or bf16, not ") + name(dtype), SourceLoc{});
-  }
+  return with_float_type(dtype, [&](auto t) { return dispatch<typename decltype(t)::type>(kernel, shape, sets, reps); });
 }
 
 }  // namespace tilefuse::bench

@@ -25,13 +25,11 @@ Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
 
 // runners_training_elementwise.cpp: swiglu, swiglu_bwd, softmax_bwd.
 bool is_training_elementwise(const std::string& kernel);
-std::vector<std::string> training_elementwise_shapes();
 Result run_training_elementwise(const std::string& kernel, DType dtype, const std::string& shape,
                                 const std::vector<std::pair<std::string, int64_t>>& sets, int reps);
 
 // runners_norms_backward.cpp: rmsnorm_bwd, add_rmsnorm_bwd, layernorm_bwd (shape ROWSxCOLS).
 bool is_norm_backward(const std::string& kernel);
-std::vector<std::string> norm_backward_shapes();
 Result run_norm_backward(const std::string& kernel, DType dtype, const std::string& shape,
                          const std::vector<std::pair<std::string, int64_t>>& sets, int reps);
 

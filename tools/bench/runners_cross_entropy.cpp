@@ -100,12 +100,7 @@ Result run(const std::string& shape, const std::vector<std::pair<std::string, in
 
 Result run_cross_entropy(DType dtype, const std::string& shape,
                          const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
-  switch (dtype) {
-    case DType::f32: return run<float>(shape, sets, reps);
-    case DType::f16: return run<half>(shape, sets, reps);
-    case DType::bf16: return run<bfloat16>(shape, sets, reps);
-    default: user_error(std::string("cross_entropy runs f32, f16 or bf16, not ") + name(dtype), SourceLoc{});
-  }
+  return with_float_type(dtype, [&](auto t) { return run<typename decltype(t)::type>(shape, sets, reps); });
 }
 
 std::vector<std::string> cross_entropy_shapes() { return {"8192x32000", "4096x128256", "2048x151936", "16384x50304"}; }

@@ -129,18 +129,9 @@ bool is_norm_backward(const std::string& kernel) {
   return kernel == "rmsnorm_bwd" || kernel == "add_rmsnorm_bwd" || kernel == "layernorm_bwd";
 }
 
-std::vector<std::string> norm_backward_shapes() {
-  return {"65536x1024", "16384x4096", "8192x16384", "2048x65536", "16384x5000"};
-}
-
 Result run_norm_backward(const std::string& kernel, DType dtype, const std::string& shape,
                          const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
-  switch (dtype) {
-    case DType::f32: return run<float>(kernel, shape, sets, reps);
-    case DType::f16: return run<half>(kernel, shape, sets, reps);
-    case DType::bf16: return run<bfloat16>(kernel, shape, sets, reps);
-    default: user_error(std::string("benchmarks run f32, f16 or bf16, not ") + name(dtype), SourceLoc{});
-  }
+  return with_float_type(dtype, [&](auto t) { return run<typename decltype(t)::type>(kernel, shape, sets, reps); });
 }
 
 }  // namespace tilefuse::bench
