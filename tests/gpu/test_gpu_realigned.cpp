@@ -26,7 +26,7 @@ std::vector<T> rnd(size_t n, uint32_t seed) {
 }
 
 // out[r * os + oo + c] = in[r * is + io + c] - 1 for c < n; one row per program.
-template <class T>
+template <class T, int Mode>
 const auto& shifted_rows() {
   static auto k = kernel("shifted_rows", {"out", "in", "n", "is", "io", "os", "oo"},
       [](Ptr<T> out, Ptr<const T> in, I32 n, I64 is, I64 io, I64 os, I64 oo, Meta<"BLOCK"> BLOCK) {
@@ -39,22 +39,27 @@ const auto& shifted_rows() {
   return k;
 }
 
-// Runs `body` once per way of moving unaligned runs; each compiles its own kernels (the
-// knob is part of the kernel cache key).
+// Runs body.operator()<M>() once per way of moving unaligned runs (M = 0, 1, 2) with the
+// knob set. Launches find compiled kernels by kernel object and config, not by knob, so
+// each mode's kernels are distinct objects (templates on M) and compile afresh.
+constexpr const char* kModes[] = {"scalar", "realign", "narrow"};
 template <class F>
 void in_every_mode(F&& body) {
-  for (const char* mode : {"scalar", "realign", "narrow"}) {
-    CAPTURE(mode);
-    setenv("TILEFUSE_UNALIGNED", mode, 1);
-    body();
-  }
+  auto one = [&]<int M>() {
+    CAPTURE(kModes[M]);
+    setenv("TILEFUSE_UNALIGNED", kModes[M], 1);
+    body.template operator()<M>();
+  };
+  one.template operator()<0>();
+  one.template operator()<1>();
+  one.template operator()<2>();
   unsetenv("TILEFUSE_UNALIGNED");
 }
 
 }  // namespace
 
 TEST_CASE_TEMPLATE("gpu: rows at every alignment remainder", T, bfloat16, float, int8_t, double) {
-  in_every_mode([&] {
+  in_every_mode([&]<int M>() {
     constexpr int64_t per_chunk = 16 / sizeof(T);
     for (int64_t n : {int64_t(1), per_chunk - 1, per_chunk + 1, int64_t(1000), int64_t(4099)}) {
       for (int64_t io = 0; io < per_chunk; io += (per_chunk > 4 ? 3 : 1)) {
@@ -66,7 +71,7 @@ TEST_CASE_TEMPLATE("gpu: rows at every alignment remainder", T, bfloat16, float,
         auto out = rnd<T>(rows * os + oo + n, 2 + io);
         int64_t block = 16;
         while (block < n) block *= 2;
-        gpu_matches_interp(shifted_rows<T>(), Grid(rows), {{"BLOCK", block}, num_warps(block >= 1024 ? 4 : 1)}, {0, 0},
+        gpu_matches_interp(shifted_rows<T, M>(), Grid(rows), {{"BLOCK", block}, num_warps(block >= 1024 ? 4 : 1)}, {0, 0},
                            out, in, int32_t(n), is, io, os, oo);
       }
     }
@@ -74,19 +79,19 @@ TEST_CASE_TEMPLATE("gpu: rows at every alignment remainder", T, bfloat16, float,
 }
 
 TEST_CASE("gpu: a tile smaller than the threads (replicated layout) at odd offsets") {
-  in_every_mode([&] {
+  in_every_mode([&]<int M>() {
     for (int64_t io : {0, 1, 5}) {
       auto in = rnd<bfloat16>(3 * 101 + 64, 3);
       auto out = rnd<bfloat16>(3 * 99 + 64, 4);
-      gpu_matches_interp(shifted_rows<bfloat16>(), Grid(3), {{"BLOCK", 64}, num_warps(4)}, {0, 0}, out, in,
+      gpu_matches_interp(shifted_rows<bfloat16, M>(), Grid(3), {{"BLOCK", 64}, num_warps(4)}, {0, 0}, out, in,
                          int32_t(61), int64_t(101), io, int64_t(99), io + 2);
     }
   });
 }
 
 TEST_CASE("gpu: masks that change inside a run, with other values") {
-  in_every_mode([&] {
-    auto k = kernel("holes", {"out", "in", "n", "off"},
+  in_every_mode([&]<int M>() {
+    static auto k = kernel("holes", {"out", "in", "n", "off"},
         [](Ptr<bf16> out, Ptr<const bf16> in, I32 n, I64 off, Meta<"BLOCK"> BLOCK) {
           auto c = program_id(0) * BLOCK + arange(0, BLOCK);
           auto m = (c < n) && (c % 3 != 1);
@@ -101,8 +106,8 @@ TEST_CASE("gpu: masks that change inside a run, with other values") {
 }
 
 TEST_CASE("gpu: several rows of different alignment in one 2-D tile") {
-  in_every_mode([&] {
-    auto k = kernel("rows2d", {"out", "in", "n_rows", "n", "stride"},
+  in_every_mode([&]<int M>() {
+    static auto k = kernel("rows2d", {"out", "in", "n_rows", "n", "stride"},
         [](Ptr<f16> out, Ptr<const f16> in, I32 n_rows, I32 n, I64 stride, Meta<"BLOCK"> BLOCK, Meta<"ROWS"> ROWS) {
           auto r = program_id(0) * ROWS + arange(0, ROWS);
           auto c = arange(0, BLOCK);
@@ -124,8 +129,8 @@ TEST_CASE("gpu: several rows of different alignment in one 2-D tile") {
 }
 
 TEST_CASE("gpu: a loop over a row at a runtime offset") {
-  in_every_mode([&] {
-    auto k = kernel("row_loop", {"out", "in", "n", "off"},
+  in_every_mode([&]<int M>() {
+    static auto k = kernel("row_loop", {"out", "in", "n", "off"},
         [](Ptr<f32> out, Ptr<const bf16> in, I32 n, I64 off, Meta<"BLOCK"> BLOCK) {
           auto c = arange(0, BLOCK);
           auto acc = zeros<f32>({BLOCK});

@@ -134,3 +134,35 @@ TEST_CASE("SPLIT=0 runs the one-program schedules") {
   ref::softmax(want, x, rows, cols);
   CHECK(ref::max_rel_err(y, want, 1e-6, 1e-5) <= 1.0);
 }
+
+TEST_CASE("split rows in place (out is in): every chunk normalizes with the row's original statistics") {
+  // The normalize kernel's programs run one after another on the interpreter: the chunk
+  // written first overwrites x[row, 0], which LayerNorm's shift must not be read from.
+  int64_t rows = 3, cols = 200;
+  Config cfg{{"BLOCK", 32}, {"SPLIT", 1}, num_warps(1)};
+  auto x = ref::random_vec<float>(rows * cols, 81, 2.0f, 6.0f);
+  auto w = ref::random_vec<float>(cols, 82, 0.5f, 1.5f), b = ref::random_vec<float>(cols, 83);
+  std::vector<double> want;
+  std::vector<float> y = x;
+  tk::layernorm(y, y, w, b, rows, cols, 1e-5f, cfg);
+  ref::layernorm(want, x, w, b, rows, cols, 1e-5);
+  CHECK(ref::max_rel_err(y, want, 1e-4, 1e-5) <= 1.0);
+  y = x;
+  tk::rmsnorm(y, y, w, rows, cols, 1e-6f, cfg);
+  ref::rmsnorm(want, x, w, rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(y, want, 1e-5, 1e-5) <= 1.0);
+  y = x;
+  tk::softmax(y, y, rows, cols, -1, -1, cfg);
+  ref::softmax(want, x, rows, cols);
+  CHECK(ref::max_rel_err(y, want, 1e-6, 1e-5) <= 1.0);
+}
+
+TEST_CASE("a split config without a positive BLOCK is a user error") {
+  std::vector<float> x(2 * 100, 1.0f), y(x.size()), w(100, 1.0f);
+  for (int64_t block : {0, -32}) {
+    std::string m = error_of([&] { tk::softmax(y, x, 2, 100, -1, -1, Config{{"BLOCK", block}, {"SPLIT", 1}}); });
+    CHECK(m.find("softmax: the split config {BLOCK=" + std::to_string(block)) != std::string::npos);
+    CHECK(m.find("needs BLOCK >= 1") != std::string::npos);
+    CHECK(m.find("Set BLOCK to the columns each program of a row handles") != std::string::npos);
+  }
+}

@@ -55,7 +55,8 @@ const auto& rmsnorm_split_normalize_kernel() {
   return k;
 }
 
-// partials: plane 0 = sum(d), plane 1 = sum(d^2) per chunk, d = x - x[row, 0].
+// partials: plane 0 = sum(d), plane 1 = sum(d^2) per chunk, d = x - x[row, 0]; plane 2
+// the shift x[row, 0] itself.
 template <class T>
 const auto& layernorm_split_reduce_kernel() {
   static auto k = kernel(std::string("layernorm_split_reduce_") + name(dtype_v<T>),
@@ -69,8 +70,12 @@ const auto& layernorm_split_reduce_kernel() {
         auto shift = load(row_in).template cast<f32>();
         auto d = where(mask, load(row_in + cols, mask, 0.0f, Cache::EvictLast).template cast<f32>() - shift, 0.0f);
         auto slot = r * num_programs(0) + chunk;
+        auto plane = num_programs(0) * num_programs(1);
         store(partials + slot, sum(d, 0));
-        store(partials + num_programs(0) * num_programs(1) + slot, sum(d * d, 0));
+        store(partials + plane + slot, sum(d * d, 0));
+        // Plane 2: the shift, for the normalize kernel: with out == in another chunk's
+        // program may already have overwritten x[row, 0] there.
+        store(partials + 2 * plane + slot, shift);
       });
   return k;
 }
@@ -91,7 +96,7 @@ const auto& layernorm_split_normalize_kernel() {
         auto cols = chunk * BLOCK + arange(0, BLOCK);
         auto mask = cols < n_cols;
         auto row_in = in + (row0 + r) * stride;
-        auto shift = load(row_in).template cast<f32>();
+        auto shift = load(sums + 2 * n_chunks * num_programs(1));  // x[row, 0] as the reduce kernel read it
         auto d = load(row_in + cols, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - shift;
         auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
         auto b = load(bias + cols, mask, 0.0f).template cast<f32>();
@@ -126,7 +131,7 @@ void layernorm_split(Out& out, const In& in, const W& weight, const B& bias, con
   using T = buffer_elem_t<Out>;
   check_split_config(c, "layernorm");
   launch_split_rows<Out>(
-      c, rows, cols, 2,
+      c, rows, cols, 3,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
         layernorm_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, cols, row0);
       },

@@ -66,6 +66,7 @@ auto split_rows_scratch(int64_t n) {
 template <class Buffer, class Reduce, class Normalize>
 void launch_split_rows(const Config& c, int64_t rows, int64_t cols, int64_t planes, const Reduce& reduce,
                        const Normalize& normalize) {
+  if (rows <= 0 || cols <= 0) return;
   int64_t block = c.get("BLOCK");
   int64_t chunks = (cols + block - 1) / block;
   int64_t batch = split_batch_rows(c, rows);
@@ -84,6 +85,9 @@ inline void check_split_config(const Config& c, const char* kernel_name) {
     user_error(std::string(kernel_name) + ": the config {" + c.str() +
                    "} combines SPLIT with cluster, ROWS or CHUNKS",
                SourceLoc{}, "Use SPLIT=1 with BLOCK (columns per program) and num_warps only");
+  if (!c.has("BLOCK") || c.get("BLOCK") < 1)
+    user_error(std::string(kernel_name) + ": the split config {" + c.str() + "} needs BLOCK >= 1", SourceLoc{},
+               "Set BLOCK to the columns each program of a row handles (a power of two, e.g. 4096)");
 }
 
 // Heuristic (measured on H200 bf16): split rows
