@@ -18,21 +18,10 @@ difftest::Tolerance tol() {
   else return {1e-5, 1.6e-2};
 }
 
-// Softmax outputs of random logits (what a backward receives), rounded to T.
-template <class T>
-std::vector<T> probabilities(int64_t rows, int64_t cols, uint32_t seed) {
-  auto x = ref::random_vec<float>(rows * cols, seed, -4, 4);
-  std::vector<double> y;
-  ref::softmax(y, x, rows, cols);
-  std::vector<T> out(y.size());
-  for (size_t i = 0; i < y.size(); ++i) out[i] = T(float(y[i]));
-  return out;
-}
-
 // Host function on the interpreter and on the GPU, out of place and in place.
 template <class T>
 void check(int64_t rows, int64_t cols, tk::ConfigOverride cfg) {
-  auto y = probabilities<T>(rows, cols, 10 + cols);
+  auto y = ref::softmax_of_random<T>(rows, cols, 10 + cols);
   auto dy = ref::random_vec<T>(rows * cols, 20 + cols);
   std::vector<T> dx(y.size());
   tk::softmax_backward(dx, dy, y, rows, cols, cfg);

@@ -58,6 +58,17 @@ inline void softmax(std::vector<double>& out, const std::vector<float>& x, int64
   }
 }
 
+// Softmax outputs of random logits in [-4, 4), rounded to T: the y a softmax backward receives.
+template <class T>
+std::vector<T> softmax_of_random(int64_t rows, int64_t cols, uint32_t seed) {
+  auto x = random_vec<float>(rows * cols, seed, -4, 4);
+  std::vector<double> y;
+  softmax(y, x, rows, cols);
+  std::vector<T> out(y.size());
+  for (size_t i = 0; i < y.size(); ++i) out[i] = T(float(y[i]));
+  return out;
+}
+
 inline void rmsnorm(std::vector<double>& out, const std::vector<float>& x, const std::vector<float>& w, int64_t rows,
                     int64_t cols, double eps) {
   out.assign(rows * cols, 0);

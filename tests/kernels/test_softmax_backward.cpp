@@ -14,6 +14,7 @@ using namespace tilefuse;
 namespace tk = tilefuse::kernels;
 using ref::rtol;
 using ref::error_of;
+using ref::softmax_of_random;
 
 namespace {
 
@@ -27,17 +28,6 @@ std::vector<double> softmax_grad(const std::vector<float>& y, const std::vector<
     for (int64_t c = 0; c < cols; ++c) dx[r * cols + c] = y[r * cols + c] * (dy[r * cols + c] - dot);
   }
   return dx;
-}
-
-// Softmax outputs of random logits, rounded to T: the y a real backward receives.
-template <class T>
-std::vector<T> softmax_of_random(int64_t rows, int64_t cols, uint32_t seed) {
-  auto x = ref::random_vec<float>(rows * cols, seed, -4, 4);
-  std::vector<double> y;
-  ref::softmax(y, x, rows, cols);
-  std::vector<T> out(y.size());
-  for (size_t i = 0; i < y.size(); ++i) out[i] = T(float(y[i]));
-  return out;
 }
 
 // dx's tolerance: absolute terms scale with the largest |dx|, plus f16's subnormal

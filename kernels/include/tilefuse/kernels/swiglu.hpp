@@ -24,20 +24,33 @@
 
 namespace tilefuse::kernels {
 
-// Program p covers columns [k * BLOCK, (k + 1) * BLOCK) of row r, p = r * blocks + k.
+// Program p covers columns [k * BLOCK, (k + 1) * BLOCK) of row r, p = r * blocks + k:
+// its row, columns, mask, input offsets and the gate and up values in f32.
+template <class T>
+struct SwigluBlock {
+  I64 row;
+  Tile<int32_t, 1> cols;
+  Tile<bool, 1> mask;
+  Tile<int64_t, 1> in;
+  Tile<float, 1> av, bv;
+  SwigluBlock(const Ptr<const T>& a, const Ptr<const T>& b, const I32& n_cols, const I64& ab_stride,
+              const I64& b_offset, int64_t block)
+      : row((program_id(0) / cdiv(n_cols, block)).template cast<i64>()),
+        cols((program_id(0) % cdiv(n_cols, block)) * block + arange(0, block)),
+        mask(cols < n_cols),
+        in(row * ab_stride + cols),
+        av(load(a + in, mask, 0.0f, Cache::EvictFirst).template cast<f32>()),
+        bv(load(b + b_offset + in, mask, 0.0f, Cache::EvictFirst).template cast<f32>()) {}
+};
+
+// The forward: y = silu(a) * b.
 template <class T>
 const auto& swiglu_kernel() {
   static auto k = kernel(std::string("swiglu_") + name(dtype_v<T>),
       {"y", "a", "b", "n_cols", "ab_stride", "b_offset"},
       [](Ptr<T> y, Ptr<const T> a, Ptr<const T> b, I32 n_cols, I64 ab_stride, I64 b_offset, Meta<"BLOCK"> BLOCK) {
-        auto blocks = cdiv(n_cols, BLOCK);
-        auto pid = program_id(0);
-        auto row = (pid / blocks).template cast<i64>();
-        auto cols = (pid % blocks) * BLOCK + arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto in = row * ab_stride + cols;
-        auto av = load(a + in, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-        auto bv = load(b + b_offset + in, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        SwigluBlock<T> p(a, b, n_cols, ab_stride, b_offset, BLOCK);
+        auto [row, cols, mask, in, av, bv] = p;
         auto silu = av / (1.0f + fast_exp(-av));
         store(y + row * n_cols + cols, (silu * bv).template cast<T>(), mask);
       });
@@ -51,14 +64,8 @@ const auto& swiglu_backward_kernel() {
       {"da", "db", "dy", "a", "b", "n_cols", "ab_stride", "b_offset"},
       [](Ptr<T> da, Ptr<T> db, Ptr<const T> dy, Ptr<const T> a, Ptr<const T> b, I32 n_cols, I64 ab_stride,
          I64 b_offset, Meta<"BLOCK"> BLOCK) {
-        auto blocks = cdiv(n_cols, BLOCK);
-        auto pid = program_id(0);
-        auto row = (pid / blocks).template cast<i64>();
-        auto cols = (pid % blocks) * BLOCK + arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto in = row * ab_stride + cols;
-        auto av = load(a + in, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-        auto bv = load(b + b_offset + in, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        SwigluBlock<T> p(a, b, n_cols, ab_stride, b_offset, BLOCK);
+        auto [row, cols, mask, in, av, bv] = p;
         auto g = load(dy + row * n_cols + cols, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
         auto s = 1.0f / (1.0f + fast_exp(-av));
         auto gs = g * s;
