@@ -5,6 +5,7 @@
 #include "tilefuse/dsl/element.hpp"
 #include "tilefuse/dsl/kernel.hpp"
 #include "tilefuse/dsl/ops.hpp"
+#include "tilefuse/dsl/tensor_view.hpp"
 #include "tilefuse/dsl/tile.hpp"
 #include "tilefuse/gpu.hpp"
 #include "tilefuse/interp/interpreter.hpp"

@@ -157,8 +157,11 @@ void exec_atomic_cas(Exec& ex, const ir::Op& op, int64_t n) {
 void exec_memory(Exec& ex, const ir::Op& op) {
   using ir::OpKind;
   const int64_t n = op.operand(0)->type.numel();
-  for (const ir::Value* v : op.operands)
-    TF_ASSERT(v->type.numel() == n, std::string(ir::name(op.kind)) + " operand shapes differ");
+  // A view load's description (operands 3..) only informs GPU copies: its pointers and
+  // mask already say what it reads.
+  const size_t data_operands = op.view_rank ? 3 : op.operands.size();
+  for (size_t i = 0; i < data_operands; ++i)
+    TF_ASSERT(op.operands[i]->type.numel() == n, std::string(ir::name(op.kind)) + " operand shapes differ");
   switch (op.kind) {
     case OpKind::AddPtr: {
       const Slot& p = ex.at(op.operand(0));

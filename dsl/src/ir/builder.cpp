@@ -310,6 +310,65 @@ Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
   return op->result();
 }
 
+Value* Builder::load_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
+                          const std::vector<Value*>& coords, const Shape& block, Evict e) {
+  const size_t rank = dims.size(), brank = block.size();
+  if (!base->type.is_ptr || !base->type.is_scalar())
+    fail("tensor view base " + base->type.str() + " is not a pointer argument", "Pass the tensor's Ptr<T>");
+  if (rank < 1 || rank > 5)
+    fail("tensor view of rank " + std::to_string(rank), "Views have 1 to 5 dimensions");
+  if (strides.size() != rank || coords.size() != rank)
+    fail("tensor view of rank " + std::to_string(rank) + " given " + std::to_string(strides.size()) +
+             " strides and " + std::to_string(coords.size()) + " coordinates",
+         "Give one stride per dimension and one coordinate per dimension");
+  for (const auto* list : {&dims, &strides, &coords})
+    for (Value* v : *list)
+      if (!v->type.is_scalar() || v->type.is_ptr || !is_int(v->type.dtype) || v->type.dtype == DType::i1)
+        fail("tensor view dimension, stride or coordinate of type " + v->type.str(),
+             "Pass integer scalars (kernel arguments, constants or index expressions)");
+  if (brank < 1 || brank > rank)
+    fail("block " + shape_str(block) + " for a tensor view of rank " + std::to_string(rank),
+         "Give 1 to " + std::to_string(rank) + " block sizes; they cover the view's innermost dimensions");
+  for (int64_t s : block)
+    if (s < 1 || !is_pow2(s))
+      fail("block " + shape_str(block) + " has a size that is not a power of two",
+           "Use power-of-two block sizes (mask with a smaller view dimension instead)");
+  const size_t lead = rank - brank;
+  auto i64 = [&](Value* v) { return cast(v, DType::i64); };
+  auto zero = [&] { return constant(0, Type::scalar(DType::i64)); };
+  // Leading dimensions: one element each, a scalar offset and in-bounds condition.
+  Value* ptr = base;
+  Value* ok = constant(1, Type::scalar(DType::i1));
+  for (size_t d = 0; d < lead; ++d) {
+    Value* c = i64(coords[d]);
+    ptr = add_ptr(ptr, binary(BinaryOp::Mul, c, i64(strides[d])));
+    ok = binary(BinaryOp::And, ok,
+                binary(BinaryOp::And, compare(CmpPred::Ge, c, zero()), compare(CmpPred::Lt, c, i64(dims[d]))));
+  }
+  // Block dimensions: coordinate + arange along its own axis, broadcast against the others.
+  Value* mask = nullptr;
+  for (size_t j = 0; j < brank; ++j) {
+    size_t d = lead + j;
+    Value* idx = binary(BinaryOp::Add, cast(arange(0, block[j]), DType::i64), i64(coords[d]));
+    Value* in = binary(BinaryOp::And, compare(CmpPred::Ge, idx, zero()), compare(CmpPred::Lt, idx, i64(dims[d])));
+    Value* off = binary(BinaryOp::Mul, idx, i64(strides[d]));
+    for (size_t k = 0; k < brank; ++k) {
+      if (k < j) off = expand_dims(off, 0), in = expand_dims(in, 0);
+      if (k > j) off = expand_dims(off, static_cast<int>(k)), in = expand_dims(in, static_cast<int>(k));
+    }
+    ptr = add_ptr(ptr, off);
+    mask = mask ? binary(BinaryOp::And, mask, in) : in;
+  }
+  ptr = broadcast_to(ptr, block);
+  mask = broadcast_to(binary(BinaryOp::And, mask, ok), block);
+  std::vector<Value*> ops{ptr, mask, constant(0, Type::tile(base->type.dtype, block)), base};
+  for (const auto* list : {&dims, &strides, &coords}) ops.insert(ops.end(), list->begin(), list->end());
+  Op* op = create(OpKind::Load, ops, {Type{base->type.dtype, false, block}});
+  op->evict = e;
+  op->view_rank = static_cast<int>(rank);
+  return op->result();
+}
+
 void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
   if (!ptr->type.is_ptr) fail("store to " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
   if (value->type.is_ptr) fail("store of a pointer value " + value->type.str());

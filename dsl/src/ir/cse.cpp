@@ -50,7 +50,7 @@ struct OpEq {
   bool operator()(const Op* a, const Op* b) const {
     if (a->kind != b->kind || a->code != b->code || a->axis != b->axis || a->start != b->start ||
         a->end != b->end || a->ival != b->ival || bits(a->fval) != bits(b->fval) || a->perm != b->perm ||
-        a->evict != b->evict || a->approx != b->approx || a->operands != b->operands ||
+        a->evict != b->evict || a->approx != b->approx || a->view_rank != b->view_rank || a->operands != b->operands ||
         a->results.size() != b->results.size())
       return false;
     for (size_t i = 0; i < a->results.size(); ++i)

@@ -102,8 +102,8 @@ class Printer {
       case OpKind::Cast: os_ << "cast " << list(op.operands); break;
       case OpKind::AddPtr: os_ << "add_ptr " << list(op.operands); break;
       case OpKind::Load:
-        os_ << "load" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "") << " "
-            << list(op.operands);
+        os_ << "load" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "")
+            << (op.view_rank ? ".view" + std::to_string(op.view_rank) : "") << " " << list(op.operands);
         break;
       case OpKind::Store:
         os_ << "store" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "") << " "

@@ -305,7 +305,20 @@ class Verifier {
         result_is(op, o[0]->type);
         break;
       case OpKind::Load: {
-        counts(op, 1, 3, 1);
+        if (op.view_rank) {
+          size_t r = static_cast<size_t>(op.view_rank);
+          counts(op, 4 + 3 * r, 4 + 3 * r, 1);
+          if (!o[3]->type.is_ptr || !o[3]->type.is_scalar() || o[3]->type.dtype != o[0]->type.dtype)
+            fail(op, "view base " + o[3]->type.str() + " is not a scalar pointer to the loaded dtype");
+          for (size_t i = 4; i < o.size(); ++i)
+            if (!o[i]->type.is_scalar() || o[i]->type.is_ptr || !is_int(o[i]->type.dtype))
+              fail(op, "view dimension, stride or coordinate " + o[i]->type.str() + " is not an integer scalar");
+          if (static_cast<size_t>(o[0]->type.rank()) > r)
+            fail(op, "view block of rank " + std::to_string(o[0]->type.rank()) + " on a view of rank " +
+                         std::to_string(r));
+        } else {
+          counts(op, 1, 3, 1);
+        }
         const Type& p = o[0]->type;
         if (!p.is_ptr) fail(op, "load from " + p.str() + ", which is not a pointer");
         Type val{p.dtype, false, p.shape};

@@ -51,6 +51,12 @@ class Builder {
 
   // Memory.
   Value* load(Value* ptr, Value* mask = nullptr, Value* other = nullptr, Evict e = Evict::Normal);
+  // The block of `block` elements at `coords` of the tensor view (base, dims, strides;
+  // outermost first, strides in elements): a block of lower rank covers the view's
+  // innermost dimensions and takes one element of the others. Elements outside
+  // [0, dims) read 0. Written out as pointers + mask (see Op::view_rank).
+  Value* load_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
+                   const std::vector<Value*>& coords, const Shape& block, Evict e = Evict::Normal);
   void store(Value* ptr, Value* value, Value* mask = nullptr, Evict e = Evict::Normal);
   Value* atomic_rmw(AtomicOp op, Value* ptr, Value* value, Value* mask = nullptr);
   Value* atomic_cas(Value* ptr, Value* cmp, Value* value);

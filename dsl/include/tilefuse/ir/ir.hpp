@@ -51,6 +51,11 @@ struct Op {
   std::vector<int> perm;          // Trans
   Evict evict = Evict::Normal;    // Load, Store
   bool approx = false;            // Unary math: hardware approximation allowed
+  // Load of a block of a tensor view (tilefuse::load(view, ...)): the load is written out
+  // as pointers + bounds mask + 0 like any other, and operands 3.. describe the view for
+  // backends that copy such blocks whole (TMA): base, dims[R], strides[R] (elements,
+  // outermost first) and the block's first coordinates[R]. 0: a plain load.
+  int view_rank = 0;
 
   explicit Op(OpKind k) : kind(k) {}
   Value* result(int i = 0) const { return results.at(i); }
@@ -68,6 +73,11 @@ struct Op {
   // Load: (ptr [, mask [, other]]); Store/AtomicRMW: (ptr, value [, mask]).
   Value* mask() const;
   Value* other() const;
+  // A view load's description (view_rank > 0): base pointer, dims[d], strides[d], coords[d].
+  Value* view_base() const { return operands.at(3); }
+  Value* view_dim(int d) const { return operands.at(4 + d); }
+  Value* view_stride(int d) const { return operands.at(4 + view_rank + d); }
+  Value* view_coord(int d) const { return operands.at(4 + 2 * view_rank + d); }
 };
 
 // A kernel parameter: a global pointer or a scalar.

@@ -25,6 +25,25 @@ struct ParamAbi {
   DType dtype = DType::i32; // scalar type (i32, u32, i64, f32, f64) or the pointee
 };
 
+// A TMA tensor map (CUtensorMap) the launch encodes from the kernel's arguments and
+// passes as a hidden 128-byte parameter after the signature's (in `tensor_maps` order).
+// Dimensions are listed outermost first; a value is argument `param` when param >= 0,
+// else `constant`.
+struct TensorMapSpec {
+  struct Value {
+    int param = -1;
+    int64_t constant = 0;
+    bool operator==(const Value&) const = default;
+  };
+  DType dtype = DType::bf16;  // element type
+  int base_param = 0;         // the pointer parameter holding the tensor's address
+  std::vector<Value> dims;    // global extent per dimension (elements)
+  std::vector<Value> strides; // distance between neighbours per dimension (elements); innermost is 1
+  std::vector<int> box;       // elements per dimension one copy moves
+  int swizzle_bytes = 0;      // 0 (none), 32, 64 or 128: the shared-memory swizzle of the box
+  bool operator==(const TensorMapSpec&) const = default;
+};
+
 struct CompiledKernel {
   std::string name;               // entry symbol in the PTX
   std::string ptx;
@@ -33,6 +52,7 @@ struct CompiledKernel {
   int cluster_size = 1;           // blocks per thread-block cluster along x (launch attribute)
   int shared_bytes = 0;           // dynamic shared memory the launch must provide
   std::vector<ParamAbi> params;   // in signature order
+  std::vector<TensorMapSpec> tensor_maps;  // hidden parameters after `params`
 };
 
 }  // namespace tilefuse::nvptx
