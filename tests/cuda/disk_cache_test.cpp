@@ -42,6 +42,22 @@ CacheEntry sample_entry(int variant = 0) {
   e.kernel.num_warps = 4 + variant % 4;
   e.kernel.shared_bytes = 1024 * variant;
   e.kernel.params = {{true, DType::bf16}, {true, DType::bf16}, {false, DType::i32}, {false, DType::i64}};
+  if (variant % 2 == 1) {  // odd variants carry TMA tensor maps: one with runtime extents, one constant
+    nvptx::TensorMapSpec a;
+    a.dtype = DType::bf16;
+    a.base_param = 0;
+    a.dims = {{2, 0}, {3, 0}};
+    a.strides = {{3, 0}, {-1, 1}};
+    a.box = {128, 64};
+    a.swizzle_bytes = 128;
+    nvptx::TensorMapSpec b;
+    b.dtype = DType::f32;
+    b.base_param = 1;
+    b.dims = {{-1, 4}, {-1, int64_t(1) << 33}, {2, 0}};
+    b.strides = {{-1, -7}, {-1, 4096}, {-1, 1}};
+    b.box = {1, 16, 32 + variant};
+    e.kernel.tensor_maps = {a, b};
+  }
   e.cubin = std::string("\x7f" "ELF\0\0\x01\x02", 8) + std::string(500, char(variant));
   e.cubin_cc = 90;
   e.cubin_driver = 13000;
@@ -60,6 +76,7 @@ void check_same(const CacheEntry& a, const CacheEntry& b) {
     CHECK(a.kernel.params[i].is_pointer == b.kernel.params[i].is_pointer);
     CHECK(a.kernel.params[i].dtype == b.kernel.params[i].dtype);
   }
+  CHECK(a.kernel.tensor_maps == b.kernel.tensor_maps);
   CHECK(a.cubin == b.cubin);
   CHECK(a.cubin_cc == b.cubin_cc);
   CHECK(a.cubin_driver == b.cubin_driver);
@@ -159,6 +176,28 @@ TEST_CASE("disk cache round trip") {
   CHECK(count_files(tmp.path / "kernels") == 1);  // no temporary files left behind
   cache.erase(k);
   CHECK_FALSE(cache.load(k).has_value());
+}
+
+TEST_CASE("tensor maps survive the disk cache encoding") {
+  CacheEntry in = sample_entry(1);
+  REQUIRE(in.kernel.tensor_maps.size() == 2);
+  CacheKey k = key_of("tma kernel");
+  std::string why;
+  auto out = DiskCache::decode(k, DiskCache::encode(k, in), &why);
+  REQUIRE_MESSAGE(out.has_value(), why);
+  check_same(*out, in);
+  const auto& b = out->kernel.tensor_maps[1];
+  CHECK(b.dtype == DType::f32);
+  CHECK(b.base_param == 1);
+  CHECK(b.dims[1].param == -1);
+  CHECK(b.dims[1].constant == int64_t(1) << 33);  // 64-bit constants
+  CHECK(b.strides[0].constant == -7);              // negative values round-trip
+  CHECK(b.box == std::vector<int>{1, 16, 33});
+  CHECK(out->kernel.tensor_maps[0].swizzle_bytes == 128);
+  // Without tensor maps the list stays empty.
+  auto plain = DiskCache::decode(k, DiskCache::encode(k, sample_entry(2)), &why);
+  REQUIRE(plain.has_value());
+  CHECK(plain->kernel.tensor_maps.empty());
 }
 
 TEST_CASE("a corrupt cache entry is detected, deleted and rebuilt") {

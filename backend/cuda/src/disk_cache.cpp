@@ -29,6 +29,7 @@ struct Writer {
   void u32(uint32_t v) { for (int i = 0; i < 4; ++i) u8(uint8_t(v >> (8 * i))); }
   void u64(uint64_t v) { for (int i = 0; i < 8; ++i) u8(uint8_t(v >> (8 * i))); }
   void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void i64(int64_t v) { u64(static_cast<uint64_t>(v)); }
   void bytes(const void* p, size_t n) { out.append(static_cast<const char*>(p), n); }
   void str(std::string_view s) { u64(s.size()); out.append(s); }
 };
@@ -45,6 +46,7 @@ struct Reader {
   uint32_t u32() { uint32_t v = 0; for (int i = 0; i < 4; ++i) v |= uint32_t(u8()) << (8 * i); return v; }
   uint64_t u64() { uint64_t v = 0; for (int i = 0; i < 8; ++i) v |= uint64_t(u8()) << (8 * i); return v; }
   int32_t i32() { return static_cast<int32_t>(u32()); }
+  int64_t i64() { return static_cast<int64_t>(u64()); }
   std::string str() {
     uint64_t n = u64();
     if (!need(n)) return {};
@@ -53,6 +55,43 @@ struct Reader {
     return s;
   }
 };
+
+void put_value(Writer& w, const nvptx::TensorMapSpec::Value& v) {
+  w.i32(v.param);
+  w.i64(v.constant);
+}
+
+nvptx::TensorMapSpec::Value get_value(Reader& r) {
+  nvptx::TensorMapSpec::Value v;
+  v.param = r.i32();
+  v.constant = r.i64();
+  return v;
+}
+
+void put_tensor_map(Writer& w, const nvptx::TensorMapSpec& t) {
+  w.u8(static_cast<uint8_t>(t.dtype));
+  w.i32(t.base_param);
+  w.i32(t.swizzle_bytes);
+  w.u32(static_cast<uint32_t>(t.dims.size()));  // dims, strides and box have one entry per dimension
+  for (const auto& v : t.dims) put_value(w, v);
+  for (const auto& v : t.strides) put_value(w, v);
+  for (int b : t.box) w.i32(b);
+}
+
+// Counts are checked against the bytes left, so a corrupt count cannot allocate much.
+bool get_tensor_map(Reader& r, nvptx::TensorMapSpec& t) {
+  uint8_t d = r.u8();
+  if (d > static_cast<uint8_t>(DType::f64)) return false;
+  t.dtype = static_cast<DType>(d);
+  t.base_param = r.i32();
+  t.swizzle_bytes = r.i32();
+  uint32_t rank = r.u32();
+  if (!r.ok || rank > r.in.size() - r.pos) return false;
+  for (uint32_t i = 0; i < rank; ++i) t.dims.push_back(get_value(r));
+  for (uint32_t i = 0; i < rank; ++i) t.strides.push_back(get_value(r));
+  for (uint32_t i = 0; i < rank; ++i) t.box.push_back(r.i32());
+  return r.ok;
+}
 
 std::string encode_payload(const CacheEntry& e) {
   Writer w;
@@ -69,6 +108,8 @@ std::string encode_payload(const CacheEntry& e) {
     w.u8(p.is_pointer ? 1 : 0);
     w.u8(static_cast<uint8_t>(p.dtype));
   }
+  w.u32(static_cast<uint32_t>(k.tensor_maps.size()));
+  for (const auto& t : k.tensor_maps) put_tensor_map(w, t);
   w.str(e.cubin);
   w.i32(e.cubin_cc);
   w.i32(e.cubin_driver);
@@ -95,6 +136,13 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
     if (d > static_cast<uint8_t>(DType::f64)) r.ok = false;
     p.dtype = static_cast<DType>(d);
     k.params.push_back(p);
+  }
+  uint32_t nt = r.u32();
+  if (r.ok && nt > payload.size()) r.ok = false;
+  for (uint32_t i = 0; r.ok && i < nt; ++i) {
+    nvptx::TensorMapSpec t;
+    if (!get_tensor_map(r, t)) r.ok = false;
+    k.tensor_maps.push_back(std::move(t));
   }
   e.cubin = r.str();
   e.cubin_cc = r.i32();
@@ -124,7 +172,7 @@ void report_once(const fs::path& path, const std::string& msg) {
 CacheKey make_cache_key(std::string_view ir_text, const nvptx::Target& target, std::string_view options,
                         std::string_view compiler_version) {
   Sha256 h;
-  h.field("tilefuse kernel cache key v1");
+  h.field("tilefuse kernel cache key v2");  // v2: tensor maps in the payload
   h.field(ir_text);
   h.field(target.name());
   h.field(options);

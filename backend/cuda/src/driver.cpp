@@ -60,6 +60,15 @@ Loaded load_driver() {
 #define TF_CUDA_GET(member, name, pfn) get(name, reinterpret_cast<void**>(&L.api.member));
   TF_CUDA_DRIVER_FUNCTIONS(TF_CUDA_GET)
 #undef TF_CUDA_GET
+  auto get_optional = [&](const char* name, void** out) {
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (gpa(name, out, kAbiVersion, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
+        found != CU_GET_PROC_ADDRESS_SUCCESS)
+      *out = nullptr;
+  };
+#define TF_CUDA_GET_OPTIONAL(member, name, pfn) get_optional(name, reinterpret_cast<void**>(&L.api.member));
+  TF_CUDA_OPTIONAL_DRIVER_FUNCTIONS(TF_CUDA_GET_OPTIONAL)
+#undef TF_CUDA_GET_OPTIONAL
   if (L.api.DriverGetVersion) L.api.DriverGetVersion(&L.api.version);
   if (!missing.empty()) {
     L.error = "CUDA driver unusable (version " + std::to_string(L.api.version) +

@@ -61,9 +61,15 @@ namespace tilefuse::cuda::detail {
   X(EventSynchronize, "cuEventSynchronize", PFN_cuEventSynchronize_v2000)             \
   X(EventElapsedTime, "cuEventElapsedTime", PFN_cuEventElapsedTime_v2000)
 
+// Entry points only some kernels need: a driver without them still loads, the member
+// stays nullptr, and the feature's user checks it (with a UserError naming the fix).
+#define TF_CUDA_OPTIONAL_DRIVER_FUNCTIONS(X)                                          \
+  X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", PFN_cuTensorMapEncodeTiled_v12000)
+
 struct DriverApi {
 #define TF_CUDA_MEMBER(member, name, pfn) pfn member = nullptr;
   TF_CUDA_DRIVER_FUNCTIONS(TF_CUDA_MEMBER)
+  TF_CUDA_OPTIONAL_DRIVER_FUNCTIONS(TF_CUDA_MEMBER)
 #undef TF_CUDA_MEMBER
   PFN_cuGetProcAddress_v12000 GetProcAddress = nullptr;
   int version = 0;

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,16 @@ std::string trim_log(const char* buf) {
 }
 
 }  // namespace
+
+// The maps the previous launch encoded, one per tensor map with the values they were
+// encoded from: a launch resolving to the same values copies them instead of calling the
+// driver (~1 us per map). Shared by the threads launching this kernel.
+struct LoadedKernel::TensorMapCache {
+  std::mutex m;
+  std::vector<ResolvedTensorMap> keys;  // rank 0: nothing encoded
+  std::vector<CUtensorMap> maps;
+};
+static_assert(alignof(CUtensorMap) >= 64, "a CUtensorMap parameter must be 64-byte aligned");
 
 Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name) {
   detail::ensure_context();
@@ -121,6 +132,13 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
   cluster_size_ = k.cluster_size;
   shared_bytes_ = k.shared_bytes;
   params_ = k.params;
+  tensor_maps_ = k.tensor_maps;
+  map_cache_.reset();
+  if (!tensor_maps_.empty()) {
+    map_cache_ = std::make_unique<TensorMapCache>();
+    map_cache_->keys.resize(tensor_maps_.size());
+    map_cache_->maps.resize(tensor_maps_.size());
+  }
   CUresult rc = A.ModuleGetFunction(&func_, module_, k.name.c_str());
   if (rc != CUDA_SUCCESS)
     detail::throw_error(rc, "cuModuleGetFunction",
@@ -198,6 +216,8 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   shared_bytes_ = o.shared_bytes_;
   params_ = std::move(o.params_);
   slots_ = std::move(o.slots_);
+  tensor_maps_ = std::move(o.tensor_maps_);
+  map_cache_ = std::move(o.map_cache_);
   device_ = o.device_;
   ctx_ = o.ctx_;
   module_ = std::exchange(o.module_, nullptr);
@@ -284,7 +304,7 @@ void LoadedKernel::launch(const Grid& g, const std::vector<ArgValue>& args, CUst
   if (args.size() != n) [[unlikely]]
     throw UserError("kernel '" + name_ + "' takes " + std::to_string(n) + " arguments but " +
                     std::to_string(args.size()) + " were given");
-  if (n > kMaxFastParams) [[unlikely]]
+  if (n > kMaxFastParams || !tensor_maps_.empty()) [[unlikely]]
     return launch_slow(g, args, stream);
   alignas(8) uint64_t storage[kMaxFastParams];
   void* ptrs[kMaxFastParams];
@@ -297,21 +317,49 @@ void LoadedKernel::launch(const Grid& g, const std::vector<ArgValue>& args, CUst
   launch_raw(g, ptrs, stream);
 }
 
+// Many parameters, or tensor maps: the maps follow the signature's parameters.
 void LoadedKernel::launch_slow(const Grid& g, const std::vector<ArgValue>& args, CUstream stream) const {
-  std::vector<uint64_t> storage(args.size());
-  std::vector<void*> ptrs(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
+  const size_t n = args.size(), m = tensor_maps_.size();
+  std::vector<uint64_t> storage(n);
+  std::vector<void*> ptrs(n + m);
+  for (size_t i = 0; i < n; ++i) {
     if (!marshal(slots_[i], args[i], &storage[i])) bad_arg(i, args[i]);
     ptrs[i] = &storage[i];
+  }
+  std::vector<CUtensorMap> maps;  // alive until the launch has copied the parameters
+  if (m > 0) {
+    if (empty_grid(g)) return;  // an empty launch may describe empty tensors: encode nothing
+    maps.resize(m);
+    encode_maps(args, maps.data());
+    for (size_t j = 0; j < m; ++j) ptrs[n + j] = &maps[j];
   }
   launch_raw(g, ptrs.data(), stream);
 }
 
-void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) const {
-  if (g.x <= 0 || g.y <= 0 || g.z <= 0) [[unlikely]] {
-    if (g.x < 0 || g.y < 0 || g.z < 0) bad_grid(g);
-    return;  // an empty grid launches nothing
+void LoadedKernel::encode_maps(const std::vector<ArgValue>& args, CUtensorMap* out) const {
+  TensorMapCache& c = *map_cache_;
+  std::lock_guard<std::mutex> lock(c.m);  // encoding under the lock: racing launches encode once
+  for (size_t j = 0; j < tensor_maps_.size(); ++j) {
+    ResolvedTensorMap r = resolve_tensor_map(tensor_maps_[j], args, name_, static_cast<int>(j));
+    if (!(c.keys[j] == r)) {
+      c.keys[j] = ResolvedTensorMap{};  // a failed encode leaves no stale match behind
+      encode_tensor_map(r, &c.maps[j], name_);
+      c.keys[j] = r;
+    }
+    out[j] = c.maps[j];
   }
+}
+
+bool LoadedKernel::empty_grid(const Grid& g) const {
+  if (g.x > 0 && g.y > 0 && g.z > 0) [[likely]]
+    return false;
+  if (g.x < 0 || g.y < 0 || g.z < 0) bad_grid(g);
+  return true;
+}
+
+void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) const {
+  if (empty_grid(g)) [[unlikely]]
+    return;  // an empty grid launches nothing
   if (g.x > 2147483647 || g.y > 65535 || g.z > 65535 || g.x % cluster_size_ != 0) [[unlikely]]
     bad_grid(g);
   const auto& A = api();

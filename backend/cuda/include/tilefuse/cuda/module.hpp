@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tilefuse/cuda/driver.hpp"
+#include "tilefuse/cuda/tensor_map.hpp"
 #include "tilefuse/ir/kernel_args.hpp"
 #include "tilefuse/nvptx/compiled_kernel.hpp"
 
@@ -42,8 +43,13 @@ class LoadedKernel {
   // order: DevicePtr for pointers, Int for integer scalars, Float for float scalars.
   // A grid with a zero dimension launches nothing. Errors throw CudaError naming the
   // kernel and the launch configuration. Allocates nothing for up to 32 parameters.
+  // A kernel with tensor maps gets them encoded from `args` (resolve_tensor_map: its
+  // UserErrors name the view) and appended after the signature's parameters; a launch
+  // with the same resolved values as the previous one reuses the encoded maps.
   void launch(const Grid& grid, const std::vector<ArgValue>& args, CUstream stream = nullptr) const;
-  // Launch with a ready cuLaunchKernel parameter array (one pointer per parameter).
+  // Launch with a ready cuLaunchKernel parameter array (one pointer per parameter). For
+  // a kernel with tensor_maps() the array must end with one pointer per map, in order,
+  // to a 64-byte aligned CUtensorMap (encode_tensor_map) that stays alive until this returns.
   void launch_raw(const Grid& grid, void** params, CUstream stream = nullptr) const;
 
   const std::string& name() const { return name_; }
@@ -51,6 +57,8 @@ class LoadedKernel {
   int threads_per_block() const { return 32 * num_warps_; }
   int shared_bytes() const { return shared_bytes_; }  // dynamic shared memory per launch
   const std::vector<nvptx::ParamAbi>& params() const { return params_; }
+  // Hidden parameters after params(), encoded at each launch.
+  const std::vector<nvptx::TensorMapSpec>& tensor_maps() const { return tensor_maps_; }
   nvptx::Target target() const { return target_; }
   int device() const { return device_; }
 
@@ -72,6 +80,8 @@ class LoadedKernel {
   LoadedKernel() = default;
   void init_function(const nvptx::CompiledKernel& k);
   void launch_slow(const Grid& grid, const std::vector<ArgValue>& args, CUstream stream) const;
+  void encode_maps(const std::vector<ArgValue>& args, CUtensorMap* out) const;
+  bool empty_grid(const Grid& g) const;  // true: launches nothing; throws for a negative dimension
   [[noreturn]] void bad_arg(size_t i, const ArgValue& a) const;
   [[noreturn]] void bad_grid(const Grid& g) const;
   [[noreturn]] void launch_failed(int rc, const Grid& g) const;
@@ -85,6 +95,9 @@ class LoadedKernel {
   int shared_bytes_ = 0;
   std::vector<nvptx::ParamAbi> params_;
   std::vector<Slot> slots_;
+  std::vector<nvptx::TensorMapSpec> tensor_maps_;
+  struct TensorMapCache;
+  std::unique_ptr<TensorMapCache> map_cache_;  // set when tensor_maps_ is not empty
   int device_ = 0;
   CUcontext ctx_ = nullptr;
   CUmodule module_ = nullptr;
