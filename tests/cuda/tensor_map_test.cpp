@@ -88,12 +88,19 @@ TEST_CASE("constants and three dimensions convert in order") {
   CHECK(contains(m.str(), "swizzle none"));
 }
 
-TEST_CASE("dimensions outside 1..2^32 name the view and the fix") {
-  std::string e = resolve_error(gemm_operand(), gemm_args(1000, 0, 4104));
-  CHECK(contains(e, "kernel 'gemm': TMA tensor map 1 (the bf16 view of argument 0)"));
-  CHECK(contains(e, "dimension 1 of 2 has 0 elements"));
-  CHECK(contains(e, "skip the launch for an empty tensor"));
-  e = resolve_error(gemm_operand(), gemm_args((int64_t(1) << 32) + 1, 4099, 4104));
+TEST_CASE("a view with a dimension of 0 is empty: a 1-element map that reads zeros") {
+  auto m = tilefuse::cuda::resolve_tensor_map(gemm_operand(), gemm_args(1000, 0, 4104));
+  CHECK(m.empty);
+  CHECK(m.address == 0);  // the zero page is substituted when encoding
+  CHECK(m.dims[0] == 1);
+  CHECK(m.dims[1] == 1);
+  CHECK(m.strides[0] == 16);
+  CHECK(m.box[0] == 64);  // the box is the kernel's, whatever the view
+  CHECK(!tilefuse::cuda::resolve_tensor_map(gemm_operand(), gemm_args(1000, 4099, 4104)).empty);
+}
+
+TEST_CASE("dimensions above 2^32 name the view and the fix") {
+  std::string e = resolve_error(gemm_operand(), gemm_args((int64_t(1) << 32) + 1, 4099, 4104));
   CHECK(contains(e, "dimension 0 of 2 has 4294967297 elements"));
   CHECK(contains(e, "at most 2^32"));
   CHECK(resolve_error(gemm_operand(), gemm_args(int64_t(1) << 32, 64, 64)).empty());  // 2^32 itself is allowed

@@ -2,6 +2,8 @@
 #include "tilefuse/cuda/tensor_map.hpp"
 
 #include <cstdio>
+#include <mutex>
+#include <unordered_map>
 
 #include "driver_api.hpp"
 
@@ -77,9 +79,7 @@ struct Resolver {
 
   uint64_t dim(size_t d) const {
     int64_t n = value(spec.dims[d], "extent", d);
-    if (n < 1)
-      fail(dim_name(d) + " has " + std::to_string(n) + " elements; TMA needs at least 1 per dimension: skip the " +
-           "launch for an empty tensor");
+    if (n < 1) return 0;  // an empty view
     if (static_cast<uint64_t>(n) > kMaxDim)
       fail(dim_name(d) + " has " + std::to_string(n) + " elements; TMA allows at most 2^32 (4294967296) per " +
            "dimension: split the tensor into smaller views");
@@ -161,6 +161,27 @@ std::string ResolvedTensorMap::str() const {
          ", swizzle " + (swizzle_bytes ? std::to_string(swizzle_bytes) + "B" : std::string("none"));
 }
 
+namespace {
+
+// 16 zero bytes in the current context, allocated once per context and kept (the
+// address of empty views' maps).
+uint64_t zero_page() {
+  static std::mutex m;
+  static std::unordered_map<CUcontext, CUdeviceptr> pages;
+  const detail::DriverApi& A = detail::api();
+  CUcontext ctx = nullptr;
+  detail::check(A.CtxGetCurrent(&ctx), "cuCtxGetCurrent", "(zero page of empty tensor views)");
+  std::lock_guard<std::mutex> lock(m);
+  CUdeviceptr& p = pages[ctx];
+  if (!p) {
+    detail::check(A.MemAlloc(&p, 256), "cuMemAlloc", "(zero page of empty tensor views)");
+    detail::check(A.MemsetD8(p, 0, 256), "cuMemsetD8", "(zero page of empty tensor views)");
+  }
+  return static_cast<uint64_t>(p);
+}
+
+}  // namespace
+
 ResolvedTensorMap resolve_tensor_map(const nvptx::TensorMapSpec& spec, const std::vector<ArgValue>& args,
                                      std::string_view kernel, int index) {
   Resolver r{spec, args, kernel, index};
@@ -180,9 +201,15 @@ ResolvedTensorMap resolve_tensor_map(const nvptx::TensorMapSpec& spec, const std
   for (size_t d = 0; d < rank; ++d) {  // spec index d is driver index rank-1-d
     size_t k = rank - 1 - d;
     m.dims[k] = r.dim(d);
+    m.empty = m.empty || m.dims[k] == 0;
     uint64_t s = r.stride_bytes(d);
     if (k > 0) m.strides[k - 1] = s;
     m.box[k] = r.box(d);
+  }
+  if (m.empty) {  // no element: a 1-element map on a zero page reads the same zeros
+    m.address = 0;
+    for (size_t k = 0; k < rank; ++k) m.dims[k] = 1;
+    for (size_t k = 0; k + 1 < rank; ++k) m.strides[k] = kAlign;
   }
   const uint64_t row = uint64_t(m.box[0]) * static_cast<uint64_t>(byte_size(spec.dtype));
   if (row % kAlign != 0)
@@ -202,10 +229,11 @@ void encode_tensor_map(const ResolvedTensorMap& m, CUtensorMap* out, std::string
     throw UserError(who + " uses TMA tensor maps, but the CUDA driver (version " + std::to_string(A.version) +
                     ") has no cuTensorMapEncodeTiled; update the NVIDIA driver");
   const cuuint32_t element_strides[kMaxTensorMapRank] = {1, 1, 1, 1, 1};
+  const uint64_t address = m.empty ? zero_page() : m.address;
   // Wider L2 fetches pay off once a box row fills a 128-byte line.
   const bool wide = uint64_t(m.box[0]) * static_cast<uint64_t>(byte_size(m.dtype)) >= 128;
   CUresult rc = A.TensorMapEncodeTiled(
-      out, data_type(m.dtype), static_cast<cuuint32_t>(m.rank), reinterpret_cast<void*>(static_cast<uintptr_t>(m.address)),
+      out, data_type(m.dtype), static_cast<cuuint32_t>(m.rank), reinterpret_cast<void*>(static_cast<uintptr_t>(address)),
       m.dims.data(), m.strides.data(), m.box.data(), element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       swizzle(m.swizzle_bytes), wide ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -72,7 +72,11 @@ class Codegen {
     llvm::Value* iv_ahead = nullptr;     // iv + (stages - 1) * step
     llvm::Value* in_range = nullptr;     // iv_ahead < hi
     std::unordered_map<const ir::Op*, llvm::Value*> write_base;
+    llvm::Value* write_slot = nullptr;   // the stage those copies fill
   };
+  // TMA loads of the pipelined loop being lowered: this iteration's stage and the
+  // phase parity its mbarrier completes with (lower_tma.cpp).
+  std::unordered_map<const ir::Op*, std::pair<llvm::Value*, llvm::Value*>> tma_wait_at;
   std::unordered_map<const ir::Block*, PipelineState> pipeline_state;
   // Lowers the ops of `slice` again with the induction variable `iv_arg` bound to
   // `iv`, then restores every value: the registers of `v` for that iteration.
@@ -175,6 +179,16 @@ void lower_async_load(Codegen& cg, const ir::Op& op);
 // byte offset `base`, predicated on `pred` too (may be null), and commits the group.
 void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,
                       llvm::Value* base);
+// TMA copies (lower_tma.cpp): the stages' mbarriers of a pipeline's TMA loads, set up
+// before its prologue and invalidated after the loop; the coordinates of load `ld` at
+// iteration `iv`; the copies of `ld` into stage `slot` (thread 0, when pred holds); the
+// wait for this iteration's stage (Codegen::tma_wait_at).
+void init_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl);
+void inval_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl);
+Regs tma_coordinates(Codegen& cg, const ir::Op& ld, const std::vector<const ir::Op*>& slice,
+                     const ir::Value* iv_arg, llvm::Value* iv);
+void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot);
+void wait_tma_copy(Codegen& cg, const ir::Op& ld);
 // cp.async.wait_group n before a dot reads async operands of this iteration.
 void wait_async_copies(Codegen& cg, const ir::Op& dot);
 // After that dot's barrier: the pipelined copies it issues (OpPlan::issue_at).

@@ -61,8 +61,10 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   assign_layouts(f, opts.target, plan);               dump("layouts");
   group_reductions(f, plan);                          dump("reduction-groups");
   plan_async_copies(f, opts.target, plan);            dump("async-copies");
+  plan_tma_copies(f, opts.target, plan);              dump("tma-copies");
   plan_wgmma_waits(f, plan);                          dump("wgmma-waits");
   allocate_shared_memory(f, plan);                    dump("shared-memory");
+  if (!plan.tensor_maps.empty()) ti.require_ptx(80);  // cp.async.bulk.tensor, mbarrier expect_tx
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +
                     " bytes of shared memory but " + ti.cpu() + " allows " + std::to_string(ti.max_shared_bytes()) +
@@ -106,6 +108,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   k.cluster_size = f.cluster_size;
   k.shared_bytes = plan.shared_bytes;
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
+  k.tensor_maps = plan.tensor_maps;
   return art;
 }
 

@@ -66,6 +66,9 @@ void issue_ahead(Codegen& cg, const ir::Op& op) {
   const ir::Block* block = op.parent;
   const Codegen::PipelineState& st = cg.pipeline_state.at(block);
   const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(block->parent);
+  if (cg.plan.op(&op).tma_map >= 0)
+    return issue_tma_copy(cg, op, tma_coordinates(cg, op, pl.slice, block->args[0], st.iv_ahead), st.in_range,
+                          st.write_slot);
   Regs ptrs = cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 0);
   Regs mask = op.num_operands() > 1 ? cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 1) : Regs{};
   issue_async_copy(cg, op, ptrs, mask, st.in_range, st.write_base.at(&op));
@@ -101,14 +104,21 @@ void wait_async_copies(Codegen& cg, const ir::Op& dot) {
   // iteration's loads, S - 2 whole iterations, and the q loads already issued in this
   // one: (S - 1) * n + q - j.
   int pending = 1 << 20;
+  bool group_copies = false;
   for (int i = 0; i < 2; ++i) {
     const ir::Op* ld = async_source(cg.plan, dot.operand(i));
     if (!ld || ld->parent != dot.parent) continue;  // copied before the loop: waited for there
     const OpPlan& p = cg.plan.op(ld);
+    if (p.tma_map >= 0) {
+      wait_tma_copy(cg, *ld);
+      continue;
+    }
+    group_copies = true;
     int q = cg.async_issued[ld->parent];
     int ahead = p.stages > 1 ? p.ahead : 0;
     pending = std::min(pending, ahead * p.async_count + q - p.async_index);
   }
+  if (!group_copies) return;
   pending = std::clamp(pending, 0, 7);  // a younger group left pending only costs overlap
   cg.inline_asm(cg.b.getVoidTy(), "cp.async.wait_group " + std::to_string(pending) + ";", "~{memory}", {}, true);
 }

@@ -49,12 +49,20 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   const GpuPlan::Pipeline* pl = pit == cg.plan.pipelines.end() ? nullptr : &pit->second;
   auto less = [&](llvm::Value* x, llvm::Value* y) { return sgn ? b.CreateICmpSLT(x, y) : b.CreateICmpULT(x, y); };
   auto buffer_bytes = [&](const ir::Op* ld) { return async_stage_bytes(cg.plan, ld); };
+  int group_loads = 0;  // pipelined loads committing cp.async groups (the others use TMA)
+  if (pl)
+    for (const ir::Op* ld : pl->loads) group_loads += cg.plan.op(ld).tma_map < 0;
   if (pl) {
+    init_tma_barriers(cg, *pl);
     // Prologue: the copies of iterations 0 .. S-2 (predicated off past the end).
     for (int s = 0; s < pl->ahead(); ++s) {
       llvm::Value* iv_s = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(lo->getType(), s)));
       llvm::Value* ok = less(iv_s, hi);
       for (const ir::Op* ld : pl->loads) {
+        if (cg.plan.op(ld).tma_map >= 0) {
+          issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl->slice, body.args[0], iv_s), ok, cg.c32(s));
+          continue;
+        }
         Regs ptrs = cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, 0);
         Regs mask = ld->num_operands() > 1 ? cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, 1) : Regs{};
         issue_async_copy(cg, *ld, ptrs, mask, ok, cg.c32(cg.plan.op(ld).smem_offset + s * buffer_bytes(ld)));
@@ -65,7 +73,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   if (cg.plan.loops_reading_copies.count(&op)) {
     // Copies made before the loop and read inside it: everything older than the
     // prologue's groups has landed (the dots' barriers make it visible).
-    int younger = pl ? pl->ahead() * static_cast<int>(pl->loads.size()) : 0;
+    int younger = pl ? pl->ahead() * group_loads : 0;
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_group " + std::to_string(std::min(younger, 7)) + ";", "~{memory}", {},
                   true);
   }
@@ -88,10 +96,13 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     }
     phis.push_back(ps);
   }
-  llvm::PHINode* slot = nullptr;  // pipeline buffer holding this iteration's copies
+  llvm::PHINode* slot = nullptr;   // pipeline buffer holding this iteration's copies
+  llvm::PHINode* phase = nullptr;  // parity of the completions of its TMA barrier
   if (pl) {
     slot = b.CreatePHI(cg.i32(), 2, "stage");
     slot->addIncoming(cg.c32(0), pre);
+    phase = b.CreatePHI(cg.i32(), 2, "phase");
+    phase->addIncoming(cg.c32(0), pre);
   }
   llvm::Value* cond = less(iv, hi);
   b.CreateCondBr(cond, loop, exit);
@@ -113,7 +124,9 @@ void lower_for(Codegen& cg, const ir::Op& op) {
       int off = cg.plan.op(ld).smem_offset, bytes = buffer_bytes(ld);
       cg.async_base[ld] = b.CreateAdd(cg.c32(off), b.CreateMul(slot, cg.c32(bytes)));
       st.write_base[ld] = b.CreateAdd(cg.c32(off), b.CreateMul(prev, cg.c32(bytes)));
+      if (cg.plan.op(ld).tma_map >= 0) cg.tma_wait_at[ld] = {slot, phase};
     }
+    st.write_slot = prev;
     cg.pipeline_state[&body] = st;
   }
   for (size_t i = 0; i < phis.size(); ++i) cg.set(body.args[i + 1], Regs(phis[i].begin(), phis[i].end()));
@@ -122,14 +135,20 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   std::vector<Regs> next = yields(cg, body);
   llvm::Value* iv_next = b.CreateAdd(iv, step);
   llvm::Value* slot_next = nullptr;
+  llvm::Value* phase_next = nullptr;
   if (pl) {
     llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
-    slot_next = b.CreateSelect(b.CreateICmpEQ(inc, cg.c32(pl->stages)), cg.c32(0), inc);
+    llvm::Value* wrap = b.CreateICmpEQ(inc, cg.c32(pl->stages));
+    slot_next = b.CreateSelect(wrap, cg.c32(0), inc);
+    phase_next = b.CreateSelect(wrap, b.CreateXor(phase, cg.c32(1)), phase);
   }
   llvm::BasicBlock* latch = b.GetInsertBlock();
   b.CreateBr(header);
   iv->addIncoming(iv_next, latch);
-  if (pl) slot->addIncoming(slot_next, latch);
+  if (pl) {
+    slot->addIncoming(slot_next, latch);
+    phase->addIncoming(phase_next, latch);
+  }
   for (size_t i = 0; i < phis.size(); ++i)
     for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(next[i][r], latch);
 
@@ -138,6 +157,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   cg.pipeline_state.erase(&body);
   if (cg.async_issued[&body] > 0 || pl)  // copies issued ahead (zero-filled past the end) land first
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_all;", "~{memory}", {}, true);
+  if (pl) inval_tma_barriers(cg, *pl);
   cg.smem_unknown();
   for (size_t i = 0; i < op.results.size(); ++i) {
     Regs r(phis[i].begin(), phis[i].end());

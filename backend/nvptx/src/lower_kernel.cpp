@@ -39,10 +39,20 @@ void Codegen::lower_kernel() {
                       "narrow integers and bools to i32)");
     tys.push_back(elem_type(d));
   }
+  // TMA descriptors: 128-byte CUtensorMaps passed by value after the signature's
+  // parameters, read in parameter space (grid_constant: no local copy).
+  auto* map_ty = llvm::ArrayType::get(b.getInt8Ty(), 128);
+  for (size_t i = 0; i < plan.tensor_maps.size(); ++i) tys.push_back(b.getPtrTy());
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), tys, false);
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
   kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < plan.tensor_maps.size(); ++i) {
+    unsigned a = static_cast<unsigned>(fn.params.size() + i);
+    kernel->addParamAttr(a, llvm::Attribute::getWithByValType(ctx, map_ty));
+    kernel->addParamAttr(a, llvm::Attribute::getWithAlignment(ctx, llvm::Align(64)));
+    kernel->getArg(a)->setName("tensor_map_" + std::to_string(i));
+  }
   entry_ = llvm::BasicBlock::Create(ctx, "entry", kernel);
   auto* body = llvm::BasicBlock::Create(ctx, "body", kernel);
   b.SetInsertPoint(entry_);
@@ -69,6 +79,15 @@ void Codegen::lower_kernel() {
   entry("maxntidx", 32 * fn.num_warps);
   entry("maxntidy", 1);
   entry("maxntidz", 1);
+  if (!plan.tensor_maps.empty()) {
+    std::vector<llvm::Metadata*> idx;  // 1-based parameter numbers
+    for (size_t i = 0; i < plan.tensor_maps.size(); ++i)
+      idx.push_back(llvm::ConstantAsMetadata::get(
+          llvm::ConstantInt::get(i32t, static_cast<int>(fn.params.size() + i + 1))));
+    llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(kernel), llvm::MDString::get(ctx, "grid_constant"),
+                             llvm::MDNode::get(ctx, idx)};
+    md->addOperand(llvm::MDNode::get(ctx, ops));
+  }
 }
 
 }  // namespace tilefuse::nvptx

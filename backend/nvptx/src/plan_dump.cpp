@@ -84,7 +84,8 @@ class PlanPrinter {
     if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && op.operand(0)->type.is_tile())
       os_ << " vec " << pl.vec << " along dim " << pl.fast_dim;
     if (pl.async_copy) {
-      os_ << " cp.async #" << pl.async_index << "/" << pl.async_count;
+      if (pl.tma_map >= 0) os_ << " tma (tensor map " << pl.tma_map << ")";
+      else os_ << " cp.async #" << pl.async_index << "/" << pl.async_count;
       if (pl.issue_at) os_ << ", " << pl.ahead << " iterations ahead, issued by " << name(pl.issue_at->result());
     }
     if (op.kind == OpKind::For)

@@ -78,8 +78,8 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       bytes = std::max<int>(bytes, round_up(a_bytes, 16) + b_bytes);
       break;
     }
-    case OpKind::Load:  // cp.async destination: one tile per pipeline stage
-      if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op));
+    case OpKind::Load:  // async copy destination: one tile per pipeline stage (+ TMA's mbarriers)
+      if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op) + tma_barrier_bytes(plan, &op));
       break;
     case OpKind::AtomicRMW: case OpKind::AtomicCas: {
       // Old values travel from the one thread that performed the atomic to the copies.
@@ -181,6 +181,7 @@ GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
   assign_layouts(f, t, plan);
   group_reductions(f, plan);
   plan_async_copies(f, t, plan);
+  plan_tma_copies(f, t, plan);
   plan_wgmma_waits(f, plan);
   allocate_shared_memory(f, plan);
   return plan;

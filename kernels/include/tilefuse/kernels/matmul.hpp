@@ -41,19 +41,18 @@ const auto& matmul_kernel() {
         auto group_rows = minimum(tiles_m - first_m, static_cast<int>(GROUP_M));
         auto tile_m = first_m + (pid % per_group) % group_rows;
         auto tile_n = (pid % per_group) / group_rows;
-        auto rm = tile_m * BLOCK_M + arange(0, BLOCK_M);
-        auto rn = tile_n * BLOCK_N + arange(0, BLOCK_N);
-        auto rk = arange(0, BLOCK_K);
+        auto m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;
+        auto rm = m0 + arange(0, BLOCK_M);
+        auto rn = n0 + arange(0, BLOCK_N);
         auto m_ok = rm < M;
         auto n_ok = rn < N;
-        auto a_rows = a + rm.col().template cast<i64>() * lda;
+        // Blocks of tensor views: zero outside the matrices, and on sm_90a moved by TMA.
+        auto av = tensor_view(a, {M, K}, {lda, 1});
+        auto bv = B_TRANS ? tensor_view(b, {N, K}, {ldb, 1}) : tensor_view(b, {K, N}, {ldb, 1});
         auto acc = zeros<f32>({BLOCK_M, BLOCK_N});
         for_range(0, K, BLOCK_K, [&](I32 k0) {
-          auto ks = k0 + rk;
-          auto k_ok = ks < K;
-          auto a_tile = load(a_rows + ks.row(), m_ok.col() && k_ok.row(), 0.0f);  // [BM, BK]
-          auto b_tile = B_TRANS ? load(b + rn.row().template cast<i64>() * ldb + ks.col(), k_ok.col() && n_ok.row(), 0.0f)
-                                : load(b + ks.col().template cast<i64>() * ldb + rn.row(), k_ok.col() && n_ok.row(), 0.0f);
+          auto a_tile = load(av, {m0, k0}, {BLOCK_M, BLOCK_K});
+          auto b_tile = B_TRANS ? trans(load(bv, {n0, k0}, {BLOCK_N, BLOCK_K})) : load(bv, {k0, n0}, {BLOCK_K, BLOCK_N});
           acc = dot(a_tile, b_tile, acc);  // b_tile: [BK, BN] either way
         });
         if (SCALE) acc = acc * alpha;

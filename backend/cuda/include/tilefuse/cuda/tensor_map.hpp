@@ -29,6 +29,10 @@ struct ResolvedTensorMap {
   std::array<uint64_t, kMaxTensorMapRank - 1> strides{};  // globalStrides: bytes, dims 1..rank-1
   std::array<uint32_t, kMaxTensorMapRank> box{};          // boxDim: elements, 1..256
   int swizzle_bytes = 0;                                  // 0, 32, 64 or 128
+  // A view with a dimension of 0 (or less) holds no element, so every copy from it must
+  // read zeros: it is encoded as a 1-element tensor (all dims 1) on a zeroed device page
+  // (the address and strides given here are placeholders).
+  bool empty = false;
   bool operator==(const ResolvedTensorMap&) const = default;
   // "bf16 rank 2 at 0x7f..00: globalDim {4099, 1000}, globalStrides {8208} bytes, boxDim {64, 128}, swizzle 128B"
   std::string str() const;
@@ -38,7 +42,7 @@ struct ResolvedTensorMap {
 // args[param].i (an Int argument) or the constant; the address is args[base_param] (a
 // DevicePtr). Throws UserError naming the kernel, tensor map `index`, the dimension
 // (outermost first, as the kernel indexes the view), the value and the fix, when TMA
-// cannot describe the view: a dimension outside 1..2^32, an innermost stride other than
+// cannot describe the view: a dimension above 2^32 (one below 1 makes the view empty), an innermost stride other than
 // 1, a stride not a multiple of 16 bytes or >= 2^40, an address not 16-byte aligned, a
 // box dimension outside 1..256 or an inner box row not a multiple of 16 bytes (or wider
 // than the swizzle span), or a non-Int argument where an integer is expected.

@@ -65,6 +65,11 @@ struct OpPlan {
   int ahead = 0;  // pipelined: iterations ahead its copies are issued (stages - 1 - lag)
   int async_index = 0, async_count = 0;
   const ir::Op* issue_at = nullptr;
+  // An async load of a tensor-view block moved by the TMA engine (sm_90): one bulk tensor
+  // copy per 128-byte column block of the tile, through hidden kernel parameter
+  // GpuPlan::tensor_maps[tma_map], completing on one mbarrier per stage that sits after
+  // the stages' buffers (see tma_plan.cpp). It commits no cp.async group.
+  int tma_map = -1;
 };
 
 struct GpuPlan {
@@ -107,6 +112,8 @@ struct GpuPlan {
   // Loops whose dots read copies issued before the loop (wgmma A operands): the loop
   // waits for those once, after its prologue.
   std::unordered_set<const ir::Op*> loops_reading_copies;
+  // TMA descriptors the launch encodes (OpPlan::tma_map indexes them).
+  std::vector<TensorMapSpec> tensor_maps;
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars
@@ -138,6 +145,12 @@ const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v);
 const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v);
 // Whether any reader of async load `ld` is a wgmma dot.
 bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
+// Pass 3b': pipelined async loads of tensor-view blocks that TMA can move (sm_90,
+// wgmma readers, view described by kernel arguments and constants, 16-byte strides):
+// sets OpPlan::tma_map and renumbers the remaining cp.async loads' groups.
+void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
+// Bytes of the mbarriers after a TMA load's stage buffers (0 for other loads).
+int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld);
 // Pass 3c: which wgmma groups stay in flight past their dot and where they are waited
 // for (top-level dots of a loop body; see wgmma_waits.cpp).
 void plan_wgmma_waits(const ir::Function& f, GpuPlan& plan);
