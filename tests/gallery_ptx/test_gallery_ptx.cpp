@@ -152,9 +152,16 @@ TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S 
         tools::PtxasResult r = tools::run_ptxas(ck.ptx, target);
         CHECK_MESSAGE(r.ok, r.log);
         CHECK(r.spill_stores == 0);
-        CHECK(ck.ptx.find("cp.async.cg.shared.global") != std::string::npos);
         CHECK(ck.ptx.find(std::string(target) == "sm_90a" ? "wgmma.mma_async" : "ldmatrix.sync.aligned") !=
               std::string::npos);
+        if (g == mm && std::string(target) == "sm_90a" && stages > 1) {
+          // GEMM's operands are tensor-view blocks: pipelined, TMA moves them (see below).
+          CHECK(ck.ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
+          CHECK(ck.ptx.find("cp.async.cg.shared.global") == std::string::npos);
+          CHECK(ck.tensor_maps.size() == 2);
+          continue;
+        }
+        CHECK(ck.ptx.find("cp.async.cg.shared.global") != std::string::npos);
         // Two copies per iteration, issued S - 1 iterations ahead by their dot right after
         // its wait: GEMM's dot needs both of this iteration's (2S - 4 younger groups may
         // stay pending), attention's first dot only K (2S - 3: this iteration's V too).
@@ -170,6 +177,78 @@ TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S 
       }
     }
   }
+}
+
+TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can encode the views") {
+  const kernels::GalleryKernel* mm = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "matmul") mm = &g;
+  REQUIRE(mm);
+  // Parameters: c a b bias residual M N K lda ldb ldc alpha.
+  enum { A = 1, B = 2, M = 5, N = 6, K = 7, LDA = 8, LDB = 9 };
+  const KernelBase& k = mm->get(DType::bf16);
+  auto compile = [&](Config cfg, std::vector<int64_t> div, const char* target = "sm_90a") {
+    auto f = k.specialize(cfg, div);
+    return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target(target)});
+  };
+  Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(4)};
+  std::vector<int64_t> aligned(k.num_runtime_params(), 16);
+  nvptx::CompiledKernel ck = compile(cfg, aligned);
+  REQUIRE(ck.tensor_maps.size() == 2);
+  using V = nvptx::TensorMapSpec::Value;
+  const nvptx::TensorMapSpec& a = ck.tensor_maps[0];
+  const nvptx::TensorMapSpec& b = ck.tensor_maps[1];
+  CHECK(a.base_param == A);
+  CHECK(a.dims == std::vector<V>{{M, 0}, {K, 0}});
+  CHECK(a.strides == std::vector<V>{{LDA, 0}, {-1, 1}});
+  CHECK(a.box == std::vector<int>{128, 64});  // one 128-byte column block
+  CHECK(a.swizzle_bytes == 128);
+  CHECK(b.base_param == B);
+  CHECK(b.dims == std::vector<V>{{K, 0}, {N, 0}});
+  CHECK(b.box == std::vector<int>{64, 64});  // four boxes per [64, 256] tile
+  // Hidden parameters: two 128-byte maps read in parameter space; mbarrier phases.
+  CHECK(ck.ptx.find(".param .align 64 .b8 matmul_bf16_bf16_param_12[128]") != std::string::npos);
+  CHECK(ck.ptx.find("cvta.param") != std::string::npos);
+  CHECK(ck.ptx.find("mbarrier.try_wait.parity.shared::cta.b64") != std::string::npos);
+  CHECK(ck.ptx.find("mbarrier.arrive.expect_tx") != std::string::npos);
+  if (!tools::find_ptxas().empty()) {
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    CHECK(r.log.find("C75") == std::string::npos);
+  }
+  // A row stride that is not a multiple of 16 bytes (odd K): A's rows cannot be copied
+  // whole, it loads like a pointer tile; B still moves by TMA.
+  std::vector<int64_t> odd_lda = aligned;
+  odd_lda[LDA] = 1;
+  ck = compile(cfg, odd_lda);
+  REQUIRE(ck.tensor_maps.size() == 1);
+  CHECK(ck.tensor_maps[0].base_param == B);
+  CHECK(ck.ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
+  // ldb a multiple of 8 bytes only: B moves by 8-byte cp.async copies, A by TMA.
+  std::vector<int64_t> ldb8 = aligned;
+  ldb8[LDB] = 4;
+  ck = compile(cfg, ldb8);
+  REQUIRE(ck.tensor_maps.size() == 1);
+  CHECK(ck.tensor_maps[0].base_param == A);
+  CHECK(ck.ptx.find("cp.async.ca.shared.global") != std::string::npos);
+  // Transposed B ([N, K] rows): the copy is [BN, BK], read by the dot transposed.
+  Config t = cfg;
+  t.set("B_TRANS", 1);
+  ck = compile(t, aligned);
+  REQUIRE(ck.tensor_maps.size() == 2);
+  CHECK(ck.tensor_maps[1].dims == std::vector<V>{{N, 0}, {K, 0}});
+  CHECK(ck.tensor_maps[1].box == std::vector<int>{256, 64});
+  // Not on sm_80 (mma.sync path), nor with one stage, nor when turned off.
+  Config small{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(4), num_stages(3)};
+  CHECK(compile(small, aligned, "sm_80").tensor_maps.empty());
+  CHECK(compile(small, aligned, "sm_90a").tensor_maps.size() == 2);
+  Config one = cfg;
+  one.num_stages = 1;
+  CHECK(compile(one, aligned).tensor_maps.empty());
+  setenv("TILEFUSE_TMA", "0", 1);
+  CHECK(compile(cfg, aligned).tensor_maps.empty());
+  unsetenv("TILEFUSE_TMA");
 }
 
 TEST_CASE("shared memory over the limit at a given num_stages is a user error naming the stages") {
