@@ -59,12 +59,14 @@ struct Reader {
 void put_value(Writer& w, const nvptx::TensorMapSpec::Value& v) {
   w.i32(v.param);
   w.i64(v.constant);
+  w.i32(v.grid_axis);
 }
 
 nvptx::TensorMapSpec::Value get_value(Reader& r) {
   nvptx::TensorMapSpec::Value v;
   v.param = r.i32();
   v.constant = r.i64();
+  v.grid_axis = r.i32();
   return v;
 }
 

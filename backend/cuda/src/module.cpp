@@ -330,17 +330,17 @@ void LoadedKernel::launch_slow(const Grid& g, const std::vector<ArgValue>& args,
   if (m > 0) {
     if (empty_grid(g)) return;  // an empty launch may describe empty tensors: encode nothing
     maps.resize(m);
-    encode_maps(args, maps.data());
+    encode_maps(args, g, maps.data());
     for (size_t j = 0; j < m; ++j) ptrs[n + j] = &maps[j];
   }
   launch_raw(g, ptrs.data(), stream);
 }
 
-void LoadedKernel::encode_maps(const std::vector<ArgValue>& args, CUtensorMap* out) const {
+void LoadedKernel::encode_maps(const std::vector<ArgValue>& args, const Grid& grid, CUtensorMap* out) const {
   TensorMapCache& c = *map_cache_;
   std::lock_guard<std::mutex> lock(c.m);  // encoding under the lock: racing launches encode once
   for (size_t j = 0; j < tensor_maps_.size(); ++j) {
-    ResolvedTensorMap r = resolve_tensor_map(tensor_maps_[j], args, name_, static_cast<int>(j));
+    ResolvedTensorMap r = resolve_tensor_map(tensor_maps_[j], args, name_, static_cast<int>(j), grid);
     if (!(c.keys[j] == r)) {
       c.keys[j] = ResolvedTensorMap{};  // a failed encode leaves no stale match behind
       encode_tensor_map(r, &c.maps[j], name_);

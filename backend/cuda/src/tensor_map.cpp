@@ -37,6 +37,7 @@ struct Resolver {
   const std::vector<ArgValue>& args;
   std::string_view kernel;
   int index;
+  Grid grid;
 
   std::string where() const {
     std::string r = kernel.empty() ? std::string() : "kernel '" + std::string(kernel) + "': ";
@@ -56,6 +57,7 @@ struct Resolver {
   }
 
   int64_t value(const nvptx::TensorMapSpec::Value& v, const char* what, size_t d) const {
+    if (v.grid_axis >= 0) return v.grid_axis == 0 ? grid.x : v.grid_axis == 1 ? grid.y : grid.z;
     if (v.param < 0) return v.constant;
     const ArgValue& a = arg(v.param);
     if (a.kind != ArgValue::Kind::Int)
@@ -183,8 +185,8 @@ uint64_t zero_page() {
 }  // namespace
 
 ResolvedTensorMap resolve_tensor_map(const nvptx::TensorMapSpec& spec, const std::vector<ArgValue>& args,
-                                     std::string_view kernel, int index) {
-  Resolver r{spec, args, kernel, index};
+                                     std::string_view kernel, int index, const Grid& grid) {
+  Resolver r{spec, args, kernel, index, grid};
   const size_t rank = spec.dims.size();
   if (rank < 1 || rank > static_cast<size_t>(kMaxTensorMapRank) || spec.strides.size() != rank ||
       spec.box.size() != rank)
@@ -241,8 +243,8 @@ void encode_tensor_map(const ResolvedTensorMap& m, CUtensorMap* out, std::string
 }
 
 void encode_tensor_map(const nvptx::TensorMapSpec& spec, const std::vector<ArgValue>& args, CUtensorMap* out,
-                       std::string_view kernel, int index) {
-  encode_tensor_map(resolve_tensor_map(spec, args, kernel, index), out, kernel);
+                       std::string_view kernel, int index, const Grid& grid) {
+  encode_tensor_map(resolve_tensor_map(spec, args, kernel, index, grid), out, kernel);
 }
 
 }  // namespace tilefuse::cuda

@@ -197,7 +197,11 @@ llvm::Value* Codegen::shared_addr32(llvm::Value* p) {
   return b.CreateTrunc(b.CreatePtrToInt(p, b.getInt64Ty()), i32());
 }
 
-void Codegen::barrier() { call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {}); }
+void Codegen::barrier() {
+  if (!plan.warp_specialized()) return (void)call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {});
+  // The consumer warps only (the producer warpgroup never joins): named barrier 1.
+  inline_asm(b.getVoidTy(), "bar.sync 1, " + std::to_string(32 * fn.num_warps) + ";", "~{memory}", {}, true);
+}
 
 void Codegen::smem_before_write() {
   if (smem_pending_) barrier();

@@ -73,6 +73,7 @@ class Codegen {
     llvm::Value* in_range = nullptr;     // iv_ahead < hi
     std::unordered_map<const ir::Op*, llvm::Value*> write_base;
     llvm::Value* write_slot = nullptr;   // the stage those copies fill
+    llvm::Value* release_ok = nullptr;   // warp-specialized: that stage was read before
   };
   // TMA loads of the pipelined loop being lowered: this iteration's stage and the
   // phase parity its mbarrier completes with (lower_tma.cpp).
@@ -187,7 +188,14 @@ void init_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl);
 void inval_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl);
 Regs tma_coordinates(Codegen& cg, const ir::Op& ld, const std::vector<const ir::Op*>& slice,
                      const ir::Value* iv_arg, llvm::Value* iv);
-void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot);
+// `issuer`: the thread that copies (null: thread 0).
+void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot,
+                    llvm::Value* issuer = nullptr);
+// Warp-specialized kernels: each consumer warp's release of a stage of `ld` (its MMAs
+// have read it) when pred holds; and at kernel entry, the barriers' setup and the
+// producer warpgroup's branch (its first thread runs the copy loop, then all return).
+void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred);
+void split_producer(Codegen& cg);
 void wait_tma_copy(Codegen& cg, const ir::Op& ld);
 // cp.async.wait_group n before a dot reads async operands of this iteration.
 void wait_async_copies(Codegen& cg, const ir::Op& dot);

@@ -104,7 +104,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   k.name = f.name;
   k.ptx = std::move(ptx);
   k.target = opts.target;
-  k.num_warps = f.num_warps;
+  k.num_warps = f.num_warps + (plan.warp_specialized() ? 4 : 0);  // + the producer warpgroup
   k.cluster_size = f.cluster_size;
   k.shared_bytes = plan.shared_bytes;
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});

@@ -59,6 +59,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
       llvm::Value* iv_s = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(lo->getType(), s)));
       llvm::Value* ok = less(iv_s, hi);
       for (const ir::Op* ld : pl->loads) {
+        if (cg.plan.op(ld).tma_map >= 0 && cg.plan.warp_specialized()) continue;  // the producer copies
         if (cg.plan.op(ld).tma_map >= 0) {
           issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl->slice, body.args[0], iv_s), ok, cg.c32(s));
           continue;
@@ -127,6 +128,9 @@ void lower_for(Codegen& cg, const ir::Op& op) {
       if (cg.plan.op(ld).tma_map >= 0) cg.tma_wait_at[ld] = {slot, phase};
     }
     st.write_slot = prev;
+    // Iteration i releases the stage of iteration i - 1 - lag (none before the first).
+    st.release_ok = sgn ? b.CreateICmpSGE(iv, b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), back))))
+                        : b.CreateICmpUGE(iv, b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), back))));
     cg.pipeline_state[&body] = st;
   }
   for (size_t i = 0; i < phis.size(); ++i) cg.set(body.args[i + 1], Regs(phis[i].begin(), phis[i].end()));

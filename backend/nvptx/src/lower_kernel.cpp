@@ -65,6 +65,7 @@ void Codegen::lower_kernel() {
     vals_[fn.params[i].value] = {a};
   }
   init_cluster_reductions(*this);
+  if (plan.warp_specialized()) split_producer(*this);
   lower_block(fn.body);
   b.CreateRetVoid();
 
@@ -76,7 +77,7 @@ void Codegen::lower_kernel() {
     md->addOperand(llvm::MDNode::get(ctx, ops));
   };
   entry("kernel", 1);
-  entry("maxntidx", 32 * fn.num_warps);
+  entry("maxntidx", 32 * (fn.num_warps + (plan.warp_specialized() ? 4 : 0)));
   entry("maxntidy", 1);
   entry("maxntidz", 1);
   if (!plan.tensor_maps.empty()) {

@@ -5,17 +5,50 @@
 // fills what lies outside the view); every thread waits for the barrier's phase before
 // its dot reads the buffer. Iteration i of the loop uses stage i % S, whose barrier
 // completes for the (i / S)-th time: phase parity (i / S) & 1.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <unordered_set>
+
 #include "codegen.hpp"
 
 namespace tilefuse::nvptx {
 
 namespace {
 
-llvm::Value* barrier_addr(Codegen& cg, const ir::Op& ld, llvm::Value* slot) {
+// The "full" barrier of a stage (its copies landed), or its "empty" one (the consumers
+// have read it; warp-specialized kernels only).
+llvm::Value* barrier_addr(Codegen& cg, const ir::Op& ld, llvm::Value* slot, bool empty = false) {
   const OpPlan& p = cg.plan.op(&ld);
-  int first = p.smem_offset + p.stages * async_stage_bytes(cg.plan, &ld);
+  int first = p.smem_offset + p.stages * async_stage_bytes(cg.plan, &ld) + (empty ? 8 * p.stages : 0);
   llvm::Value* off = cg.b.CreateAdd(cg.c32(first), cg.b.CreateMul(slot, cg.c32(8)));
   return cg.shared_addr32(cg.smem_addr(0, off));
+}
+
+void wait_parity(Codegen& cg, llvm::Value* bar, llvm::Value* parity) {
+  cg.inline_asm(cg.b.getVoidTy(),
+                "{\n.reg .pred done;\n"
+                "tma_wait_${:uid}:\n"
+                "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+                "@!done bra tma_wait_${:uid};\n}",
+                "r,r,~{memory}", {bar, parity}, true);
+}
+
+void init_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
+  bool ws = cg.plan.warp_specialized();
+  cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
+    for (const ir::Op* ld : pl.loads) {
+      if (cg.plan.op(ld).tma_map < 0) continue;
+      for (int s = 0; s < pl.stages; ++s) {
+        cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}",
+                      {barrier_addr(cg, *ld, cg.c32(s))}, true);
+        if (ws)  // one arrival per consumer warp
+          cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(cg.fn.num_warps) + ";",
+                        "r,~{memory}", {barrier_addr(cg, *ld, cg.c32(s), true)}, true);
+      }
+    }
+    // The initialized barriers become visible to the copy engine (async proxy).
+    cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
+  });
 }
 
 bool has_tma(const Codegen& cg, const GpuPlan::Pipeline& pl) {
@@ -27,23 +60,14 @@ bool has_tma(const Codegen& cg, const GpuPlan::Pipeline& pl) {
 }  // namespace
 
 void init_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
-  if (!has_tma(cg, pl)) return;
+  if (!has_tma(cg, pl) || cg.plan.warp_specialized()) return;  // (at kernel entry, split_producer)
   cg.smem_before_write();  // the barriers' bytes may have held other scratch
-  cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
-    for (const ir::Op* ld : pl.loads) {
-      if (cg.plan.op(ld).tma_map < 0) continue;
-      for (int s = 0; s < pl.stages; ++s)
-        cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}",
-                      {barrier_addr(cg, *ld, cg.c32(s))}, true);
-    }
-    // The initialized barriers become visible to the copy engine (async proxy).
-    cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
-  });
+  init_barriers(cg, pl);
   cg.smem_after_write();
 }
 
 void inval_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
-  if (!has_tma(cg, pl)) return;
+  if (!has_tma(cg, pl) || cg.plan.warp_specialized()) return;
   // Every thread passed its last wait before the last iteration's barrier, which thread
   // 0 has passed too; later users of these bytes synchronize before writing them.
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
@@ -58,13 +82,27 @@ void inval_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
 
 Regs tma_coordinates(Codegen& cg, const ir::Op& ld, const std::vector<const ir::Op*>& slice,
                      const ir::Value* iv_arg, llvm::Value* iv) {
+  // Only the slice ops the (scalar) coordinates depend on, not the pointer tiles.
+  std::unordered_set<const ir::Op*> in_slice(slice.begin(), slice.end()), need;
+  std::vector<const ir::Value*> work;
+  for (int d = 0; d < ld.view_rank; ++d) work.push_back(ld.view_coord(d));
+  while (!work.empty()) {
+    const ir::Value* v = work.back();
+    work.pop_back();
+    if (v->def && in_slice.count(v->def) && need.insert(v->def).second)
+      work.insert(work.end(), v->def->operands.begin(), v->def->operands.end());
+  }
+  std::vector<const ir::Op*> sub;
+  for (const ir::Op* o : slice)
+    if (need.count(o)) sub.push_back(o);
   Regs out;
   for (int d = 0; d < ld.view_rank; ++d)
-    out.push_back(cg.at_iteration(slice, iv_arg, iv, ld, 4 + 2 * ld.view_rank + d).at(0));
+    out.push_back(cg.at_iteration(sub, iv_arg, iv, ld, 4 + 2 * ld.view_rank + d).at(0));
   return out;
 }
 
-void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot) {
+void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot,
+                    llvm::Value* issuer) {
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&ld);
   const TensorMapSpec& spec = cg.plan.tensor_maps.at(p.tma_map);
@@ -76,7 +114,7 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
                                       b.getInt64Ty());
   llvm::Value* bar = barrier_addr(cg, ld, slot);
   llvm::Value* buffer = b.CreateAdd(cg.c32(p.smem_offset), b.CreateMul(slot, cg.c32(async_stage_bytes(cg.plan, &ld))));
-  llvm::Value* go = b.CreateICmpEQ(cg.tid(), cg.c32(0));
+  llvm::Value* go = issuer ? issuer : b.CreateICmpEQ(cg.tid(), cg.c32(0));
   if (pred) go = b.CreateAnd(go, pred);
   cg.if_then(go, [&] {
     cg.inline_asm(b.getVoidTy(), "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
@@ -102,12 +140,71 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
 
 void wait_tma_copy(Codegen& cg, const ir::Op& ld) {
   auto [slot, phase] = cg.tma_wait_at.at(&ld);
-  cg.inline_asm(cg.b.getVoidTy(),
-                "{\n.reg .pred done;\n"
-                "tma_wait_${:uid}:\n"
-                "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-                "@!done bra tma_wait_${:uid};\n}",
-                "r,r,~{memory}", {barrier_addr(cg, ld, slot), phase}, true);
+  wait_parity(cg, barrier_addr(cg, ld, slot), phase);
+}
+
+void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred) {
+  llvm::Value* go = cg.b.CreateAnd(cg.b.CreateICmpEQ(cg.lane(), cg.c32(0)), pred);
+  cg.if_then(go, [&] {
+    cg.inline_asm(cg.b.getVoidTy(), "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}",
+                  {barrier_addr(cg, ld, slot, true)}, true);
+  });
+}
+
+void split_producer(Codegen& cg) {
+  auto& b = cg.b;
+  const ir::Op& loop = *cg.plan.producer_loop;
+  const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(&loop);
+  init_barriers(cg, pl);
+  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {});  // every thread: the barriers are ready
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* producer = llvm::BasicBlock::Create(cg.ctx, "producer", f);
+  auto* consumer = llvm::BasicBlock::Create(cg.ctx, "consumer", f);
+  // The producer warpgroup's first thread copies; the rest of it has nothing to do.
+  b.CreateCondBr(b.CreateICmpEQ(cg.tid(), cg.c32(32 * cg.fn.num_warps)), producer, consumer);
+  auto* idle = llvm::BasicBlock::Create(cg.ctx, "idle", f);
+  b.SetInsertPoint(consumer);
+  auto* work = llvm::BasicBlock::Create(cg.ctx, "consumers", f);
+  b.CreateCondBr(b.CreateICmpUGE(cg.warp(), cg.c32(cg.fn.num_warps)), idle, work);
+  b.SetInsertPoint(idle);
+  b.CreateRetVoid();
+
+  b.SetInsertPoint(producer);
+  for (const ir::Op* o : cg.plan.producer_ops) cg.lower_op(*o);
+  llvm::Value* lo = cg.scalar(loop.operand(0));
+  llvm::Value* hi = cg.scalar(loop.operand(1));
+  llvm::Value* step = cg.scalar(loop.operand(2));
+  bool sgn = is_signed_int(loop.operand(0)->type.dtype);
+  auto* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(cg.ctx, "copy.header", f);
+  auto* body = llvm::BasicBlock::Create(cg.ctx, "copy.body", f);
+  auto* done = llvm::BasicBlock::Create(cg.ctx, "copy.done", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(lo->getType(), 2, "copy_iv");
+  llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "copy_stage");
+  llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "copy_phase");
+  iv->addIncoming(lo, pre);
+  slot->addIncoming(cg.c32(0), pre);
+  phase->addIncoming(cg.c32(0), pre);
+  b.CreateCondBr(sgn ? b.CreateICmpSLT(iv, hi) : b.CreateICmpULT(iv, hi), body, done);
+  b.SetInsertPoint(body);
+  const ir::Block& blk = *loop.regions[0];
+  for (const ir::Op* ld : pl.loads) {
+    // The stage's previous contents were released (a fresh barrier passes parity 1).
+    wait_parity(cg, barrier_addr(cg, *ld, slot, true), b.CreateXor(phase, cg.c32(1)));
+    issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl.slice, blk.args[0], iv), nullptr, slot, b.getTrue());
+  }
+  llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
+  llvm::Value* wrap = b.CreateICmpEQ(inc, cg.c32(pl.stages));
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  iv->addIncoming(b.CreateAdd(iv, step), latch);
+  slot->addIncoming(b.CreateSelect(wrap, cg.c32(0), inc), latch);
+  phase->addIncoming(b.CreateSelect(wrap, b.CreateXor(phase, cg.c32(1)), phase), latch);
+  b.CreateBr(header);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+  b.SetInsertPoint(work);
 }
 
 }  // namespace tilefuse::nvptx

@@ -102,14 +102,20 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   int off_b = p.smem_offset, off_a = p.smem_offset + staged_b;
 
   Regs C = cg.operand(op, 2);
-  bool async = false;
-  for (int i = 0; i < 2; ++i)
-    async = async || async_source(cg.plan, op.operand(i));
+  bool async = false, group_copies = false;
+  for (int i = 0; i < 2; ++i) {
+    const ir::Op* src = async_source(cg.plan, op.operand(i));
+    async = async || src;
+    group_copies = group_copies || (src && cg.plan.op(src).tma_map < 0);
+  }
   bool wrote = false;
   if (async) {
     wait_async_copies(cg, op);
     fence_proxy_async(cg);
-    wrote = true;  // the copies of other threads become visible at the barrier
+    // The copies of other threads become visible at the barrier, which also ends the
+    // reads of the buffers refilled next; warp-specialized TMA stages need neither
+    // (their mbarriers carry both).
+    wrote = group_copies || !cg.plan.warp_specialized();
   }
   std::function<Regs()> read_a;
   if (!src_a) read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);

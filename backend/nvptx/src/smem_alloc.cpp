@@ -130,7 +130,8 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
       }
       const Op* loop = op.parent->parent;
       if (plan.op(&op).stages > 1) {
-        begin = index_of.at(loop);
+        // Warp-specialized TMA stages: their barriers are set up at kernel entry.
+        begin = plan.warp_specialized() && plan.op(&op).tma_map >= 0 ? 0 : index_of.at(loop);
         end = std::max(end, index_of.at(op.parent->ops.back().get()));
       }
     }

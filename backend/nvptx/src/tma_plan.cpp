@@ -6,7 +6,10 @@
 // argument known to be 16-byte aligned, its dimensions and strides are arguments or
 // constants, the innermost stride is 1 and the others are multiples of 16 bytes.
 // Anything else keeps its cp.async copies, which read exactly the same elements.
+#include <algorithm>
+#include <iostream>
 #include <optional>
+#include <unordered_set>
 
 #include "passes.hpp"
 #include "tilefuse/ir/knobs.hpp"
@@ -21,44 +24,59 @@ namespace {
 
 using ParamIndex = std::unordered_map<const Value*, int>;
 
+// What the launch knows: an argument, a constant, or the grid's size along an axis.
 std::optional<TensorMapSpec::Value> host_value(const Value* v, const ParamIndex& params) {
   if (auto it = params.find(v); it != params.end()) return TensorMapSpec::Value{it->second, 0};
   if (v->def && v->def->kind == OpKind::Constant && is_int(v->type.dtype))
     return TensorMapSpec::Value{-1, v->def->ival};
+  if (v->def && v->def->kind == OpKind::NumPrograms) return TensorMapSpec::Value{-1, 0, v->def->axis};
+  // A widening cast of any of these (an I32 argument used as an I64 extent).
+  if (v->def && v->def->kind == OpKind::Cast && is_int(v->type.dtype) && is_int(v->def->operand(0)->type.dtype) &&
+      byte_size(v->type.dtype) >= byte_size(v->def->operand(0)->type.dtype) && is_signed_int(v->def->operand(0)->type.dtype))
+    return host_value(v->def->operand(0), params);
   return std::nullopt;
 }
 
 std::optional<TensorMapSpec> tma_spec(const ir::Function& f, const GpuPlan& plan, const Op* ld,
-                                      const ParamIndex& params) {
+                                      const ParamIndex& params, std::string& why) {
+  auto no = [&](const char* reason) {
+    why = reason;
+    return std::nullopt;
+  };
   const OpPlan& p = plan.op(ld);
   const ir::Type& t = ld->result()->type;
   if (ld->view_rank == 0 || !p.async_copy || p.stages < 2 || !read_by_wgmma(plan, ld) || t.rank() != 2)
-    return std::nullopt;
+    return no("not a pipelined 2-D view block read by warpgroup MMAs");
   const int es = byte_size(t.dtype), rank = ld->view_rank;
   const LinearLayout& l = plan.layout(ld->result())->ll;
-  if (contiguous_dim(l) != 1) return std::nullopt;
+  if (contiguous_dim(l) != 1) return no("its layout is not contiguous along the last dimension");
   const int swizzle = swizzle_bytes(t.shape, 1, es);
   const int64_t rows = t.shape[0], inner = swizzle / es;
-  if (swizzle < 32 || rows > 256 || t.shape[1] % inner) return std::nullopt;
+  if (swizzle < 32 || rows > 256 || t.shape[1] % inner) return no("rows under 32 bytes or over 256 rows");
   // Each further column block must start where the swizzle pattern restarts.
-  if (t.shape[1] > inner && rows * swizzle % 1024) return std::nullopt;
+  if (t.shape[1] > inner && rows * swizzle % 1024) return no("column blocks off the swizzle period");
   auto base = params.find(ld->view_base());
-  if (base == params.end() || f.params[base->second].divisibility < 16) return std::nullopt;
+  if (base == params.end() || f.params[base->second].divisibility < 16)
+    return no("the base is not a 16-byte-aligned pointer argument");
   TensorMapSpec s;
   s.dtype = t.dtype;
   s.base_param = base->second;
   s.swizzle_bytes = swizzle;
   for (int d = 0; d < rank; ++d) {
-    if (ld->view_coord(d)->type.dtype != DType::i32) return std::nullopt;  // TMA coordinates are 32-bit
+    if (ld->view_coord(d)->type.dtype != DType::i32) return no("a coordinate is not i32");
     auto dim = host_value(ld->view_dim(d), params);
     auto stride = host_value(ld->view_stride(d), params);
-    if (!dim || !stride || (dim->param < 0 && dim->constant < 1)) return std::nullopt;
+    if (!dim || !stride || (dim->param < 0 && dim->grid_axis < 0 && dim->constant < 1))
+      return no("a dimension or stride is not an argument, a constant or the grid size");
     if (d == rank - 1) {
-      if (stride->param >= 0 || stride->constant != 1) return std::nullopt;
+      if (stride->param >= 0 || stride->grid_axis >= 0 || stride->constant != 1)
+        return no("the innermost stride is not the constant 1");
+    } else if (stride->grid_axis >= 0) {
+      return no("a stride is the grid size");
     } else if (stride->param >= 0) {
-      if (f.params[stride->param].divisibility * es % 16) return std::nullopt;
+      if (f.params[stride->param].divisibility * es % 16) return no("a stride is not known to be a multiple of 16 bytes");
     } else if (stride->constant < 1 || stride->constant * es % 16) {
-      return std::nullopt;
+      return no("a constant stride is not a multiple of 16 bytes");
     }
     s.dims.push_back(*dim);
     s.strides.push_back(*stride);
@@ -67,11 +85,73 @@ std::optional<TensorMapSpec> tma_spec(const ir::Function& f, const GpuPlan& plan
   return s;
 }
 
+// The top-level ops before `loop` that its copies' coordinates and its bounds depend
+// on, in body order, when all are pure scalar ops (what the producer warp evaluates);
+// nullopt when one is not.
+std::optional<std::vector<const Op*>> producer_dependencies(const ir::Function& f, const GpuPlan& plan,
+                                                            const Op* loop) {
+  const GpuPlan::Pipeline& pl = plan.pipelines.at(loop);
+  std::unordered_set<const Op*> need, inside;
+  std::unordered_set<const Op*> in_slice(pl.slice.begin(), pl.slice.end());
+  std::vector<const Value*> work(loop->operands.begin(), loop->operands.begin() + 3);
+  for (const Op* ld : pl.loads)
+    for (int d = 0; d < ld->view_rank; ++d) work.push_back(ld->view_coord(d));
+  const ir::Block& body = *loop->regions[0];
+  while (!work.empty()) {
+    const Value* v = work.back();
+    work.pop_back();
+    if (!v->def) continue;  // parameters, the induction variable
+    const Op* d = v->def;
+    if (defined_within(v, body)) {  // the coordinates' part of the address slice
+      if (!in_slice.count(d)) return std::nullopt;
+      if (inside.insert(d).second) work.insert(work.end(), d->operands.begin(), d->operands.end());
+      continue;
+    }
+    if (d->parent != &f.body) return std::nullopt;
+    if (!v->type.is_scalar() || d->regions.size() || d->kind == OpKind::Load || d->kind == OpKind::Store ||
+        d->kind == OpKind::AtomicRMW || d->kind == OpKind::AtomicCas || d->kind == OpKind::ClusterReduce)
+      return std::nullopt;
+    if (need.insert(d).second) work.insert(work.end(), d->operands.begin(), d->operands.end());
+  }
+  std::vector<const Op*> out;
+  for (const auto& o : f.body.ops)
+    if (need.count(o.get())) out.push_back(o.get());
+  return out;
+}
+
+// One pipelined top-level loop whose copies are all TMA, no clusters: the producer warp
+// can run that loop's copies alone.
+void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
+  if (!knob_on("TILEFUSE_WARP_SPECIALIZE") || f.cluster_size != 1 || f.num_warps % 4) return;
+  const Op* loop = nullptr;
+  for (const auto& top : f.body.ops) {
+    auto it = plan.pipelines.find(top.get());
+    if (it == plan.pipelines.end()) continue;
+    if (loop) return;  // one producer loop only
+    loop = top.get();
+    for (const Op* ld : it->second.loads)
+      if (plan.op(ld).tma_map < 0) return;
+  }
+  bool nested = false;  // pipelines below the top level would not be fed
+  for (auto& [l, pl] : plan.pipelines) nested = nested || l != loop;
+  if (!loop || nested) return;
+  auto deps = producer_dependencies(f, plan, loop);
+  if (!deps) {
+    if (knob_on("TILEFUSE_DEBUG"))
+      std::cerr << "tilefuse: no warp specialization for '" << f.name
+                << "': the copies' coordinates depend on more than scalar ops before the loop\n";
+    return;
+  }
+  plan.producer_loop = loop;
+  plan.producer_ops = *deps;
+}
+
 }  // namespace
 
 int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld) {
   const OpPlan& p = plan.op(ld);
-  return p.tma_map >= 0 ? (8 * p.stages + 15) / 16 * 16 : 0;
+  int per_stage = plan.warp_specialized() ? 16 : 8;
+  return p.tma_map >= 0 ? (per_stage * p.stages + 15) / 16 * 16 : 0;
 }
 
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
@@ -83,9 +163,15 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     if (it == plan.pipelines.end()) continue;
     const GpuPlan::Pipeline& pl = it->second;
     for (const Op* ld : pl.loads) {
-      if (auto s = tma_spec(f, plan, ld, params)) {
-        plan.op(ld).tma_map = static_cast<int>(plan.tensor_maps.size());
-        plan.tensor_maps.push_back(*s);
+      std::string why;
+      if (auto s = tma_spec(f, plan, ld, params, why)) {
+        // Loops reading the same view's blocks (attention's two loops) share its map.
+        auto same = std::find(plan.tensor_maps.begin(), plan.tensor_maps.end(), *s);
+        plan.op(ld).tma_map = static_cast<int>(same - plan.tensor_maps.begin());
+        if (same == plan.tensor_maps.end()) plan.tensor_maps.push_back(*s);
+      } else if (ld->view_rank && knob_on("TILEFUSE_DEBUG")) {
+        std::cerr << "tilefuse: view load of " << ld->result()->type.str() << " at " << ld->loc.str()
+                  << " is copied by cp.async, not TMA: " << why << "\n";
       }
     }
     // The cp.async loads left count their groups among themselves, in issue order.
@@ -97,6 +183,7 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
       p.async_index = p.tma_map < 0 ? ++index : 0;
     }
   }
+  plan_warp_specialization(f, plan);
 }
 
 }  // namespace tilefuse::nvptx

@@ -34,11 +34,14 @@ struct ViewIndex {
   template <class M>
     requires MetaLike<M>
   ViewIndex(const M& m) : literal(m.meta_value()) {}
-  ir::Value* get(ir::Builder& b) const { return value ? value : b.const_int(literal, ir::Type::scalar(DType::i64)); }
+  // The value; a literal becomes a constant of type `literal_type`.
+  ir::Value* get(ir::Builder& b, DType literal_type = DType::i64) const {
+    return value ? value : b.const_int(literal, ir::Type::scalar(literal_type));
+  }
 };
 
 template <class T, int R>
-struct TensorView {
+struct GlobalTensor {
   Ptr<T> base;
   std::array<ViewIndex, R> dims, strides;
 };
@@ -46,9 +49,9 @@ struct TensorView {
 // A view of the tensor at `base` with dims[d] elements along dimension d (outermost
 // first) and strides[d] elements between neighbours along it.
 template <class T, size_t R>
-TensorView<T, static_cast<int>(R)> tensor_view(const Ptr<T>& base, const ViewIndex (&dims)[R],
+GlobalTensor<T, static_cast<int>(R)> tensor_view(const Ptr<T>& base, const ViewIndex (&dims)[R],
                                                const ViewIndex (&strides)[R]) {
-  TensorView<T, static_cast<int>(R)> v{base, {}, {}};
+  GlobalTensor<T, static_cast<int>(R)> v{base, {}, {}};
   for (size_t d = 0; d < R; ++d) v.dims[d] = dims[d], v.strides[d] = strides[d];
   return v;
 }
@@ -57,7 +60,7 @@ TensorView<T, static_cast<int>(R)> tensor_view(const Ptr<T>& base, const ViewInd
 // dimension). A block of lower rank than the view covers its innermost dimensions (one
 // element of each outer one), so a [batch, rows, cols] view gives [rows, cols] tiles.
 template <class T, int R, size_t RB>
-Tile<std::remove_const_t<T>, static_cast<int>(RB)> load(const TensorView<T, R>& view,
+Tile<std::remove_const_t<T>, static_cast<int>(RB)> load(const GlobalTensor<T, R>& view,
                                                         const ViewIndex (&coords)[static_cast<size_t>(R)],
                                                         const int64_t (&block)[RB], Cache cache = Cache::Normal,
                                                         TF_HERE) {
@@ -67,7 +70,7 @@ Tile<std::remove_const_t<T>, static_cast<int>(RB)> load(const TensorView<T, R>& 
   for (int d = 0; d < R; ++d) {
     dims.push_back(view.dims[d].get(b));
     strides.push_back(view.strides[d].get(b));
-    at.push_back(coords[d].get(b));
+    at.push_back(coords[d].get(b, DType::i32));  // block coordinates are 32-bit, like program ids
   }
   return Tile<std::remove_const_t<T>, static_cast<int>(RB)>(
       b.load_view(view.base.value, dims, strides, at, detail::to_shape(block), detail::to_evict(cache)));

@@ -34,18 +34,13 @@ const auto& attention_fwd_kernel() {
         auto l_i = zeros<f32>({BLOCK_M});
         auto acc = zeros<f32>({BLOCK_M, HEAD_DIM});
         auto qk_scale = sm_scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
-        // Keys and values of the block at start_n: K transposed [D, BN], V [BN, D].
-        // `masked`: the block may hold keys past seq_len or (causal) above the diagonal.
-        auto load_k = [&](auto start_n, bool masked) {
-          auto kn = start_n + offs_n;
-          return masked ? load(k + head_off + kn.row() * stride_n + offs_d.col(), (kn < seq_len).row(), 0.0f)
-                        : load(k + head_off + kn.row() * stride_n + offs_d.col());
-        };
-        auto load_v = [&](auto start_n, bool masked) {
-          auto kn = start_n + offs_n;
-          return masked ? load(v + head_off + kn.col() * stride_n + offs_d.row(), (kn < seq_len).col(), 0.0f)
-                        : load(v + head_off + kn.col() * stride_n + offs_d.row());
-        };
+        // Keys and values of the block at start_n: K transposed [D, BN], V [BN, D], as
+        // blocks of [heads, seq_len, HEAD_DIM] views (keys past seq_len read 0; on sm_90a
+        // the copies are TMA's).
+        auto k_view = tensor_view(k, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
+        auto v_view = tensor_view(v, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
+        auto load_k = [&](auto start_n, bool) { return trans(load(k_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM})); };
+        auto load_v = [&](auto start_n, bool) { return load(v_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM}); };
         // The online softmax of one block's scores, then O = O * alpha + P.V.
         auto update = [&](auto qk, auto start_n, bool masked) {
           auto s = qk * qk_scale;

@@ -80,7 +80,7 @@ class LoadedKernel {
   LoadedKernel() = default;
   void init_function(const nvptx::CompiledKernel& k);
   void launch_slow(const Grid& grid, const std::vector<ArgValue>& args, CUstream stream) const;
-  void encode_maps(const std::vector<ArgValue>& args, CUtensorMap* out) const;
+  void encode_maps(const std::vector<ArgValue>& args, const Grid& grid, CUtensorMap* out) const;
   bool empty_grid(const Grid& g) const;  // true: launches nothing; throws for a negative dimension
   [[noreturn]] void bad_arg(size_t i, const ArgValue& a) const;
   [[noreturn]] void bad_grid(const Grid& g) const;

@@ -47,8 +47,9 @@ struct ResolvedTensorMap {
 // box dimension outside 1..256 or an inner box row not a multiple of 16 bytes (or wider
 // than the swizzle span), or a non-Int argument where an integer is expected.
 // A malformed spec (the compiler's bug) throws InternalError.
+// Sizes taken from the launch grid (TensorMapSpec::Value::grid_axis) come from `grid`.
 ResolvedTensorMap resolve_tensor_map(const nvptx::TensorMapSpec& spec, const std::vector<ArgValue>& args,
-                                     std::string_view kernel = {}, int index = 0);
+                                     std::string_view kernel = {}, int index = 0, const Grid& grid = {});
 
 // cuTensorMapEncodeTiled of a resolved map into *out (64-byte aligned): no interleave,
 // element strides 1, out-of-bounds elements read as zero, L2 promotion of 128 bytes
@@ -57,6 +58,6 @@ ResolvedTensorMap resolve_tensor_map(const nvptx::TensorMapSpec& spec, const std
 void encode_tensor_map(const ResolvedTensorMap& map, CUtensorMap* out, std::string_view kernel = {});
 // resolve_tensor_map, then encode_tensor_map.
 void encode_tensor_map(const nvptx::TensorMapSpec& spec, const std::vector<ArgValue>& args, CUtensorMap* out,
-                       std::string_view kernel = {}, int index = 0);
+                       std::string_view kernel = {}, int index = 0, const Grid& grid = {});
 
 }  // namespace tilefuse::cuda

@@ -28,11 +28,12 @@ struct ParamAbi {
 // A TMA tensor map (CUtensorMap) the launch encodes from the kernel's arguments and
 // passes as a hidden 128-byte parameter after the signature's (in `tensor_maps` order).
 // Dimensions are listed outermost first; a value is argument `param` when param >= 0,
-// else `constant`.
+// the launch grid's size along `grid_axis` when that is >= 0, else `constant`.
 struct TensorMapSpec {
   struct Value {
     int param = -1;
     int64_t constant = 0;
+    int grid_axis = -1;
     bool operator==(const Value&) const = default;
   };
   DType dtype = DType::bf16;  // element type

@@ -114,6 +114,15 @@ struct GpuPlan {
   std::unordered_set<const ir::Op*> loops_reading_copies;
   // TMA descriptors the launch encodes (OpPlan::tma_map indexes them).
   std::vector<TensorMapSpec> tensor_maps;
+  // Warp specialization (tma_plan.cpp): one more warpgroup, the producer, whose first
+  // thread issues every TMA copy of `producer_loop` (waiting on each stage's "empty"
+  // mbarrier), while the num_warps consumer warps run the kernel, wait on the "full"
+  // barriers and release each stage when their MMAs have read it. The consumers
+  // synchronize among themselves with a named barrier. `producer_ops` are the top-level
+  // scalar ops before the loop its copies' coordinates depend on.
+  const ir::Op* producer_loop = nullptr;
+  std::vector<const ir::Op*> producer_ops;
+  bool warp_specialized() const { return producer_loop != nullptr; }
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars
@@ -149,7 +158,8 @@ bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
 // wgmma readers, view described by kernel arguments and constants, 16-byte strides):
 // sets OpPlan::tma_map and renumbers the remaining cp.async loads' groups.
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
-// Bytes of the mbarriers after a TMA load's stage buffers (0 for other loads).
+// Bytes of the mbarriers after a TMA load's stage buffers (0 for other loads): a "full"
+// barrier per stage, then (warp-specialized) an "empty" one per stage.
 int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld);
 // Pass 3c: which wgmma groups stay in flight past their dot and where they are waited
 // for (top-level dots of a loop body; see wgmma_waits.cpp).
