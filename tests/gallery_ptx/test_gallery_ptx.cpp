@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/registry.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
@@ -154,10 +155,10 @@ TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S 
         CHECK(r.spill_stores == 0);
         CHECK(ck.ptx.find(std::string(target) == "sm_90a" ? "wgmma.mma_async" : "ldmatrix.sync.aligned") !=
               std::string::npos);
-        if (g == mm && std::string(target) == "sm_90a" && stages > 1) {
-          // GEMM's operands are tensor-view blocks: pipelined, TMA moves them (see below).
-          CHECK(ck.ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
-          CHECK(ck.ptx.find("cp.async.cg.shared.global") == std::string::npos);
+        if (std::string(target) == "sm_90a" && stages > 1) {
+          // The operands are tensor-view blocks: pipelined, TMA moves them (see below).
+          CHECK(ck.ptx.find(g == mm ? "cp.async.bulk.tensor.2d" : "cp.async.bulk.tensor.3d") != std::string::npos);
+          if (g == mm) CHECK(ck.ptx.find("cp.async.cg.shared.global") == std::string::npos);  // (attention's Q is)
           CHECK(ck.tensor_maps.size() == 2);
           continue;
         }
@@ -249,6 +250,92 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   setenv("TILEFUSE_TMA", "0", 1);
   CHECK(compile(cfg, aligned).tensor_maps.empty());
   unsetenv("TILEFUSE_TMA");
+}
+
+TEST_CASE("attention's K and V blocks move by TMA on sm_90a; its two loops share the two maps") {
+  const kernels::GalleryKernel* at = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "attention_fwd") at = &g;
+  REQUIRE(at);
+  // Parameters: out lse q k v seq_len stride_h stride_n sm_scale.
+  enum { K = 3, V = 4, SEQ = 5, SH = 6, SN = 7 };
+  for (int64_t d : {64, 128}) {
+    CAPTURE(d);
+    Config cfg = kernels::attention_heuristic(4096, d, true, true);
+    const KernelBase& k = at->get(DType::f16);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    REQUIRE(ck.tensor_maps.size() == 2);
+    using Val = nvptx::TensorMapSpec::Value;
+    for (int i = 0; i < 2; ++i) {
+      const auto& s = ck.tensor_maps[i];
+      CHECK(s.base_param == (i ? V : K));
+      CHECK(s.dims == std::vector<Val>{{-1, 0, 1}, {SEQ, 0}, {-1, d}});  // [grid.y heads, seq, d]
+      CHECK(s.strides == std::vector<Val>{{SH, 0}, {SN, 0}, {-1, 1}});
+      CHECK(s.box == std::vector<int>{1, static_cast<int>(cfg.get("BLOCK_N")), 64});
+    }
+    CHECK(ck.ptx.find("cp.async.bulk.tensor.3d") != std::string::npos);
+    if (!tools::find_ptxas().empty()) {
+      tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+      CHECK_MESSAGE(r.ok, r.log);
+      CHECK(r.spill_stores == 0);
+    }
+  }
+}
+
+TEST_CASE("warp-specialized GEMM: a producer warpgroup copies, the consumers meet on a named barrier") {
+  const kernels::GalleryKernel* mm = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "matmul") mm = &g;
+  REQUIRE(mm);
+  Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(4)};
+  const KernelBase& k = mm->get(DType::bf16);
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+  setenv("TILEFUSE_WARP_SPECIALIZE", "1", 1);
+  nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  unsetenv("TILEFUSE_WARP_SPECIALIZE");
+  CHECK(ck.num_warps == 12);  // 8 consumers + the producer warpgroup
+  CHECK(ck.ptx.find(".maxntid 384, 1, 1") != std::string::npos);
+  CHECK(ck.ptx.find("bar.sync 1, 256;") != std::string::npos);
+  CHECK(ck.ptx.find("mbarrier.arrive.shared::cta.b64") != std::string::npos);  // stages released
+  // The copies: once in the producer's loop (A, then B's four column blocks), no prologue.
+  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d)")) == 5);
+  if (!tools::find_ptxas().empty()) {
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    CHECK(r.log.find("C75") == std::string::npos);
+  }
+  // The config knob does the same as the environment's.
+  Config ws = cfg;
+  ws.set("warp_specialize", 1);
+  CHECK(ws.str().find("warp_specialize=1") != std::string::npos);
+  auto fw = k.specialize(ws, std::vector<int64_t>(k.num_runtime_params(), 16));
+  CHECK(nvptx::compile(*fw, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx == ck.ptx);
+  // Where a pipelined copy is not TMA (B's rows 8-byte multiples: cp.async), no split.
+  std::vector<int64_t> odd(k.num_runtime_params(), 16);
+  odd[9] = 4;  // ldb
+  CHECK(nvptx::compile(*k.specialize(ws, odd), nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).num_warps == 8);
+  // Attention: its two loops (unmasked, then masked blocks) feed one ring of stages; with
+  // two consumer warpgroups, registers move from the producer to them.
+  const kernels::GalleryKernel* at = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "attention_fwd") at = &g;
+  const KernelBase& ka = at->get(DType::f16);
+  Config ca = kernels::attention_heuristic(4096, 128, true, true);
+  ca.set("warp_specialize", 1);
+  auto fa = ka.specialize(ca, std::vector<int64_t>(ka.num_runtime_params(), 16));
+  nvptx::CompiledKernel cka = nvptx::compile(*fa, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  CHECK(cka.num_warps == fa->num_warps + 4);
+  CHECK(count(cka.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.3d)")) == 8);  // K, V (2 boxes) x 2 loops
+  CHECK(cka.ptx.find("setmaxnreg.dec.sync.aligned.u32 40;") != std::string::npos);
+  CHECK(cka.ptx.find("setmaxnreg.inc.sync.aligned.u32 232;") != std::string::npos);
+  if (!tools::find_ptxas().empty()) {
+    tools::PtxasResult r = tools::run_ptxas(cka.ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    CHECK(r.log.find("C75") == std::string::npos);  // setmaxnreg honoured, wgmma not serialized
+  }
 }
 
 TEST_CASE("shared memory over the limit at a given num_stages is a user error naming the stages") {

@@ -78,6 +78,8 @@ class Codegen {
   // TMA loads of the pipelined loop being lowered: this iteration's stage and the
   // phase parity its mbarrier completes with (lower_tma.cpp).
   std::unordered_map<const ir::Op*, std::pair<llvm::Value*, llvm::Value*>> tma_wait_at;
+  // Warp-specialized: the stage and phase the next producer loop's ring starts at.
+  std::pair<llvm::Value*, llvm::Value*> ring_position{nullptr, nullptr};
   std::unordered_map<const ir::Block*, PipelineState> pipeline_state;
   // Lowers the ops of `slice` again with the induction variable `iv_arg` bound to
   // `iv`, then restores every value: the registers of `v` for that iteration.
@@ -196,6 +198,9 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
 // producer warpgroup's branch (its first thread runs the copy loop, then all return).
 void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred);
 void split_producer(Codegen& cg);
+// At a producer loop's exit: releases the stages of its last iterations, whose MMAs were
+// still reading them when the loop released the others (iv, slot: those of the exit).
+void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot);
 void wait_tma_copy(Codegen& cg, const ir::Op& ld);
 // cp.async.wait_group n before a dot reads async operands of this iteration.
 void wait_async_copies(Codegen& cg, const ir::Op& dot);

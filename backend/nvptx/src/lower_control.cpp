@@ -1,6 +1,8 @@
 // Structured control flow: for loops with loop-carried tiles (one phi per register)
 // and if/else with results. Conditions and bounds are scalars, hence uniform across
 // the CTA, so barriers inside the bodies are safe.
+#include <algorithm>
+
 #include "codegen.hpp"
 
 namespace tilefuse::nvptx {
@@ -99,11 +101,14 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   }
   llvm::PHINode* slot = nullptr;   // pipeline buffer holding this iteration's copies
   llvm::PHINode* phase = nullptr;  // parity of the completions of its TMA barrier
+  // Warp-specialized: the producer loops' stages form one ring, continued here.
+  bool ring = std::find(cg.plan.producer_loops.begin(), cg.plan.producer_loops.end(), &op) !=
+              cg.plan.producer_loops.end();
   if (pl) {
     slot = b.CreatePHI(cg.i32(), 2, "stage");
-    slot->addIncoming(cg.c32(0), pre);
+    slot->addIncoming(ring && cg.ring_position.first ? cg.ring_position.first : cg.c32(0), pre);
     phase = b.CreatePHI(cg.i32(), 2, "phase");
-    phase->addIncoming(cg.c32(0), pre);
+    phase->addIncoming(ring && cg.ring_position.second ? cg.ring_position.second : cg.c32(0), pre);
   }
   llvm::Value* cond = less(iv, hi);
   b.CreateCondBr(cond, loop, exit);
@@ -170,6 +175,10 @@ void lower_for(Codegen& cg, const ir::Op& op) {
       if (std::find(w->second.begin(), w->second.end(), static_cast<int>(i)) != w->second.end())
         r = wgmma_wait(cg, 0, r);
     cg.set(op.results[i], std::move(r));
+  }
+  if (ring) {  // after the exit's MMA waits: hand the last stages back to the producer
+    release_remaining_stages(cg, op, iv, slot);
+    cg.ring_position = {slot, phase};
   }
 }
 

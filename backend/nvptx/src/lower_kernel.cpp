@@ -80,6 +80,7 @@ void Codegen::lower_kernel() {
   entry("maxntidx", 32 * (fn.num_warps + (plan.warp_specialized() ? 4 : 0)));
   entry("maxntidy", 1);
   entry("maxntidz", 1);
+  if (plan.warp_specialized()) entry("minctasm", 1);  // a register cap at entry, for setmaxnreg
   if (!plan.tensor_maps.empty()) {
     std::vector<llvm::Metadata*> idx;  // 1-based parameter numbers
     for (size_t i = 0; i < plan.tensor_maps.size(); ++i)

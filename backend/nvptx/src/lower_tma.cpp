@@ -153,58 +153,93 @@ void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::V
 
 void split_producer(Codegen& cg) {
   auto& b = cg.b;
-  const ir::Op& loop = *cg.plan.producer_loop;
-  const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(&loop);
-  init_barriers(cg, pl);
+  init_barriers(cg, cg.plan.pipelines.at(cg.plan.producer_loops.front()));
   cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {});  // every thread: the barriers are ready
   llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* group = llvm::BasicBlock::Create(cg.ctx, "producer_group", f);
   auto* producer = llvm::BasicBlock::Create(cg.ctx, "producer", f);
-  auto* consumer = llvm::BasicBlock::Create(cg.ctx, "consumer", f);
-  // The producer warpgroup's first thread copies; the rest of it has nothing to do.
-  b.CreateCondBr(b.CreateICmpEQ(cg.tid(), cg.c32(32 * cg.fn.num_warps)), producer, consumer);
   auto* idle = llvm::BasicBlock::Create(cg.ctx, "idle", f);
-  b.SetInsertPoint(consumer);
   auto* work = llvm::BasicBlock::Create(cg.ctx, "consumers", f);
-  b.CreateCondBr(b.CreateICmpUGE(cg.warp(), cg.c32(cg.fn.num_warps)), idle, work);
+  b.CreateCondBr(b.CreateICmpUGE(cg.warp(), cg.c32(cg.fn.num_warps)), group, work);
+  // Registers move from the producer warpgroup to the consumers (the kernel starts with
+  // 64K / threads each; setmaxnreg needs whole warpgroups, in one branch per role).
+  const int threads = 32 * (cg.fn.num_warps + 4), producer_regs = 40;
+  const int start = std::min(255, 65536 / threads / 8 * 8);
+  const int consumer_regs = std::min(232, (65536 - 128 * producer_regs) / (32 * cg.fn.num_warps) / 8 * 8);
+  const bool move = consumer_regs > start;
+  b.SetInsertPoint(group);
+  if (move)
+    cg.inline_asm(b.getVoidTy(), "setmaxnreg.dec.sync.aligned.u32 " + std::to_string(producer_regs) + ";", "", {},
+                  true);
+  // The producer warpgroup's first thread copies; the rest of it has nothing to do.
+  b.CreateCondBr(b.CreateICmpEQ(cg.tid(), cg.c32(32 * cg.fn.num_warps)), producer, idle);
   b.SetInsertPoint(idle);
   b.CreateRetVoid();
+  b.SetInsertPoint(work);
+  if (move)
+    cg.inline_asm(b.getVoidTy(), "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(consumer_regs) + ";", "", {},
+                  true);
+  work = b.GetInsertBlock();
 
   b.SetInsertPoint(producer);
   for (const ir::Op* o : cg.plan.producer_ops) cg.lower_op(*o);
-  llvm::Value* lo = cg.scalar(loop.operand(0));
-  llvm::Value* hi = cg.scalar(loop.operand(1));
-  llvm::Value* step = cg.scalar(loop.operand(2));
-  bool sgn = is_signed_int(loop.operand(0)->type.dtype);
-  auto* pre = b.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(cg.ctx, "copy.header", f);
-  auto* body = llvm::BasicBlock::Create(cg.ctx, "copy.body", f);
-  auto* done = llvm::BasicBlock::Create(cg.ctx, "copy.done", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* iv = b.CreatePHI(lo->getType(), 2, "copy_iv");
-  llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "copy_stage");
-  llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "copy_phase");
-  iv->addIncoming(lo, pre);
-  slot->addIncoming(cg.c32(0), pre);
-  phase->addIncoming(cg.c32(0), pre);
-  b.CreateCondBr(sgn ? b.CreateICmpSLT(iv, hi) : b.CreateICmpULT(iv, hi), body, done);
-  b.SetInsertPoint(body);
-  const ir::Block& blk = *loop.regions[0];
-  for (const ir::Op* ld : pl.loads) {
-    // The stage's previous contents were released (a fresh barrier passes parity 1).
-    wait_parity(cg, barrier_addr(cg, *ld, slot, true), b.CreateXor(phase, cg.c32(1)));
-    issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl.slice, blk.args[0], iv), nullptr, slot, b.getTrue());
+  llvm::Value* stage = cg.c32(0);  // the ring's position, carried from loop to loop
+  llvm::Value* parity = cg.c32(0);
+  for (const ir::Op* loop : cg.plan.producer_loops) {
+    const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(loop);
+    llvm::Value* lo = cg.scalar(loop->operand(0));
+    llvm::Value* hi = cg.scalar(loop->operand(1));
+    llvm::Value* step = cg.scalar(loop->operand(2));
+    bool sgn = is_signed_int(loop->operand(0)->type.dtype);
+    auto* pre = b.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(cg.ctx, "copy.header", f);
+    auto* body = llvm::BasicBlock::Create(cg.ctx, "copy.body", f);
+    auto* done = llvm::BasicBlock::Create(cg.ctx, "copy.done", f);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    llvm::PHINode* iv = b.CreatePHI(lo->getType(), 2, "copy_iv");
+    llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "copy_stage");
+    llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "copy_phase");
+    iv->addIncoming(lo, pre);
+    slot->addIncoming(stage, pre);
+    phase->addIncoming(parity, pre);
+    b.CreateCondBr(sgn ? b.CreateICmpSLT(iv, hi) : b.CreateICmpULT(iv, hi), body, done);
+    b.SetInsertPoint(body);
+    const ir::Block& blk = *loop->regions[0];
+    for (const ir::Op* ld : pl.loads) {
+      // The stage's previous contents were released (a fresh barrier passes parity 1).
+      wait_parity(cg, barrier_addr(cg, *ld, slot, true), b.CreateXor(phase, cg.c32(1)));
+      issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl.slice, blk.args[0], iv), nullptr, slot, b.getTrue());
+    }
+    llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
+    llvm::Value* wrap = b.CreateICmpEQ(inc, cg.c32(pl.stages));
+    llvm::BasicBlock* latch = b.GetInsertBlock();
+    iv->addIncoming(b.CreateAdd(iv, step), latch);
+    slot->addIncoming(b.CreateSelect(wrap, cg.c32(0), inc), latch);
+    phase->addIncoming(b.CreateSelect(wrap, b.CreateXor(phase, cg.c32(1)), phase), latch);
+    b.CreateBr(header);
+    b.SetInsertPoint(done);
+    stage = slot;
+    parity = phase;
   }
-  llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
-  llvm::Value* wrap = b.CreateICmpEQ(inc, cg.c32(pl.stages));
-  llvm::BasicBlock* latch = b.GetInsertBlock();
-  iv->addIncoming(b.CreateAdd(iv, step), latch);
-  slot->addIncoming(b.CreateSelect(wrap, cg.c32(0), inc), latch);
-  phase->addIncoming(b.CreateSelect(wrap, b.CreateXor(phase, cg.c32(1)), phase), latch);
-  b.CreateBr(header);
-  b.SetInsertPoint(done);
   b.CreateRetVoid();
   b.SetInsertPoint(work);
+}
+
+void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot) {
+  // Iterations n-1-lag .. n-1 were not released inside the loop (n: its trip count);
+  // their MMAs have completed (the exit's waits). iv and slot are those of iteration n.
+  auto& b = cg.b;
+  const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(&loop);
+  llvm::Value* lo = cg.scalar(loop.operand(0));
+  llvm::Value* step = cg.scalar(loop.operand(2));
+  bool sgn = is_signed_int(loop.operand(0)->type.dtype);
+  for (int q = 0; q <= pl.lag; ++q) {
+    llvm::Value* it = b.CreateSub(iv, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), q + 1)));
+    llvm::Value* ran = sgn ? b.CreateICmpSGE(it, lo) : b.CreateICmpUGE(it, lo);
+    llvm::Value* s = b.CreateURem(b.CreateAdd(slot, cg.c32(pl.stages - 1 - q)), cg.c32(pl.stages));
+    for (const ir::Op* ld : pl.loads) release_tma_stage(cg, *ld, s, ran);
+  }
 }
 
 }  // namespace tilefuse::nvptx

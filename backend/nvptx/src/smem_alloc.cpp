@@ -78,8 +78,12 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       bytes = std::max<int>(bytes, round_up(a_bytes, 16) + b_bytes);
       break;
     }
-    case OpKind::Load:  // async copy destination: one tile per pipeline stage (+ TMA's mbarriers)
+    case OpKind::Load: {  // async copy destination: one tile per pipeline stage (+ TMA's mbarriers)
+      auto ring = plan.ring_leader.find(&op);
+      if (ring != plan.ring_leader.end() && ring->second != &op) break;  // uses its leader's stages
       if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op) + tma_barrier_bytes(plan, &op));
+      break;
+    }
       break;
     case OpKind::AtomicRMW: case OpKind::AtomicCas: {
       // Old values travel from the one thread that performed the atomic to the copies.
@@ -130,9 +134,14 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
       }
       const Op* loop = op.parent->parent;
       if (plan.op(&op).stages > 1) {
-        // Warp-specialized TMA stages: their barriers are set up at kernel entry.
-        begin = plan.warp_specialized() && plan.op(&op).tma_map >= 0 ? 0 : index_of.at(loop);
+        begin = index_of.at(loop);
         end = std::max(end, index_of.at(op.parent->ops.back().get()));
+        if (plan.warp_specialized() && plan.op(&op).tma_map >= 0) {
+          // A ring of stages: barriers set up at kernel entry, filled by the producer
+          // until the last producer loop ends.
+          begin = 0;
+          end = std::max(end, index_of.at(plan.producer_loops.back()->regions[0]->ops.back().get()));
+        }
       }
     }
     auto g = plan.reduce_group_leader.find(&op);
@@ -173,6 +182,7 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
     p.smem_offset = b.offset;
     p.smem_bytes = b.size;
   }
+  for (auto& [ld, leader] : plan.ring_leader) plan.op(ld).smem_offset = plan.op(leader).smem_offset;
   plan.shared_bytes = total;
 }
 

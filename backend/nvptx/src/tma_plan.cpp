@@ -86,12 +86,12 @@ std::optional<TensorMapSpec> tma_spec(const ir::Function& f, const GpuPlan& plan
 }
 
 // The top-level ops before `loop` that its copies' coordinates and its bounds depend
-// on, in body order, when all are pure scalar ops (what the producer warp evaluates);
-// nullopt when one is not.
-std::optional<std::vector<const Op*>> producer_dependencies(const ir::Function& f, const GpuPlan& plan,
-                                                            const Op* loop) {
+// on, when all are pure scalar ops (what the producer warp evaluates); false when one
+// is not.
+bool producer_dependencies(const ir::Function& f, const GpuPlan& plan, const Op* loop,
+                           std::unordered_set<const Op*>& need) {
   const GpuPlan::Pipeline& pl = plan.pipelines.at(loop);
-  std::unordered_set<const Op*> need, inside;
+  std::unordered_set<const Op*> inside;
   std::unordered_set<const Op*> in_slice(pl.slice.begin(), pl.slice.end());
   std::vector<const Value*> work(loop->operands.begin(), loop->operands.begin() + 3);
   for (const Op* ld : pl.loads)
@@ -103,47 +103,56 @@ std::optional<std::vector<const Op*>> producer_dependencies(const ir::Function& 
     if (!v->def) continue;  // parameters, the induction variable
     const Op* d = v->def;
     if (defined_within(v, body)) {  // the coordinates' part of the address slice
-      if (!in_slice.count(d)) return std::nullopt;
+      if (!in_slice.count(d)) return false;
       if (inside.insert(d).second) work.insert(work.end(), d->operands.begin(), d->operands.end());
       continue;
     }
-    if (d->parent != &f.body) return std::nullopt;
+    if (d->parent != &f.body) return false;
     if (!v->type.is_scalar() || d->regions.size() || d->kind == OpKind::Load || d->kind == OpKind::Store ||
         d->kind == OpKind::AtomicRMW || d->kind == OpKind::AtomicCas || d->kind == OpKind::ClusterReduce)
-      return std::nullopt;
+      return false;
     if (need.insert(d).second) work.insert(work.end(), d->operands.begin(), d->operands.end());
   }
-  std::vector<const Op*> out;
-  for (const auto& o : f.body.ops)
-    if (need.count(o.get())) out.push_back(o.get());
-  return out;
+  return true;
 }
 
-// One pipelined top-level loop whose copies are all TMA, no clusters: the producer warp
-// can run that loop's copies alone.
+// Whether load `b` can use load `a`'s ring of stages (same view block, same stages).
+bool same_ring(const GpuPlan& plan, const Op* a, const Op* b) {
+  const OpPlan &pa = plan.op(a), &pb = plan.op(b);
+  return pa.tma_map == pb.tma_map && pa.stages == pb.stages && a->result()->type == b->result()->type;
+}
+
+// Pipelined top-level loops whose copies are all TMA and line up load by load, no
+// clusters, nothing pipelined below the top level: the producer warp can run those
+// loops' copies alone, in order.
 void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
-  if (!knob_on("TILEFUSE_WARP_SPECIALIZE") || f.cluster_size != 1 || f.num_warps % 4) return;
-  const Op* loop = nullptr;
-  for (const auto& top : f.body.ops) {
-    auto it = plan.pipelines.find(top.get());
-    if (it == plan.pipelines.end()) continue;
-    if (loop) return;  // one producer loop only
-    loop = top.get();
-    for (const Op* ld : it->second.loads)
-      if (plan.op(ld).tma_map < 0) return;
+  if (!(f.warp_specialize || knob_on("TILEFUSE_WARP_SPECIALIZE")) || f.cluster_size != 1 || f.num_warps % 4) return;
+  auto no = [&](const std::string& why) {
+    if (knob_on("TILEFUSE_DEBUG")) std::cerr << "tilefuse: no warp specialization for '" << f.name << "': " << why << "\n";
+  };
+  std::vector<const Op*> loops;
+  for (const auto& top : f.body.ops)
+    if (plan.pipelines.count(top.get())) loops.push_back(top.get());
+  if (loops.empty() || loops.size() != plan.pipelines.size()) return no("no pipelined loop, or one below the top level");
+  const auto& first = plan.pipelines.at(loops[0]).loads;
+  for (const Op* loop : loops) {
+    const auto& loads = plan.pipelines.at(loop).loads;
+    if (loads.size() != first.size()) return no("its loops copy different numbers of blocks");
+    for (size_t i = 0; i < loads.size(); ++i)
+      if (plan.op(loads[i]).tma_map < 0 || !same_ring(plan, first[i], loads[i]))
+        return no("a copy is not TMA, or its loops copy different blocks");
   }
-  bool nested = false;  // pipelines below the top level would not be fed
-  for (auto& [l, pl] : plan.pipelines) nested = nested || l != loop;
-  if (!loop || nested) return;
-  auto deps = producer_dependencies(f, plan, loop);
-  if (!deps) {
-    if (knob_on("TILEFUSE_DEBUG"))
-      std::cerr << "tilefuse: no warp specialization for '" << f.name
-                << "': the copies' coordinates depend on more than scalar ops before the loop\n";
-    return;
+  std::unordered_set<const Op*> need;
+  for (const Op* loop : loops)
+    if (!producer_dependencies(f, plan, loop, need))
+      return no("the copies' coordinates depend on more than scalar ops before the loop");
+  plan.producer_loops = loops;
+  for (const auto& o : f.body.ops)
+    if (need.count(o.get())) plan.producer_ops.push_back(o.get());
+  for (const Op* loop : loops) {
+    const auto& loads = plan.pipelines.at(loop).loads;
+    for (size_t i = 0; i < loads.size(); ++i) plan.ring_leader[loads[i]] = first[i];
   }
-  plan.producer_loop = loop;
-  plan.producer_ops = *deps;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ std::string Config::str() const {
   for (auto& [k, v] : meta) r += k + "=" + std::to_string(v) + " ";
   r += "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages);
   if (cluster != 1) r += " cluster=" + std::to_string(cluster);
+  if (warp_specialize) r += " warp_specialize=1";
   return r;
 }
 
@@ -67,6 +68,9 @@ void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
     user_error("cluster = " + std::to_string(cfg.cluster) + " for kernel '" + name_ +
                    "' is not a power of two from 1 to 16",
                loc, "Use cluster(c) with c = 1, 2, 4, 8 or 16 (programs per thread-block cluster)");
+  if (cfg.warp_specialize != 0 && cfg.warp_specialize != 1)
+    user_error("warp_specialize = " + std::to_string(cfg.warp_specialize) + " for kernel '" + name_ + "' is not 0 or 1",
+               loc, "Use warp_specialize(true) or leave it out");
 }
 
 static std::string describe(const ArgValue& a) {
@@ -127,6 +131,7 @@ std::unique_ptr<ir::Function> KernelBase::trace(const Config& cfg, const std::ve
   f->num_warps = cfg.num_warps;
   f->num_stages = cfg.num_stages;
   f->cluster_size = cfg.cluster;
+  f->warp_specialize = cfg.warp_specialize != 0;
   ir::Builder b(*f);
   b.set_loc(defined_at_);
   std::vector<ir::Value*> rt;

@@ -19,12 +19,16 @@ inline ConfigItem num_stages(int s) { return {"num_stages", s}; }
 // Programs per thread-block cluster along grid x (sm_90+): they are scheduled together
 // and can combine values with cluster_sum/cluster_max/cluster_min.
 inline ConfigItem cluster(int c) { return {"cluster", c}; }
+// sm_90a: a producer warpgroup (4 more warps) issues the TMA copies of the pipelined
+// loops while the num_warps warps compute, where the kernel's copies qualify.
+inline ConfigItem warp_specialize(bool on = true) { return {"warp_specialize", on ? 1 : 0}; }
 
 struct Config {
   std::map<std::string, int64_t> meta;
   int num_warps = 4;
   int num_stages = 1;
   int cluster = 1;
+  int warp_specialize = 0;
 
   Config() = default;
   Config(std::initializer_list<ConfigItem> items) {
@@ -34,12 +38,14 @@ struct Config {
     if (name == "num_warps") num_warps = static_cast<int>(v);
     else if (name == "num_stages") num_stages = static_cast<int>(v);
     else if (name == "cluster") cluster = static_cast<int>(v);
+    else if (name == "warp_specialize") warp_specialize = static_cast<int>(v);
     else meta[name] = v;
     return *this;
   }
   bool has(const std::string& name) const { return meta.count(name) != 0; }
   int64_t get(const std::string& name) const { return meta.at(name); }
-  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4]": stable, also the cache-key form.
+  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4][ warp_specialize=1]": stable, also
+  // the cache-key form.
   std::string str() const;
   bool operator==(const Config& o) const = default;
   bool operator<(const Config& o) const { return str() < o.str(); }

@@ -101,6 +101,9 @@ struct Function {
   // Programs per thread-block cluster along x (1: no clusters). Programs
   // c*cluster_size .. (c+1)*cluster_size-1 run together and meet in ClusterReduce.
   int cluster_size = 1;
+  // A producer warpgroup issues the pipelined loops' bulk tensor copies (sm_90a, where
+  // they qualify; see backend/nvptx/src/tma_plan.cpp).
+  bool warp_specialize = false;
   Block body;
 
   Function() = default;

@@ -115,14 +115,17 @@ struct GpuPlan {
   // TMA descriptors the launch encodes (OpPlan::tma_map indexes them).
   std::vector<TensorMapSpec> tensor_maps;
   // Warp specialization (tma_plan.cpp): one more warpgroup, the producer, whose first
-  // thread issues every TMA copy of `producer_loop` (waiting on each stage's "empty"
-  // mbarrier), while the num_warps consumer warps run the kernel, wait on the "full"
-  // barriers and release each stage when their MMAs have read it. The consumers
-  // synchronize among themselves with a named barrier. `producer_ops` are the top-level
-  // scalar ops before the loop its copies' coordinates depend on.
-  const ir::Op* producer_loop = nullptr;
+  // thread issues every TMA copy of the `producer_loops` (top-level, in body order),
+  // waiting on each stage's "empty" mbarrier, while the num_warps consumer warps run the
+  // kernel, wait on the "full" barriers and release each stage when their MMAs have read
+  // it. The consumers synchronize among themselves with a named barrier. The loops'
+  // i-th loads share one ring of stages (the first loop's buffers and barriers, see
+  // `ring_leader`), its stage and phase carried from loop to loop. `producer_ops` are the
+  // top-level scalar ops the copies' coordinates and the loops' bounds depend on.
+  std::vector<const ir::Op*> producer_loops;
   std::vector<const ir::Op*> producer_ops;
-  bool warp_specialized() const { return producer_loop != nullptr; }
+  std::unordered_map<const ir::Op*, const ir::Op*> ring_leader;  // later loops' loads -> first loop's
+  bool warp_specialized() const { return !producer_loops.empty(); }
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars
