@@ -252,7 +252,7 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   unsetenv("TILEFUSE_TMA");
 }
 
-TEST_CASE("attention's K and V blocks move by TMA on sm_90a; its two loops share the two maps") {
+TEST_CASE("attention's K and V blocks move by TMA on sm_90a, its two loops sharing the two maps") {
   const kernels::GalleryKernel* at = nullptr;
   for (const auto& g : kernels::gallery())
     if (g.name == "attention_fwd") at = &g;
