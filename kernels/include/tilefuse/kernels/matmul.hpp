@@ -78,11 +78,11 @@ const auto& matmul_kernel() {
 inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
   if (warpgroup_mma) {
-    // wgmma fed by TMA (H100, bench/NOTES.md, tuner sweep): 256x128x64 tiles, two
-    // warpgroups, 4 stages (one holds the MMAs still in flight): 728 TFLOP/s at 4096^3
-    // and 577 at 8192x8192x1024, against 717 / 535 for 128x256x64. Tiles of 64 rows at
-    // least (the instruction's M).
-    int64_t bm = side(M, 64, 256), bn = side(N, 16, bm == 256 ? 128 : 256), bk = side(K, 16, 64);
+    // wgmma fed by TMA (H100, bench/NOTES.md): 128x256x64 tiles, two warpgroups, 4
+    // stages (one holds the MMAs still in flight): 740 TFLOP/s at 4096^3. 256x128x64
+    // measured the same there and at 8192x8192x1024 but 620 against 661 at 4000^3.
+    // Tiles of 64 rows at least (the instruction's M).
+    int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 16, 64);
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(4)};
   }
