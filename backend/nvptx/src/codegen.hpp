@@ -201,6 +201,8 @@ void split_producer(Codegen& cg);
 // At a producer loop's exit: releases the stages of its last iterations, whose MMAs were
 // still reading them when the loop released the others (iv, slot: those of the exit).
 void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot);
+// The stage after `slot` in a ring of `stages`, and the phase parity it completes with.
+std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages);
 void wait_tma_copy(Codegen& cg, const ir::Op& ld);
 // cp.async.wait_group n before a dot reads async operands of this iteration.
 void wait_async_copies(Codegen& cg, const ir::Op& dot);

@@ -2,6 +2,7 @@
 // and if/else with results. Conditions and bounds are scalars, hence uniform across
 // the CTA, so barriers inside the bodies are safe.
 #include <algorithm>
+#include <tuple>
 
 #include "codegen.hpp"
 
@@ -145,12 +146,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   llvm::Value* iv_next = b.CreateAdd(iv, step);
   llvm::Value* slot_next = nullptr;
   llvm::Value* phase_next = nullptr;
-  if (pl) {
-    llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
-    llvm::Value* wrap = b.CreateICmpEQ(inc, cg.c32(pl->stages));
-    slot_next = b.CreateSelect(wrap, cg.c32(0), inc);
-    phase_next = b.CreateSelect(wrap, b.CreateXor(phase, cg.c32(1)), phase);
-  }
+  if (pl) std::tie(slot_next, phase_next) = next_stage(cg, slot, phase, pl->stages);
   llvm::BasicBlock* latch = b.GetInsertBlock();
   b.CreateBr(header);
   iv->addIncoming(iv_next, latch);

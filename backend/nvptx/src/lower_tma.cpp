@@ -211,12 +211,11 @@ void split_producer(Codegen& cg) {
       wait_parity(cg, barrier_addr(cg, *ld, slot, true), b.CreateXor(phase, cg.c32(1)));
       issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl.slice, blk.args[0], iv), nullptr, slot, b.getTrue());
     }
-    llvm::Value* inc = b.CreateAdd(slot, cg.c32(1));
-    llvm::Value* wrap = b.CreateICmpEQ(inc, cg.c32(pl.stages));
+    auto [slot_next, phase_next] = next_stage(cg, slot, phase, pl.stages);
     llvm::BasicBlock* latch = b.GetInsertBlock();
     iv->addIncoming(b.CreateAdd(iv, step), latch);
-    slot->addIncoming(b.CreateSelect(wrap, cg.c32(0), inc), latch);
-    phase->addIncoming(b.CreateSelect(wrap, b.CreateXor(phase, cg.c32(1)), phase), latch);
+    slot->addIncoming(slot_next, latch);
+    phase->addIncoming(phase_next, latch);
     b.CreateBr(header);
     b.SetInsertPoint(done);
     stage = slot;
@@ -224,6 +223,12 @@ void split_producer(Codegen& cg) {
   }
   b.CreateRetVoid();
   b.SetInsertPoint(work);
+}
+
+std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages) {
+  llvm::Value* inc = cg.b.CreateAdd(slot, cg.c32(1));
+  llvm::Value* wrap = cg.b.CreateICmpEQ(inc, cg.c32(stages));
+  return {cg.b.CreateSelect(wrap, cg.c32(0), inc), cg.b.CreateSelect(wrap, cg.b.CreateXor(phase, cg.c32(1)), phase)};
 }
 
 void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot) {
