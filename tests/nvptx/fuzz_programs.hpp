@@ -64,13 +64,27 @@ inline FuzzCase random_program(uint32_t seed) {
   s = std::string(name(dt)) + " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
       " warps=" + std::to_string(c.f->num_warps) + " stages=" + std::to_string(stages);
 
+  // The loop's operands as blocks of tensor views [trips, rows_ok, cols] (the same
+  // elements: TMA copies on sm_90a, maybe warp-specialized), drawn from a second
+  // generator so that each seed's program is otherwise the one it always was.
+  std::mt19937 view_rng(seed ^ 0x9e3779b9u);
+  bool views = std::bernoulli_distribution(0.5)(view_rng);
+  c.f->warp_specialize = views && std::bernoulli_distribution(0.4)(view_rng);
+  auto view_tile = [&](Value* p, int64_t r, int64_t cols, Value* i) {
+    return b.load_view(p, {trips, rows_ok, i32(cols)}, {i32(r * cols), i32(cols), i32(1)}, {i, i32(0), i32(0)},
+                       {r, cols});
+  };
+  if (views) s += c.f->warp_specialize ? " views(ws)" : " views";
+
   // 1. A loop accumulating dot(x_i, y_i) over `trips` iterations (0 allowed).
   bool b_trans = coin(0.3);
   Value* acc0 = b.const_float(0, Type::tile(DType::f32, {M, N}));
   auto res = b.for_(i32(0), trips, i32(1), {acc0}, [&](Builder&, Value* i, const std::vector<Value*>& it) {
-    Value* a = tile(x, M, K, b.binary(BinaryOp::Mul, i, i32(M * K)), false);
-    Value* bt = b_trans ? b.trans(tile(y, N, K, b.binary(BinaryOp::Mul, i, i32(N * K)), false))
-                        : tile(y, K, N, b.binary(BinaryOp::Mul, i, i32(K * N)), coin(0.3));
+    Value* a = views ? view_tile(x, M, K, i) : tile(x, M, K, b.binary(BinaryOp::Mul, i, i32(M * K)), false);
+    bool col_major = b_trans ? false : coin(0.3);
+    Value* bt = b_trans ? b.trans(views ? view_tile(y, N, K, i) : tile(y, N, K, b.binary(BinaryOp::Mul, i, i32(N * K)), false))
+                        : views && !col_major ? view_tile(y, K, N, i)
+                                              : tile(y, K, N, b.binary(BinaryOp::Mul, i, i32(K * N)), col_major);
     Value* acc = b.dot(a, bt, it[0]);
     if (coin(0.3)) acc = b.binary(BinaryOp::Mul, acc, f32(0.75));
     return std::vector<Value*>{acc};

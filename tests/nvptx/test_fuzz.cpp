@@ -9,12 +9,19 @@
 using namespace tilefuse;
 
 TEST_CASE("fuzz: random tile programs interpret and assemble for sm_80 and sm_90a") {
+  int tma = 0, specialized = 0;
   for (uint32_t seed = 1; seed <= 24; ++seed) {
     auto c = tftest::random_program(seed);
     CAPTURE(seed);
     CAPTURE(c.summary);
     auto hv = tftest::values(c.args);
     interp::run(*c.f, Grid(1), hv);
-    tftest::compile_and_assemble(*c.f, "fuzz" + std::to_string(seed));
+    auto art = tftest::compile_and_assemble(*c.f, "fuzz" + std::to_string(seed));  // sm_90a's
+    tma += !art.kernel.tensor_maps.empty();
+    specialized += art.kernel.num_warps > c.f->num_warps;
   }
+  // The seeds keep covering TMA-fed and warp-specialized loops.
+  MESSAGE(tma << " seeds with TMA copies, " << specialized << " warp-specialized");
+  CHECK(tma >= 1);
+  CHECK(specialized >= 1);
 }
