@@ -73,8 +73,7 @@ class Codegen {
     llvm::Value* in_range = nullptr;     // iv_ahead < hi
     std::unordered_map<const ir::Op*, llvm::Value*> write_base;
     llvm::Value* write_slot = nullptr;   // the stage those copies fill
-    llvm::Value* release_ok = nullptr;   // that stage was read before (its previous iteration ran)
-    llvm::Value* write_phase = nullptr;  // the phase parity of the iteration the copies are for
+    llvm::Value* release_ok = nullptr;   // warp-specialized: that stage was read before
   };
   // TMA loads of the pipelined loop being lowered: this iteration's stage and the
   // phase parity its mbarrier completes with (lower_tma.cpp).
@@ -199,10 +198,6 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
 // producer warpgroup's branch (its first thread runs the copy loop, then all return).
 void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred);
 void split_producer(Codegen& cg);
-// Single-role kernels: the copies into `slot` (for the iteration whose phase parity is
-// `phase`) after every warp released what it held (`released`: it held something).
-void refill_tma_stage(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot,
-                      llvm::Value* phase, llvm::Value* released);
 // At a producer loop's exit: releases the stages of its last iterations, whose MMAs were
 // still reading them when the loop released the others (iv, slot: those of the exit).
 void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot);

@@ -69,8 +69,8 @@ void issue_ahead(Codegen& cg, const ir::Op& op) {
   if (cg.plan.op(&op).tma_map >= 0 && cg.plan.warp_specialized())
     return release_tma_stage(cg, op, st.write_slot, st.release_ok);
   if (cg.plan.op(&op).tma_map >= 0)
-    return refill_tma_stage(cg, op, tma_coordinates(cg, op, pl.slice, block->args[0], st.iv_ahead), st.in_range,
-                            st.write_slot, st.write_phase, st.release_ok);
+    return issue_tma_copy(cg, op, tma_coordinates(cg, op, pl.slice, block->args[0], st.iv_ahead), st.in_range,
+                          st.write_slot);
   Regs ptrs = cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 0);
   Regs mask = op.num_operands() > 1 ? cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 1) : Regs{};
   issue_async_copy(cg, op, ptrs, mask, st.in_range, st.write_base.at(&op));

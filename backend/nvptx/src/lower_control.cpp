@@ -134,8 +134,6 @@ void lower_for(Codegen& cg, const ir::Op& op) {
       if (cg.plan.op(ld).tma_map >= 0) cg.tma_wait_at[ld] = {slot, phase};
     }
     st.write_slot = prev;
-    // Those copies are for iteration i + ahead: the same phase unless the ring wrapped.
-    st.write_phase = b.CreateSelect(b.CreateICmpULT(slot, cg.c32(back)), phase, b.CreateXor(phase, cg.c32(1)));
     // Iteration i releases the stage of iteration i - 1 - lag (none before the first).
     st.release_ok = sgn ? b.CreateICmpSGE(iv, b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), back))))
                         : b.CreateICmpUGE(iv, b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), back))));

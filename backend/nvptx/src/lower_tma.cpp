@@ -34,14 +34,15 @@ void wait_parity(Codegen& cg, llvm::Value* bar, llvm::Value* parity) {
 }
 
 void init_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
+  bool ws = cg.plan.warp_specialized();
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
     for (const ir::Op* ld : pl.loads) {
       if (cg.plan.op(ld).tma_map < 0) continue;
       for (int s = 0; s < pl.stages; ++s) {
         cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}",
                       {barrier_addr(cg, *ld, cg.c32(s))}, true);
-        // One arrival per (consumer) warp.
-        cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(cg.fn.num_warps) + ";",
+        if (ws)  // one arrival per consumer warp
+          cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(cg.fn.num_warps) + ";",
                         "r,~{memory}", {barrier_addr(cg, *ld, cg.c32(s), true)}, true);
       }
     }
@@ -73,9 +74,8 @@ void inval_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
     for (const ir::Op* ld : pl.loads) {
       if (cg.plan.op(ld).tma_map < 0) continue;
       for (int s = 0; s < pl.stages; ++s)
-        for (bool empty : {false, true})
-          cg.inline_asm(cg.b.getVoidTy(), "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}",
-                        {barrier_addr(cg, *ld, cg.c32(s), empty)}, true);
+        cg.inline_asm(cg.b.getVoidTy(), "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}",
+                      {barrier_addr(cg, *ld, cg.c32(s))}, true);
     }
   });
 }
@@ -149,18 +149,6 @@ void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::V
     cg.inline_asm(cg.b.getVoidTy(), "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}",
                   {barrier_addr(cg, ld, slot, true)}, true);
   });
-}
-
-void refill_tma_stage(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Value* pred, llvm::Value* slot,
-                      llvm::Value* phase, llvm::Value* released) {
-  // Each warp has finished reading what the stage held (its MMAs of that iteration
-  // completed before this point); thread 0 waits for all of them, then refills it. The
-  // other warps go on: no CTA barrier.
-  release_tma_stage(cg, ld, slot, released);
-  cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
-    wait_parity(cg, barrier_addr(cg, ld, slot, true), cg.b.CreateXor(phase, cg.c32(1)));
-  });
-  issue_tma_copy(cg, ld, coords, pred, slot);
 }
 
 void split_producer(Codegen& cg) {

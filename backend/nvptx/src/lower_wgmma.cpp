@@ -113,9 +113,9 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
     wait_async_copies(cg, op);
     fence_proxy_async(cg);
     // The copies of other threads become visible at the barrier, which also ends the
-    // reads of the buffers refilled next; TMA stages need neither (their "full" and
-    // "empty" mbarriers carry both).
-    wrote = group_copies;
+    // reads of the buffers refilled next; warp-specialized TMA stages need neither
+    // (their mbarriers carry both).
+    wrote = group_copies || !cg.plan.warp_specialized();
   }
   std::function<Regs()> read_a;
   if (!src_a) read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);

@@ -159,7 +159,8 @@ void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
 
 int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld) {
   const OpPlan& p = plan.op(ld);
-  return p.tma_map >= 0 ? 16 * p.stages : 0;  // a "full" and an "empty" mbarrier per stage
+  int per_stage = plan.warp_specialized() ? 16 : 8;
+  return p.tma_map >= 0 ? (per_stage * p.stages + 15) / 16 * 16 : 0;
 }
 
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {

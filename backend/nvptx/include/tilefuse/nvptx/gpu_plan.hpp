@@ -162,7 +162,7 @@ bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
 // sets OpPlan::tma_map and renumbers the remaining cp.async loads' groups.
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
 // Bytes of the mbarriers after a TMA load's stage buffers (0 for other loads): a "full"
-// barrier per stage, then an "empty" one per stage.
+// barrier per stage, then (warp-specialized) an "empty" one per stage.
 int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld);
 // Pass 3c: which wgmma groups stay in flight past their dot and where they are waited
 // for (top-level dots of a loop body; see wgmma_waits.cpp).
