@@ -58,6 +58,7 @@ CacheEntry sample_entry(int variant = 0) {
     b.box = {1, 16, 32 + variant};
     e.kernel.tensor_maps = {a, b};
   }
+  e.kernel.persistent = variant % 3 == 1;  // programs looping over the grid
   e.cubin = std::string("\x7f" "ELF\0\0\x01\x02", 8) + std::string(500, char(variant));
   e.cubin_cc = 90;
   e.cubin_driver = 13000;
@@ -77,6 +78,7 @@ void check_same(const CacheEntry& a, const CacheEntry& b) {
     CHECK(a.kernel.params[i].dtype == b.kernel.params[i].dtype);
   }
   CHECK(a.kernel.tensor_maps == b.kernel.tensor_maps);
+  CHECK(a.kernel.persistent == b.kernel.persistent);
   CHECK(a.cubin == b.cubin);
   CHECK(a.cubin_cc == b.cubin_cc);
   CHECK(a.cubin_driver == b.cubin_driver);
@@ -198,6 +200,8 @@ TEST_CASE("tensor maps survive the disk cache encoding") {
   auto plain = DiskCache::decode(k, DiskCache::encode(k, sample_entry(2)), &why);
   REQUIRE(plain.has_value());
   CHECK(plain->kernel.tensor_maps.empty());
+  CHECK(out->kernel.persistent);          // variant 1 is persistent,
+  CHECK_FALSE(plain->kernel.persistent);  // variant 2 is not
 }
 
 TEST_CASE("a corrupt cache entry is detected, deleted and rebuilt") {

@@ -338,6 +338,52 @@ TEST_CASE("warp-specialized GEMM: a producer warpgroup copies, the consumers mee
   }
 }
 
+TEST_CASE("persistent GEMM: programs loop over the grid, the TMA ring continues, the next copies before the epilogue") {
+  const kernels::GalleryKernel* mm = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "matmul") mm = &g;
+  REQUIRE(mm);
+  Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(3), persistent()};
+  CHECK(cfg.str().find(" persistent=1") != std::string::npos);
+  const KernelBase& k = mm->get(DType::bf16);
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+  CHECK(f->persistent);
+  nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  CHECK(ck.persistent);
+  CHECK(ck.num_warps == 8);
+  // The grid's sizes follow the two tensor maps as hidden parameters.
+  CHECK(ck.tensor_maps.size() == 2);
+  CHECK(std::regex_search(ck.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_14,)")));
+  CHECK(std::regex_search(ck.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_16\s*\))")));
+  // Copies of A (one box) and B (four) at three sites: before the programs' loop, in the
+  // pipelined loop, and at its exit for the next program. No barrier invalidated: the
+  // ring lives as long as the kernel.
+  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d)")) == 15);
+  CHECK(ck.ptx.find("mbarrier.inval") == std::string::npos);
+  CHECK(count(ck.ptx, std::regex(R"(mbarrier\.init)")) == 6);  // once per stage of A and of B
+  if (!tools::find_ptxas().empty()) {
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    CHECK(r.log.find("C75") == std::string::npos);
+  }
+  // Without TMA (sm_80) the programs still loop, with no prefetch.
+  nvptx::CompiledKernel c80 = nvptx::compile(*k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16)),
+                                             nvptx::CompileOptions{nvptx::parse_target("sm_80")});
+  CHECK(c80.persistent);
+  CHECK(c80.ptx.find("cp.async.bulk") == std::string::npos);
+  CHECK(std::regex_search(c80.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_14\s*\))")));
+  // A persistent configuration in clusters, or a value other than 0/1, is a UserError.
+  Config clustered = cfg;
+  clustered.set("cluster", 2);
+  CHECK_THROWS_WITH_AS(k.specialize(clustered, std::vector<int64_t>(k.num_runtime_params(), 16)),
+                       doctest::Contains("persistent programs do not run in thread-block clusters"), UserError);
+  Config two = cfg;
+  two.set("persistent", 2);
+  CHECK_THROWS_WITH_AS(k.specialize(two, std::vector<int64_t>(k.num_runtime_params(), 16)),
+                       doctest::Contains("persistent = 2"), UserError);
+}
+
 TEST_CASE("shared memory over the limit at a given num_stages is a user error naming the stages") {
   const kernels::GalleryKernel* mm = nullptr;
   for (const auto& g : kernels::gallery())

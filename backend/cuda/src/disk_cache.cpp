@@ -112,6 +112,7 @@ std::string encode_payload(const CacheEntry& e) {
   }
   w.u32(static_cast<uint32_t>(k.tensor_maps.size()));
   for (const auto& t : k.tensor_maps) put_tensor_map(w, t);
+  w.u8(k.persistent ? 1 : 0);
   w.str(e.cubin);
   w.i32(e.cubin_cc);
   w.i32(e.cubin_driver);
@@ -146,6 +147,7 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
     if (!get_tensor_map(r, t)) r.ok = false;
     k.tensor_maps.push_back(std::move(t));
   }
+  k.persistent = r.u8() != 0;
   e.cubin = r.str();
   e.cubin_cc = r.i32();
   e.cubin_driver = r.i32();
@@ -174,7 +176,7 @@ void report_once(const fs::path& path, const std::string& msg) {
 CacheKey make_cache_key(std::string_view ir_text, const nvptx::Target& target, std::string_view options,
                         std::string_view compiler_version) {
   Sha256 h;
-  h.field("tilefuse kernel cache key v2");  // v2: tensor maps in the payload
+  h.field("tilefuse kernel cache key v3");  // v2: tensor maps in the payload; v3: persistent
   h.field(ir_text);
   h.field(target.name());
   h.field(options);

@@ -35,6 +35,8 @@ namespace tilefuse::cuda::detail {
   X(FuncSetAttribute, "cuFuncSetAttribute", PFN_cuFuncSetAttribute_v9000)             \
   X(LaunchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000)                         \
   X(LaunchKernelEx, "cuLaunchKernelEx", PFN_cuLaunchKernelEx_v11060)                   \
+  X(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor",   \
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050)                                \
   X(LinkCreate, "cuLinkCreate", PFN_cuLinkCreate_v6050)                               \
   X(LinkAddData, "cuLinkAddData", PFN_cuLinkAddData_v6050)                            \
   X(LinkComplete, "cuLinkComplete", PFN_cuLinkComplete_v5050)                         \

@@ -1,7 +1,9 @@
 // Module loading (driver JIT or cubin) and the kernel launch path.
 #include "tilefuse/cuda/module.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -9,6 +11,7 @@
 
 #include "driver_api.hpp"
 #include "tilefuse/ir/half.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::cuda {
 
@@ -179,6 +182,24 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
           "(NON_PORTABLE_CLUSTER_SIZE_ALLOWED for kernel '" + name_ + "' with clusters of " +
               std::to_string(cluster_size_) + ")");
 
+  resident_ = 0;
+  if (k.persistent) {
+    if (cluster_size_ != 1)
+      throw UserError("kernel '" + name_ + "' is persistent and runs in clusters of " + std::to_string(cluster_size_) +
+                      "; persistent kernels use cluster(1)");
+    int per_sm = 0;
+    check(A.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func_, threads_per_block(),
+                                                       static_cast<size_t>(shared_bytes_)),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor", "(kernel '" + name_ + "')");
+    resident_ = std::max(1, per_sm) * std::max(1, dev.sm_count);
+    if (std::string cap = knob("TILEFUSE_PERSISTENT_PROGRAMS"); !cap.empty()) {
+      char* end = nullptr;
+      long n = std::strtol(cap.c_str(), &end, 10);
+      if (*end != '\0' || n < 1)
+        throw UserError("TILEFUSE_PERSISTENT_PROGRAMS = '" + cap + "' is not a positive integer; unset it or set a count");
+      resident_ = static_cast<int>(std::min<long>(n, resident_));
+    }
+  }
   slots_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
@@ -229,6 +250,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   local_bytes_ = o.local_bytes_;
   static_shared_ = o.static_shared_;
   max_threads_ = o.max_threads_;
+  resident_ = o.resident_;
   return *this;
 }
 
@@ -362,6 +384,8 @@ void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) con
     return;  // an empty grid launches nothing
   if (g.x > 2147483647 || g.y > 65535 || g.z > 65535 || g.x % cluster_size_ != 0) [[unlikely]]
     bad_grid(g);
+  if (resident_ > 0) [[unlikely]]
+    return launch_persistent(g, params, stream);
   const auto& A = api();
   CUcontext cur = nullptr;
   A.CtxGetCurrent(&cur);
@@ -391,6 +415,27 @@ void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) con
   }
   if (rc != CUDA_SUCCESS) [[unlikely]]
     launch_failed(rc, g);
+}
+
+// The blocks loop over the grid's programs (x fastest), whose sizes follow the other
+// parameters.
+void LoadedKernel::launch_persistent(const Grid& g, void** params, CUstream stream) const {
+  int64_t programs = g.x * g.y * g.z;
+  if (programs > 2147483647)
+    throw UserError("cannot launch " + describe_launch(g) + ": a persistent kernel runs at most 2^31 - 1 programs (" +
+                    std::to_string(programs) + " asked); launch it in parts or leave persistent out");
+  const size_t n = params_.size() + tensor_maps_.size();
+  int32_t sizes[3] = {static_cast<int32_t>(g.x), static_cast<int32_t>(g.y), static_cast<int32_t>(g.z)};
+  std::vector<void*> all(params, params + n);
+  for (auto& v : sizes) all.push_back(&v);
+  const auto& A = api();
+  CUcontext cur = nullptr;
+  A.CtxGetCurrent(&cur);
+  if (cur != ctx_) check(A.CtxSetCurrent(ctx_), "cuCtxSetCurrent", "(before launching kernel '" + name_ + "')");
+  auto blocks = static_cast<unsigned>(std::min<int64_t>(programs, resident_));
+  CUresult rc = A.LaunchKernel(func_, blocks, 1, 1, static_cast<unsigned>(32 * num_warps_), 1, 1,
+                               static_cast<unsigned>(shared_bytes_), stream, all.data(), nullptr);
+  if (rc != CUDA_SUCCESS) launch_failed(rc, g);
 }
 
 }  // namespace tilefuse::cuda

@@ -81,6 +81,15 @@ class Codegen {
   // Warp-specialized: the stage and phase the next producer loop's ring starts at.
   std::pair<llvm::Value*, llvm::Value*> ring_position{nullptr, nullptr};
   std::unordered_map<const ir::Block*, PipelineState> pipeline_state;
+  // Persistent kernels (lower_persistent.cpp): the program the current iteration of the
+  // programs' loop runs (x, y, z), the grid's sizes, and the next program this thread
+  // block runs (flat index; may be past the grid's end).
+  llvm::Value* program[3] = {nullptr, nullptr, nullptr};
+  llvm::Value* grid_size[3] = {nullptr, nullptr, nullptr};
+  llvm::Value* next_program = nullptr;
+  // Lowers `ops` again (for another program, another iteration), runs `use`, then
+  // restores every value they overwrote.
+  void reevaluate(const std::vector<const ir::Op*>& ops, const std::function<void()>& use);
   // Lowers the ops of `slice` again with the induction variable `iv_arg` bound to
   // `iv`, then restores every value: the registers of `v` for that iteration.
   Regs at_iteration(const std::vector<const ir::Op*>& slice, const ir::Value* iv_arg, llvm::Value* iv,
@@ -222,6 +231,15 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
 void init_cluster_reductions(Codegen& cg);
 
 void lower_control(Codegen& cg, const ir::Op& op);    // for, if
+// Persistent kernels (lower_persistent.cpp): the kernel body inside a loop over the
+// programs of the grid; and at the exit of GpuPlan::prefetch_loop, the copies of the
+// next program's first iterations into the ring's next stages (slot onwards).
+void lower_persistent_body(Codegen& cg);
+void prefetch_next_program(Codegen& cg, llvm::Value* slot);
+// The copies of iterations 0 .. ahead-1 of TMA pipeline `loop` (bounds lo, hi, step),
+// into stages first_slot, first_slot + 1, ... of its ring, when `valid` holds too.
+void issue_tma_prologue(Codegen& cg, const ir::Op& loop, llvm::Value* lo, llvm::Value* hi, llvm::Value* step,
+                        llvm::Value* first_slot, llvm::Value* valid);
 // Recomputes a constant/splat/arange tile directly in another layout.
 Regs rematerialize(Codegen& cg, const ir::Value* v, const LinearLayout& l);
 // The registers of view op `op`'s result in layout `dst`, from its operand's registers

@@ -109,6 +109,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   k.shared_bytes = plan.shared_bytes;
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
   k.tensor_maps = plan.tensor_maps;
+  k.persistent = f.persistent;
   return art;
 }
 

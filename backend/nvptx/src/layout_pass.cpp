@@ -120,6 +120,7 @@ class LayoutPass {
     ir::walk(f_.body, [&](Op& op) {
       if (op.kind == OpKind::Dot) plan_dot(op);
     });
+    if (f_.persistent) stores_in_accumulator_layout();
     // Loop-carried values need a second sweep to see wants from inside their bodies.
     for (int i = 0; i < 3; ++i) backward(f_.body);
     forward(f_.body);
@@ -221,6 +222,31 @@ class LayoutPass {
   }
 
   // ---- backward: what do consumers want? ----
+  // Persistent kernels: a store of a dot's accumulator (through elementwise epilogue
+  // ops) writes in the accumulator's layout instead of converting through shared
+  // memory, which the next program's pipelined copies fill during the epilogue.
+  void stores_in_accumulator_layout() {
+    ir::walk(f_.body, [&](Op& op) {
+      if (op.kind != OpKind::Store || !anchors_.count(&op)) return;
+      LayoutRef acc = accumulator_layout(op.operand(1), 0);
+      if (acc && acc->ll.shape() == op.operand(0)->type.shape) anchors_[&op] = acc;
+    });
+  }
+  LayoutRef accumulator_layout(const Value* v, int depth) const {
+    if (!v->def || v->type.is_scalar() || depth > 16) return nullptr;
+    const Op& d = *v->def;
+    if (d.kind == OpKind::Dot) return anchors_.at(&d);
+    if (d.kind == OpKind::For) {
+      for (size_t i = 0; i < d.results.size(); ++i)
+        if (d.results[i] == v) return accumulator_layout(d.regions[0]->terminator()->operand(static_cast<int>(i)), depth + 1);
+      return nullptr;
+    }
+    if (!is_elementwise(d.kind)) return nullptr;
+    for (const Value* x : d.operands)
+      if (LayoutRef l = accumulator_layout(x, depth + 1)) return l;
+    return nullptr;
+  }
+
   void backward(const Block& b) {
     for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it) {
       const Op& op = **it;
@@ -357,6 +383,15 @@ class LayoutPass {
             }
             LayoutRef l = want(r);
             bool fl = false;
+            // A narrowing cast of a costly tile (a dot's accumulator headed for a store)
+            // keeps its operand's layout: the conversion moves the narrow elements
+            // (half the shared-memory bytes and traffic for f32 -> 16-bit).
+            if (l && op.kind == OpKind::Cast && r->type.is_tile()) {
+              const Value* x = op.operand(0);
+              if (!floating(x) && of(x) && of(x) != l && byte_size(r->type.dtype) < byte_size(x->type.dtype) &&
+                  !cheap_to_recompute(x))
+                l = of(x);
+            }
             // Follow an operand that is costly to move: not a shape op's result or a
             // mask computed from indices (cheap to produce in another layout; a dot
             // accumulator is not).

@@ -12,23 +12,29 @@ namespace tilefuse::nvptx {
 
 Regs Codegen::at_iteration(const std::vector<const ir::Op*>& slice, const ir::Value* iv_arg, llvm::Value* iv,
                            const ir::Op& user, int operand) {
-  // Save what the slice overwrites, lower it for `iv`, read the operand, restore.
-  std::vector<std::pair<const ir::Value*, std::optional<Regs>>> saved;
-  auto save = [&](const ir::Value* v) {
-    auto it = vals_.find(v);
-    saved.push_back({v, it == vals_.end() ? std::nullopt : std::optional<Regs>(it->second)});
-  };
-  save(iv_arg);
-  for (const ir::Op* o : slice)
-    for (const ir::Value* r : o->results) save(r);
+  auto it = vals_.find(iv_arg);
+  std::optional<Regs> saved = it == vals_.end() ? std::nullopt : std::optional<Regs>(it->second);
   vals_[iv_arg] = {iv};
-  for (const ir::Op* o : slice) lower_op(*o);
-  Regs out = this->operand(user, operand);
+  Regs out;
+  reevaluate(slice, [&] { out = this->operand(user, operand); });
+  if (saved) vals_[iv_arg] = *saved;
+  else vals_.erase(iv_arg);
+  return out;
+}
+
+void Codegen::reevaluate(const std::vector<const ir::Op*>& ops, const std::function<void()>& use) {
+  std::vector<std::pair<const ir::Value*, std::optional<Regs>>> saved;
+  for (const ir::Op* o : ops)
+    for (const ir::Value* r : o->results) {
+      auto it = vals_.find(r);
+      saved.push_back({r, it == vals_.end() ? std::nullopt : std::optional<Regs>(it->second)});
+    }
+  for (const ir::Op* o : ops) lower_op(*o);
+  use();
   for (auto& [v, r] : saved) {
     if (r) vals_[v] = *r;
     else vals_.erase(v);
   }
-  return out;
 }
 
 void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,

@@ -55,7 +55,10 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   int group_loads = 0;  // pipelined loads committing cp.async groups (the others use TMA)
   if (pl)
     for (const ir::Op* ld : pl->loads) group_loads += cg.plan.op(ld).tma_map < 0;
-  if (pl) {
+  // A persistent kernel's prefetch loop: barriers set up at kernel start, the prologue's
+  // copies issued for this program before its loop (lower_persistent.cpp).
+  const bool prefetched = &op == cg.plan.prefetch_loop;
+  if (pl && !prefetched) {
     init_tma_barriers(cg, *pl);
     // Prologue: the copies of iterations 0 .. S-2 (predicated off past the end).
     for (int s = 0; s < pl->ahead(); ++s) {
@@ -102,9 +105,10 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   }
   llvm::PHINode* slot = nullptr;   // pipeline buffer holding this iteration's copies
   llvm::PHINode* phase = nullptr;  // parity of the completions of its TMA barrier
-  // Warp-specialized: the producer loops' stages form one ring, continued here.
+  // Warp-specialized, or a persistent kernel's prefetch loop: one ring of stages, continued here.
   bool ring = std::find(cg.plan.producer_loops.begin(), cg.plan.producer_loops.end(), &op) !=
-              cg.plan.producer_loops.end();
+                  cg.plan.producer_loops.end() ||
+              prefetched;
   if (pl) {
     slot = b.CreatePHI(cg.i32(), 2, "stage");
     slot->addIncoming(ring && cg.ring_position.first ? cg.ring_position.first : cg.c32(0), pre);
@@ -162,7 +166,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   cg.pipeline_state.erase(&body);
   if (cg.async_issued[&body] > 0 || pl)  // copies issued ahead (zero-filled past the end) land first
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_all;", "~{memory}", {}, true);
-  if (pl) inval_tma_barriers(cg, *pl);
+  if (pl && !prefetched) inval_tma_barriers(cg, *pl);
   cg.smem_unknown();
   for (size_t i = 0; i < op.results.size(); ++i) {
     Regs r(phis[i].begin(), phis[i].end());
@@ -172,7 +176,10 @@ void lower_for(Codegen& cg, const ir::Op& op) {
         r = wgmma_wait(cg, 0, r);
     cg.set(op.results[i], std::move(r));
   }
-  if (ring) {  // after the exit's MMA waits: hand the last stages back to the producer
+  if (prefetched) {  // after the exit's MMA waits: the next program's first copies
+    prefetch_next_program(cg, slot);
+    cg.ring_position = {slot, phase};
+  } else if (ring) {  // after the exit's MMA waits: hand the last stages back to the producer
     release_remaining_stages(cg, op, iv, slot);
     cg.ring_position = {slot, phase};
   }

@@ -70,8 +70,11 @@ void lower_index_op(Codegen& cg, const ir::Op& op) {
   const ir::Value* r = op.result();
   LayoutRef rl = cg.plan.layout(r);
   switch (op.kind) {
-    case OpKind::ProgramId: cg.set(r, {sreg(cg, true, op.axis)}); return;
-    case OpKind::NumPrograms: cg.set(r, {sreg(cg, false, op.axis)}); return;
+    // Persistent kernels: the program of this iteration of the programs' loop.
+    case OpKind::ProgramId: cg.set(r, {cg.program[op.axis] ? cg.program[op.axis] : sreg(cg, true, op.axis)}); return;
+    case OpKind::NumPrograms:
+      cg.set(r, {cg.grid_size[op.axis] ? cg.grid_size[op.axis] : sreg(cg, false, op.axis)});
+      return;
     case OpKind::Constant:
       cg.set(r, rl ? fill(rl->ll, constant_value(cg, op)) : Regs{constant_value(cg, op)});
       return;

@@ -43,6 +43,8 @@ void Codegen::lower_kernel() {
   // parameters, read in parameter space (grid_constant: no local copy).
   auto* map_ty = llvm::ArrayType::get(b.getInt8Ty(), 128);
   for (size_t i = 0; i < plan.tensor_maps.size(); ++i) tys.push_back(b.getPtrTy());
+  if (fn.persistent)  // the grid's sizes (x, y, z) the programs loop over
+    for (int d = 0; d < 3; ++d) tys.push_back(b.getInt32Ty());
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), tys, false);
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -66,7 +68,8 @@ void Codegen::lower_kernel() {
   }
   init_cluster_reductions(*this);
   if (plan.warp_specialized()) split_producer(*this);
-  lower_block(fn.body);
+  if (fn.persistent) lower_persistent_body(*this);
+  else lower_block(fn.body);
   b.CreateRetVoid();
 
   auto* md = mod.getOrInsertNamedMetadata("nvvm.annotations");

@@ -138,6 +138,22 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
   });
 }
 
+void issue_tma_prologue(Codegen& cg, const ir::Op& loop, llvm::Value* lo, llvm::Value* hi, llvm::Value* step,
+                        llvm::Value* first_slot, llvm::Value* valid) {
+  auto& b = cg.b;
+  const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(&loop);
+  const ir::Block& body = *loop.regions[0];
+  bool sgn = is_signed_int(loop.operand(0)->type.dtype);
+  for (int s = 0; s < pl.ahead(); ++s) {
+    llvm::Value* iv = b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(lo->getType(), s)));
+    llvm::Value* ok = sgn ? b.CreateICmpSLT(iv, hi) : b.CreateICmpULT(iv, hi);
+    if (valid) ok = b.CreateAnd(ok, valid);
+    llvm::Value* slot = b.CreateURem(b.CreateAdd(first_slot, cg.c32(s)), cg.c32(pl.stages));
+    for (const ir::Op* ld : pl.loads)
+      issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl.slice, body.args[0], iv), ok, slot);
+  }
+}
+
 void wait_tma_copy(Codegen& cg, const ir::Op& ld) {
   auto [slot, phase] = cg.tma_wait_at.at(&ld);
   wait_parity(cg, barrier_addr(cg, ld, slot), phase);

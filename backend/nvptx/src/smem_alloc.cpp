@@ -142,6 +142,10 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
           begin = 0;
           end = std::max(end, index_of.at(plan.producer_loops.back()->regions[0]->ops.back().get()));
         }
+        if (loop == plan.prefetch_loop) {  // filled for the next program during the epilogue
+          begin = 0;
+          end = std::numeric_limits<int>::max();
+        }
       }
     }
     auto g = plan.reduce_group_leader.find(&op);

@@ -130,6 +130,7 @@ void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
   auto no = [&](const std::string& why) {
     if (knob_on("TILEFUSE_DEBUG")) std::cerr << "tilefuse: no warp specialization for '" << f.name << "': " << why << "\n";
   };
+  if (f.persistent) return no("it is persistent (its producer would run the copies of one program only)");
   std::vector<const Op*> loops;
   for (const auto& top : f.body.ops)
     if (plan.pipelines.count(top.get())) loops.push_back(top.get());
@@ -153,6 +154,26 @@ void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
     const auto& loads = plan.pipelines.at(loop).loads;
     for (size_t i = 0; i < loads.size(); ++i) plan.ring_leader[loads[i]] = first[i];
   }
+}
+
+// Persistent kernels: the one pipelined top-level loop whose copies are all TMA, when
+// the next program's coordinates and bounds can be evaluated by thread 0 at its exit.
+void plan_prefetch(const ir::Function& f, GpuPlan& plan) {
+  if (!f.persistent || plan.warp_specialized() || plan.pipelines.size() != 1) return;
+  const Op* loop = plan.pipelines.begin()->first;
+  auto no = [&](const std::string& why) {
+    if (knob_on("TILEFUSE_DEBUG"))
+      std::cerr << "tilefuse: '" << f.name << "' does not prefetch the next program's copies: " << why << "\n";
+  };
+  if (loop->parent != &f.body) return no("its pipelined loop is not at the top level");
+  for (const Op* ld : plan.pipelines.at(loop).loads)
+    if (plan.op(ld).tma_map < 0) return no("a pipelined copy is not TMA");
+  std::unordered_set<const Op*> need;
+  if (!producer_dependencies(f, plan, loop, need))
+    return no("the copies' coordinates depend on more than scalar ops before the loop");
+  plan.prefetch_loop = loop;
+  for (const auto& o : f.body.ops)
+    if (need.count(o.get())) plan.prefetch_ops.push_back(o.get());
 }
 
 }  // namespace
@@ -193,6 +214,7 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     }
   }
   plan_warp_specialization(f, plan);
+  plan_prefetch(f, plan);
 }
 
 }  // namespace tilefuse::nvptx

@@ -11,7 +11,8 @@ std::string Config::str() const {
   for (auto& [k, v] : meta) r += k + "=" + std::to_string(v) + " ";
   r += "num_warps=" + std::to_string(num_warps) + " num_stages=" + std::to_string(num_stages);
   if (cluster != 1) r += " cluster=" + std::to_string(cluster);
-  if (warp_specialize) r += " warp_specialize=1";
+  if (warp_specialize) r += " warp_specialize=" + std::to_string(warp_specialize);
+  if (persistent) r += " persistent=" + std::to_string(persistent);  // the value: 2 is no cache hit for 1
   return r;
 }
 
@@ -71,6 +72,13 @@ void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
   if (cfg.warp_specialize != 0 && cfg.warp_specialize != 1)
     user_error("warp_specialize = " + std::to_string(cfg.warp_specialize) + " for kernel '" + name_ + "' is not 0 or 1",
                loc, "Use warp_specialize(true) or leave it out");
+  if (cfg.persistent != 0 && cfg.persistent != 1)
+    user_error("persistent = " + std::to_string(cfg.persistent) + " for kernel '" + name_ + "' is not 0 or 1", loc,
+               "Use persistent(true) or leave it out");
+  if (cfg.persistent && cfg.cluster != 1)
+    user_error("kernel '" + name_ + "' is configured persistent with cluster = " + std::to_string(cfg.cluster) +
+                   "; persistent programs do not run in thread-block clusters",
+               loc, "Use persistent(true) with cluster(1), or leave persistent out");
 }
 
 static std::string describe(const ArgValue& a) {
@@ -132,6 +140,7 @@ std::unique_ptr<ir::Function> KernelBase::trace(const Config& cfg, const std::ve
   f->num_stages = cfg.num_stages;
   f->cluster_size = cfg.cluster;
   f->warp_specialize = cfg.warp_specialize != 0;
+  f->persistent = cfg.persistent != 0;
   ir::Builder b(*f);
   b.set_loc(defined_at_);
   std::vector<ir::Value*> rt;

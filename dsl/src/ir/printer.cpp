@@ -32,6 +32,7 @@ class Printer {
     os_ << " warps " << f.num_warps << " stages " << f.num_stages;
     if (f.cluster_size > 1) os_ << " cluster " << f.cluster_size;
     if (f.warp_specialize) os_ << " warp_specialize";
+    if (f.persistent) os_ << " persistent";
     os_ << " {\n";
     block(f.body, 1);
     os_ << "}\n";

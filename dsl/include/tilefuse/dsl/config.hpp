@@ -22,6 +22,11 @@ inline ConfigItem cluster(int c) { return {"cluster", c}; }
 // sm_90a: a producer warpgroup (4 more warps) issues the TMA copies of the pipelined
 // loops while the num_warps warps compute, where the kernel's copies qualify.
 inline ConfigItem warp_specialize(bool on = true) { return {"warp_specialize", on ? 1 : 0}; }
+// Persistent programs: the launch starts only as many programs as fit on the GPU at
+// once and each loops over the grid's programs (program_id and num_programs keep their
+// meaning). Where a kernel's one pipelined loop is fed by TMA, the copies of the next
+// program's first iterations are issued before the current one's epilogue.
+inline ConfigItem persistent(bool on = true) { return {"persistent", on ? 1 : 0}; }
 
 struct Config {
   std::map<std::string, int64_t> meta;
@@ -29,6 +34,7 @@ struct Config {
   int num_stages = 1;
   int cluster = 1;
   int warp_specialize = 0;
+  int persistent = 0;
 
   Config() = default;
   Config(std::initializer_list<ConfigItem> items) {
@@ -39,12 +45,13 @@ struct Config {
     else if (name == "num_stages") num_stages = static_cast<int>(v);
     else if (name == "cluster") cluster = static_cast<int>(v);
     else if (name == "warp_specialize") warp_specialize = static_cast<int>(v);
+    else if (name == "persistent") persistent = static_cast<int>(v);
     else meta[name] = v;
     return *this;
   }
   bool has(const std::string& name) const { return meta.count(name) != 0; }
   int64_t get(const std::string& name) const { return meta.at(name); }
-  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4][ warp_specialize=1]": stable, also
+  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4][ warp_specialize=1][ persistent=1]": stable, also
   // the cache-key form.
   std::string str() const;
   bool operator==(const Config& o) const = default;

@@ -104,6 +104,7 @@ struct Function {
   // A producer warpgroup issues the pipelined loops' bulk tensor copies (sm_90a, where
   // they qualify; see backend/nvptx/src/tma_plan.cpp).
   bool warp_specialize = false;
+  bool persistent = false;  // programs loop over the grid (Config::persistent)
   Block body;
 
   Function() = default;

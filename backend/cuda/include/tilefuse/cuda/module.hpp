@@ -50,6 +50,8 @@ class LoadedKernel {
   // Launch with a ready cuLaunchKernel parameter array (one pointer per parameter). For
   // a kernel with tensor_maps() the array must end with one pointer per map, in order,
   // to a 64-byte aligned CUtensorMap (encode_tensor_map) that stays alive until this returns.
+  // A persistent kernel starts min(programs of `grid`, resident_programs()) blocks and
+  // gets the grid's sizes as its last (hidden) parameters.
   void launch_raw(const Grid& grid, void** params, CUstream stream = nullptr) const;
 
   const std::string& name() const { return name_; }
@@ -69,6 +71,9 @@ class LoadedKernel {
   int local_bytes() const { return local_bytes_; }          // per-thread local memory (spills)
   int static_shared_bytes() const { return static_shared_; }
   int max_threads_per_block() const { return max_threads_; }  // given registers and limits
+  // Persistent kernels (nvptx::CompiledKernel::persistent): programs resident at once
+  // on the device (occupancy x SMs, capped by TILEFUSE_PERSISTENT_PROGRAMS); 0 otherwise.
+  int resident_programs() const { return resident_; }
 
   CUfunction function() const { return func_; }
   CUmodule module() const { return module_; }
@@ -85,6 +90,7 @@ class LoadedKernel {
   [[noreturn]] void bad_arg(size_t i, const ArgValue& a) const;
   [[noreturn]] void bad_grid(const Grid& g) const;
   [[noreturn]] void launch_failed(int rc, const Grid& g) const;
+  void launch_persistent(const Grid& g, void** params, CUstream stream) const;
 
   enum class Slot : uint8_t { Ptr, I32, U32, I64, F32, F64, F16, BF16 };
   static bool marshal(Slot slot, const ArgValue& a, void* out);
@@ -105,6 +111,7 @@ class LoadedKernel {
   double jit_ms_ = 0, load_ms_ = 0;
   std::string jit_log_;
   int num_regs_ = 0, local_bytes_ = 0, static_shared_ = 0, max_threads_ = 0;
+  int resident_ = 0;  // persistent kernels: programs started per launch at most
 };
 
 }  // namespace tilefuse::cuda

@@ -54,6 +54,10 @@ struct CompiledKernel {
   int shared_bytes = 0;           // dynamic shared memory the launch must provide
   std::vector<ParamAbi> params;   // in signature order
   std::vector<TensorMapSpec> tensor_maps;  // hidden parameters after `params`
+  // Programs loop over the grid (Config::persistent): the launch starts at most as many
+  // programs as are resident at once, along x, and passes the grid's sizes (x, y, z:
+  // three i32) as hidden parameters after the tensor maps.
+  bool persistent = false;
 };
 
 }  // namespace tilefuse::nvptx

@@ -126,6 +126,13 @@ struct GpuPlan {
   std::vector<const ir::Op*> producer_ops;
   std::unordered_map<const ir::Op*, const ir::Op*> ring_leader;  // later loops' loads -> first loop's
   bool warp_specialized() const { return !producer_loops.empty(); }
+  // Persistent kernels (Function::persistent) whose one pipelined loop copies by TMA
+  // only: its stages and barriers live for the whole kernel, their ring continues from
+  // program to program, and at the loop's exit thread 0 issues the first copies of the
+  // next program's loop (evaluating `prefetch_ops`, the top-level scalar ops its
+  // coordinates and bounds depend on, for that program) before this one's epilogue.
+  const ir::Op* prefetch_loop = nullptr;
+  std::vector<const ir::Op*> prefetch_ops;
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars

@@ -1,0 +1,105 @@
+// Persistent kernels (Function::persistent). The launch starts P thread blocks along x,
+// as many as are resident at once; block b runs programs b, b + P, b + 2P, ... of the
+// grid, whose sizes arrive as three hidden i32 parameters after the tensor maps. Each
+// iteration binds program_id to its program's coordinates (x fastest, as the hardware
+// orders blocks) and lowers the whole body again.
+//
+// With a prefetch loop (GpuPlan::prefetch_loop) the loop's TMA ring continues from
+// program to program: its mbarriers are set up once, at kernel start, with the copies
+// of the first program's first iterations, and each program's loop exit issues those
+// of the next program (whose coordinates and bounds are evaluated for it), so that they
+// land while this program's epilogue runs.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "codegen.hpp"
+
+namespace tilefuse::nvptx {
+
+namespace {
+
+// program_id along x, y, z of flat program index t (x fastest).
+void bind_program(Codegen& cg, llvm::Value* t) {
+  auto& b = cg.b;
+  llvm::Value* xy = b.CreateMul(cg.grid_size[0], cg.grid_size[1], "", true, true);
+  cg.program[0] = b.CreateURem(t, cg.grid_size[0]);
+  cg.program[1] = b.CreateURem(b.CreateUDiv(t, cg.grid_size[0]), cg.grid_size[1]);
+  cg.program[2] = b.CreateUDiv(t, xy);
+}
+
+// The first copies of program t's prefetch loop into the ring from `slot` on (when valid).
+void prefetch_program(Codegen& cg, llvm::Value* t, llvm::Value* slot, llvm::Value* valid) {
+  const ir::Op& loop = *cg.plan.prefetch_loop;
+  llvm::Value* saved[3] = {cg.program[0], cg.program[1], cg.program[2]};
+  bind_program(cg, t);
+  cg.reevaluate(cg.plan.prefetch_ops, [&] {
+    issue_tma_prologue(cg, loop, cg.scalar(loop.operand(0)), cg.scalar(loop.operand(1)), cg.scalar(loop.operand(2)),
+                       slot, valid);
+  });
+  for (int d = 0; d < 3; ++d) cg.program[d] = saved[d];
+}
+
+}  // namespace
+
+void prefetch_next_program(Codegen& cg, llvm::Value* slot) {
+  auto& b = cg.b;
+  // Every warp's MMAs have read the stages the copies refill.
+  cg.inline_asm(b.getVoidTy(), "wgmma.wait_group.sync.aligned 0;", "~{memory}", {}, true);
+  cg.barrier();
+  llvm::Value* total = b.CreateMul(b.CreateMul(cg.grid_size[0], cg.grid_size[1]), cg.grid_size[2]);
+  llvm::Value* valid = b.CreateICmpULT(cg.next_program, total);
+  // Past the grid's end the copies are predicated off; program 0's coordinates keep the
+  // arithmetic that computes them within the grid.
+  prefetch_program(cg, b.CreateSelect(valid, cg.next_program, cg.c32(0)), slot, valid);
+}
+
+void lower_persistent_body(Codegen& cg) {
+  auto& b = cg.b;
+  unsigned first = static_cast<unsigned>(cg.fn.params.size() + cg.plan.tensor_maps.size());
+  const char* names[3] = {"grid_x", "grid_y", "grid_z"};
+  for (unsigned d = 0; d < 3; ++d) {
+    cg.grid_size[d] = cg.kernel->getArg(first + d);
+    cg.grid_size[d]->setName(names[d]);
+  }
+  // The launch checked that the grid's size fits an i32.
+  llvm::Value* total = b.CreateMul(b.CreateMul(cg.grid_size[0], cg.grid_size[1], "", true, true), cg.grid_size[2],
+                                   "programs", true, true);
+  llvm::Value* start = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
+  llvm::Value* stride = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, {});
+  if (const ir::Op* loop = cg.plan.prefetch_loop) {
+    init_tma_barriers(cg, cg.plan.pipelines.at(loop));
+    prefetch_program(cg, start, cg.c32(0), b.CreateICmpULT(start, total));
+  }
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(cg.ctx, "program.header", f);
+  auto* body = llvm::BasicBlock::Create(cg.ctx, "program.body", f);
+  auto* exit = llvm::BasicBlock::Create(cg.ctx, "program.exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, "program");
+  llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "ring_stage");
+  llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "ring_phase");
+  t->addIncoming(start, pre);
+  slot->addIncoming(cg.c32(0), pre);
+  phase->addIncoming(cg.c32(0), pre);
+  b.CreateCondBr(b.CreateICmpULT(t, total), body, exit);
+
+  b.SetInsertPoint(body);
+  bind_program(cg, t);
+  cg.next_program = b.CreateAdd(t, stride);
+  cg.ring_position = {slot, phase};
+  cg.smem_unknown();  // the previous program may still be reading shared memory
+  cg.lower_block(cg.fn.body);
+  auto [slot_next, phase_next] = cg.ring_position;
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  t->addIncoming(cg.next_program, latch);
+  slot->addIncoming(slot_next, latch);
+  phase->addIncoming(phase_next, latch);
+  b.CreateBr(header);
+
+  b.SetInsertPoint(exit);
+  for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;
+  cg.next_program = nullptr;
+}
+
+}  // namespace tilefuse::nvptx
