@@ -247,6 +247,16 @@ class LayoutPass {
     return nullptr;
   }
 
+  // A narrowing cast of a dot's accumulator (through an elementwise epilogue): the
+  // consumer's wish stops here, so the epilogue runs in the accumulator's layout and
+  // only the narrow result moves to the store's layout (forward's cast rule), instead
+  // of the f32 tile moving through shared memory at the first epilogue op.
+  bool narrows_accumulator(const Op& op) const {
+    if (op.kind != OpKind::Cast || !op.result()->type.is_tile()) return false;
+    const Value* x = op.operand(0);
+    return byte_size(op.result()->type.dtype) < byte_size(x->type.dtype) && accumulator_layout(x, 0) != nullptr;
+  }
+
   void backward(const Block& b) {
     for (auto it = b.ops.rbegin(); it != b.ops.rend(); ++it) {
       const Op& op = **it;
@@ -284,7 +294,7 @@ class LayoutPass {
           break;
         }
         default:
-          if (is_elementwise(op.kind))
+          if (is_elementwise(op.kind) && !narrows_accumulator(op))
             for (auto* v : op.operands) set_want(v, want(op.result()));
           break;
       }

@@ -22,7 +22,9 @@ const auto& attention_fwd_kernel() {
       [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD) {
-        auto start_m = program_id(0);
+        // Causal: the longest rows of blocks (the last query blocks) start first, so the
+        // short ones fill the last wave instead of a long one running alone.
+        auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
         auto head = program_id(1);
         auto offs_m = start_m * BLOCK_M + arange(0, BLOCK_M);
         auto offs_n = arange(0, BLOCK_N);
