@@ -53,17 +53,25 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
 
   auto t0 = Clock::now();
   GpuPlan plan;
-  plan.num_warps = f.num_warps;
   auto dump = [&](const char* pass) {
     if (dump_ir) std::cerr << "// ----- tile IR after " << pass << " (" << f.name << ") -----\n" << dump_plan(f, plan);
   };
-  plan.axis = analyze_axis_info(f);                   dump("axis-info");
-  assign_layouts(f, opts.target, plan);               dump("layouts");
-  group_reductions(f, plan);                          dump("reduction-groups");
-  plan_async_copies(f, opts.target, plan);            dump("async-copies");
-  plan_tma_copies(f, opts.target, plan);              dump("tma-copies");
-  plan_wgmma_waits(f, plan);                          dump("wgmma-waits");
-  allocate_shared_memory(f, plan);                    dump("shared-memory");
+  auto make_plan = [&](bool accumulator_stores) {
+    plan = GpuPlan();
+    plan.num_warps = f.num_warps;
+    plan.accumulator_stores = accumulator_stores;
+    plan.axis = analyze_axis_info(f);                 dump("axis-info");
+    assign_layouts(f, opts.target, plan);             dump("layouts");
+    group_reductions(f, plan);                        dump("reduction-groups");
+    plan_async_copies(f, opts.target, plan);          dump("async-copies");
+    plan_tma_copies(f, opts.target, plan);            dump("tma-copies");
+    plan_wgmma_waits(f, plan);                        dump("wgmma-waits");
+    allocate_shared_memory(f, plan);                  dump("shared-memory");
+  };
+  make_plan(false);
+  // A persistent kernel's ring stays live through the epilogue; when the epilogue's
+  // layout conversion no longer fits beside it, dot results are stored in their own layout.
+  if (plan.prefetch_loop && plan.shared_bytes > ti.max_shared_bytes()) make_plan(true);
   if (!plan.tensor_maps.empty()) ti.require_ptx(80);  // cp.async.bulk.tensor, mbarrier expect_tx
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

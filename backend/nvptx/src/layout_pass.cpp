@@ -120,7 +120,7 @@ class LayoutPass {
     ir::walk(f_.body, [&](Op& op) {
       if (op.kind == OpKind::Dot) plan_dot(op);
     });
-    if (f_.persistent) stores_in_accumulator_layout();
+    if (plan_.accumulator_stores) stores_in_accumulator_layout();
     // Loop-carried values need a second sweep to see wants from inside their bodies.
     for (int i = 0; i < 3; ++i) backward(f_.body);
     forward(f_.body);
@@ -222,9 +222,9 @@ class LayoutPass {
   }
 
   // ---- backward: what do consumers want? ----
-  // Persistent kernels: a store of a dot's accumulator (through elementwise epilogue
-  // ops) writes in the accumulator's layout instead of converting through shared
-  // memory, which the next program's pipelined copies fill during the epilogue.
+  // GpuPlan::accumulator_stores: a store of a dot's accumulator (through elementwise
+  // epilogue ops) writes in the accumulator's layout instead of converting through
+  // shared memory (a persistent kernel's ring leaves no room for it).
   void stores_in_accumulator_layout() {
     ir::walk(f_.body, [&](Op& op) {
       if (op.kind != OpKind::Store || !anchors_.count(&op)) return;

@@ -132,6 +132,9 @@ struct GpuPlan {
   // next program's loop (evaluating `prefetch_ops`, the top-level scalar ops its
   // coordinates and bounds depend on, for that program) before this one's epilogue.
   const ir::Op* prefetch_loop = nullptr;
+  // Stores of dot results keep the accumulator's layout (no conversion scratch): chosen
+  // for persistent kernels whose ring and conversion scratch together do not fit.
+  bool accumulator_stores = false;
   std::vector<const ir::Op*> prefetch_ops;
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
