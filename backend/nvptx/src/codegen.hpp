@@ -33,6 +33,9 @@ class Codegen {
   const TargetInfo& ti;
   llvm::Function* kernel = nullptr;
   bool fast_math = false;
+  // Warp-specialized kernels with two consumer warpgroups (lower_tma.cpp): their wgmma
+  // issues take turns, so one warpgroup's softmax runs while the other's MMAs do.
+  bool pingpong = false;
   // The kernel start arrived on the cluster barrier after initializing the cluster
   // reductions' mbarriers; the first cluster reduction waits on it.
   bool cluster_start_wait = false;
@@ -207,6 +210,13 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
 // producer warpgroup's branch (its first thread runs the copy loop, then all return).
 void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred);
 void split_producer(Codegen& cg);
+// Ping-pong turns (Codegen::pingpong): wait for this warpgroup's turn before issuing
+// MMAs, hand the turn to the other warpgroup once they are committed, and at the end
+// consume the last hand-over so that the named barriers end balanced.
+void pingpong_start(Codegen& cg);  // after split_producer, in the consumers
+void pingpong_wait_turn(Codegen& cg);
+void pingpong_pass_turn(Codegen& cg);
+void pingpong_finish(Codegen& cg);
 // At a producer loop's exit: releases the stages of its last iterations, whose MMAs were
 // still reading them when the loop released the others (iv, slot: those of the exit).
 void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot);

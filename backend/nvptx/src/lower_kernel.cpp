@@ -68,8 +68,10 @@ void Codegen::lower_kernel() {
   }
   init_cluster_reductions(*this);
   if (plan.warp_specialized()) split_producer(*this);
+  if (plan.pingpong) pingpong_start(*this);
   if (fn.persistent) lower_persistent_body(*this);
   else lower_block(fn.body);
+  if (plan.pingpong) pingpong_finish(*this);
   b.CreateRetVoid();
 
   auto* md = mod.getOrInsertNamedMetadata("nvvm.annotations");

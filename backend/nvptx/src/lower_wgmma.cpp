@@ -106,7 +106,9 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   for (int i = 0; i < 2; ++i) {
     const ir::Op* src = async_source(cg.plan, op.operand(i));
     async = async || src;
-    group_copies = group_copies || (src && cg.plan.op(src).tma_map < 0);
+    // Warp-specialized loops see copies made before them at the loop's entry barrier.
+    bool before_loop = src && cg.plan.warp_specialized() && src->parent != op.parent;
+    group_copies = group_copies || (src && cg.plan.op(src).tma_map < 0 && !before_loop);
   }
   bool wrote = false;
   if (async) {
@@ -177,6 +179,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         a_words.push_back({word(a0, 0), word(a0, 1), word(a0, 2), word(a0, 3)});
       }
   Regs out(C.begin(), C.end());
+  if (cg.pingpong) pingpong_wait_turn(cg);
   out = thread_through(cg, "wgmma.fence.sync.aligned;", out);
   std::vector<llvm::Type*> acc_tys(per_instr, b.getFloatTy());
   auto* ret = llvm::StructType::get(cg.ctx, acc_tys);
@@ -222,6 +225,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         for (int i = 0; i < per_instr; ++i) out[c0 + i] = b.CreateExtractValue(d, i);
       }
   cg.inline_asm(b.getVoidTy(), "wgmma.commit_group.sync.aligned;", "~{memory}", {}, true);
+  if (cg.pingpong) pingpong_pass_turn(cg);
   if (!p.wgmma_defer) out = wgmma_wait(cg, 0, out);  // else waited for where it is read
   if (wrote) cg.smem_after_read();
   cg.set(op.result(), std::move(out));

@@ -154,6 +154,7 @@ void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
     const auto& loads = plan.pipelines.at(loop).loads;
     for (size_t i = 0; i < loads.size(); ++i) plan.ring_leader[loads[i]] = first[i];
   }
+  plan.pingpong = f.num_warps == 8 && knob_on("TILEFUSE_PINGPONG");
 }
 
 // Persistent kernels: the one pipelined top-level loop whose copies are all TMA, when

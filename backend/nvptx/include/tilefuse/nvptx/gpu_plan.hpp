@@ -126,6 +126,8 @@ struct GpuPlan {
   std::vector<const ir::Op*> producer_ops;
   std::unordered_map<const ir::Op*, const ir::Op*> ring_leader;  // later loops' loads -> first loop's
   bool warp_specialized() const { return !producer_loops.empty(); }
+  // Two consumer warpgroups take turns issuing their MMAs (lower_pingpong.cpp).
+  bool pingpong = false;
   // Persistent kernels (Function::persistent) whose one pipelined loop copies by TMA
   // only: its stages and barriers live for the whole kernel, their ring continues from
   // program to program, and at the loop's exit thread 0 issues the first copies of the
