@@ -275,6 +275,7 @@ void Codegen::lower_op(const ir::Op& op) {
     Regs all;
     for (const ir::Value* v : w->second.values) all.insert(all.end(), vals_.at(v).begin(), vals_.at(v).end());
     Regs done = all.empty() ? all : wgmma_wait(*this, w->second.pending, all);
+    if (all.empty()) pingpong_pass_turn(*this);
     if (all.empty())
       inline_asm(b.getVoidTy(), "wgmma.wait_group.sync.aligned " + std::to_string(w->second.pending) + ";",
                  "~{memory}", {}, true);
@@ -293,7 +294,9 @@ void Codegen::lower_op(const ir::Op& op) {
       return lower_index_op(*this, op);
     case OpKind::Binary: case OpKind::Unary: case OpKind::Compare: case OpKind::Select: case OpKind::Fma:
     case OpKind::Cast: case OpKind::AddPtr:
-      return lower_elementwise(*this, op);
+      lower_elementwise(*this, op);
+      if (plan.pinned.count(op.result())) vals_[op.result()] = thread_through(*this, "", vals_.at(op.result()));
+      return;
     case OpKind::Load: case OpKind::Store: return lower_memory(*this, op);
     case OpKind::AtomicRMW: case OpKind::AtomicCas: return lower_atomic(*this, op);
     case OpKind::Reduce: return lower_reduce(*this, op);

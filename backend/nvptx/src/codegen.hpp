@@ -36,6 +36,7 @@ class Codegen {
   // Warp-specialized kernels with two consumer warpgroups (lower_tma.cpp): their wgmma
   // issues take turns, so one warpgroup's softmax runs while the other's MMAs do.
   bool pingpong = false;
+  bool turn_held = false;  // this warpgroup holds its turn (it issued MMAs since its last wait)
   // The kernel start arrived on the cluster barrier after initializing the cluster
   // reductions' mbarriers; the first cluster reduction waits on it.
   bool cluster_start_wait = false;
@@ -210,11 +211,12 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
 // producer warpgroup's branch (its first thread runs the copy loop, then all return).
 void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred);
 void split_producer(Codegen& cg);
-// Ping-pong turns (Codegen::pingpong): wait for this warpgroup's turn before issuing
-// MMAs, hand the turn to the other warpgroup once they are committed, and at the end
-// consume the last hand-over so that the named barriers end balanced.
+// Ping-pong turns (Codegen::pingpong): a warpgroup takes its turn before it issues MMAs
+// and passes it on before it next waits for MMA results (or leaves a loop body or a
+// branch: the state must agree on every path); at the end warpgroup 0 consumes the last
+// hand-over so that the named barriers end balanced. No-ops when not ping-ponging.
 void pingpong_start(Codegen& cg);  // after split_producer, in the consumers
-void pingpong_wait_turn(Codegen& cg);
+void pingpong_take_turn(Codegen& cg);
 void pingpong_pass_turn(Codegen& cg);
 void pingpong_finish(Codegen& cg);
 // At a producer loop's exit: releases the stages of its last iterations, whose MMAs were

@@ -90,6 +90,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
       cg.barrier();
     }
   }
+  pingpong_pass_turn(cg);
   llvm::Function* f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(cg.ctx, "for.header", f);
@@ -153,6 +154,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   cg.smem_unknown();  // the previous iteration may still be reading shared memory
   cg.lower_block(body);
   std::vector<Regs> next = yields(cg, body);
+  pingpong_pass_turn(cg);
   llvm::Value* iv_next = b.CreateAdd(iv, step);
   llvm::Value* slot_next = nullptr;
   llvm::Value* phase_next = nullptr;
@@ -209,6 +211,7 @@ void lower_if(Codegen& cg, const ir::Op& op) {
     cg.set_smem_pending(pending);
     cg.lower_block(*op.regions[i]);
     vals[i] = yields(cg, *op.regions[i]);
+    pingpong_pass_turn(cg);
     cg.hoisted_reset(hoist_mark);
     pending_after = pending_after || cg.smem_pending();
     ends[i] = b.GetInsertBlock();

@@ -3,9 +3,10 @@
 // rows of every tile, so they need not meet; left alone they issue their MMAs at the
 // same moments and then both run their softmax while the tensor cores idle. Turns
 // order the issues instead: warpgroup w waits on named barrier 2 + w before it issues
-// a group of MMAs and arrives on the other's barrier once they are committed, so the
-// issues alternate (w0, w1, w0, ...) and one warpgroup's softmax overlaps the other's
-// MMAs. Every consumer runs the same dots in the same order (control flow is uniform
+// MMAs and arrives on the other's barrier when it is about to wait for MMA results, so
+// the MMAs a warpgroup issues between two waits (in FlashAttention-3's order: the next
+// block's Q.K^T and this block's P.V) go to the tensor cores as one turn, alternating
+// w0, w1, w0, ..., and one warpgroup's softmax overlaps the other's turn. Every consumer runs the same dots in the same order (control flow is uniform
 // over the program), so the turns pair up; warpgroup 1 hands warpgroup 0 the first
 // turn, and warpgroup 0 takes the last hand-over at the end.
 #include "codegen.hpp"
@@ -38,11 +39,20 @@ void pingpong_start(Codegen& cg) {
   });
 }
 
-void pingpong_wait_turn(Codegen& cg) { turn_barrier(cg, "bar.sync", 0); }
+void pingpong_take_turn(Codegen& cg) {
+  if (!cg.pingpong || cg.turn_held) return;
+  turn_barrier(cg, "bar.sync", 0);
+  cg.turn_held = true;
+}
 
-void pingpong_pass_turn(Codegen& cg) { turn_barrier(cg, "bar.arrive", 1); }
+void pingpong_pass_turn(Codegen& cg) {
+  if (!cg.pingpong || !cg.turn_held) return;
+  turn_barrier(cg, "bar.arrive", 1);
+  cg.turn_held = false;
+}
 
 void pingpong_finish(Codegen& cg) {
+  pingpong_pass_turn(cg);
   cg.if_then(cg.b.CreateICmpEQ(warpgroup(cg), cg.c32(0)), [&] {
     cg.inline_asm(cg.b.getVoidTy(), "bar.sync " + std::to_string(kFirstTurnBarrier) + ", 256;", "~{memory}", {}, true);
   });

@@ -85,6 +85,7 @@ Regs thread_through(Codegen& cg, const std::string& text, const Regs& vals) {
 }
 
 Regs wgmma_wait(Codegen& cg, int pending, const Regs& acc) {
+  pingpong_pass_turn(cg);
   return thread_through(cg, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", acc);
 }
 
@@ -179,7 +180,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         a_words.push_back({word(a0, 0), word(a0, 1), word(a0, 2), word(a0, 3)});
       }
   Regs out(C.begin(), C.end());
-  if (cg.pingpong) pingpong_wait_turn(cg);
+  pingpong_take_turn(cg);
   out = thread_through(cg, "wgmma.fence.sync.aligned;", out);
   std::vector<llvm::Type*> acc_tys(per_instr, b.getFloatTy());
   auto* ret = llvm::StructType::get(cg.ctx, acc_tys);
@@ -225,7 +226,6 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         for (int i = 0; i < per_instr; ++i) out[c0 + i] = b.CreateExtractValue(d, i);
       }
   cg.inline_asm(b.getVoidTy(), "wgmma.commit_group.sync.aligned;", "~{memory}", {}, true);
-  if (cg.pingpong) pingpong_pass_turn(cg);
   if (!p.wgmma_defer) out = wgmma_wait(cg, 0, out);  // else waited for where it is read
   if (wrote) cg.smem_after_read();
   cg.set(op.result(), std::move(out));

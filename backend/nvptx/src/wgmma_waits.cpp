@@ -150,6 +150,16 @@ void plan_wgmma_waits(const ir::Function& f, GpuPlan& plan) {
       ++i;
     }
     if (!eligible || lw.dot_pos.empty()) return;
+    // An accumulator computed in the body before another dot's issue (a rescaled
+    // FlashAttention O): pinned there, so that LLVM does not sink its arithmetic past
+    // that issue, where reading registers a wgmma wrote would make ptxas wait for every
+    // group in flight (C7517).
+    for (int d : lw.dot_pos) {
+      const Op* dot = body.ops[d].get();
+      const Value* c = dot->operand(2);
+      if (!c->def || c->def->parent != &body || !is_elementwise(c->def->kind) || c->type.dtype != DType::f32) continue;
+      if (lw.dots_between(lw.pos.at(c->def), d) > 0) plan.pinned.insert(c);
+    }
     // Crossing the back edge needs a spare buffer for every copy the dots read in the
     // body: a pipeline of 3 stages or more (unpipelined copies reuse one buffer).
     bool may_cross = true;

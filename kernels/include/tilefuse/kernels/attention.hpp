@@ -7,6 +7,8 @@
 // V copies (num_stages).
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/tilefuse.hpp"
@@ -21,7 +23,7 @@ const auto& attention_fwd_kernel() {
       {"out", "lse", "q", "k", "v", "seq_len", "stride_h", "stride_n", "sm_scale"},
       [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
-         Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD) {
+         Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -43,8 +45,9 @@ const auto& attention_fwd_kernel() {
         auto v_view = tensor_view(v, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
         auto load_k = [&](auto start_n, bool) { return trans(load(k_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM})); };
         auto load_v = [&](auto start_n, bool) { return load(v_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM}); };
-        // The online softmax of one block's scores, then O = O * alpha + P.V.
-        auto update = [&](auto qk, auto start_n, bool masked) {
+        // The online softmax of one block's scores: updates m and l, returns P and the
+        // factor alpha that rescales the accumulator before P.V is added.
+        auto softmax = [&](auto qk, auto start_n, bool masked) {
           auto s = qk * qk_scale;
           if (masked) {
             auto kn = start_n + offs_n;
@@ -56,8 +59,13 @@ const auto& attention_fwd_kernel() {
           auto p = exp2(s - m_new.col());
           auto alpha = exp2(m_i - m_new);
           l_i = l_i * alpha + sum(p, 1);
-          acc = dot(p.template cast<T>(), load_v(start_n, masked), acc * alpha.col());
           m_i = m_new;
+          return std::pair{p.template cast<T>(), alpha};
+        };
+        // O = O * alpha + P.V.
+        auto update = [&](auto qk, auto start_n, bool masked) {
+          auto [p, alpha] = softmax(qk, start_n, masked);
+          acc = dot(p, load_v(start_n, masked), acc * alpha.col());
         };
         // Blocks that need no mask first (every key valid and, causal, left of the
         // diagonal block), then the rest with masks: the common case stays lean. With
@@ -66,7 +74,21 @@ const auto& attention_fwd_kernel() {
         // softmax (at the price of a second score tile in registers).
         auto full_hi = CAUSAL ? (start_m * BLOCK_M / BLOCK_N) * BLOCK_N : (seq_len / BLOCK_N) * BLOCK_N;
         auto hi = CAUSAL ? minimum((start_m + 1) * BLOCK_M, seq_len) : seq_len;
-        if (QK_AHEAD) {
+        if (PV_LAG) {
+          // P.V one block behind: block j's Q.K^T and block j-1's P.V are issued
+          // together, and block j's softmax runs while the P.V MMAs are in flight
+          // (FlashAttention-3's order; one P tile is carried from block to block). The
+          // first iteration adds 0 . V[-BLOCK_N] (a zero block) to a zero accumulator.
+          auto p_prev = zeros<T>({BLOCK_M, BLOCK_N});
+          auto alpha_prev = zeros<f32>({BLOCK_M});
+          for_range(0, full_hi, BLOCK_N, [&](I32 start_n) {
+            auto rescaled = acc * alpha_prev.col();  // before the MMAs are in flight
+            auto qk = dot(q_tile, load_k(start_n, false));
+            acc = dot(p_prev, load_v(start_n - BLOCK_N, false), rescaled);
+            std::tie(p_prev, alpha_prev) = softmax(qk, start_n, false);
+          });
+          acc = dot(p_prev, load_v(full_hi - BLOCK_N, false), acc * alpha_prev.col());
+        } else if (QK_AHEAD) {
           if_(full_hi > 0, [&] {
             auto qk = dot(q_tile, load_k(0, false));
             for_range(0, full_hi - BLOCK_N, BLOCK_N, [&](I32 start_n) {

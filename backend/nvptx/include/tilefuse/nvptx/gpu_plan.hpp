@@ -126,6 +126,8 @@ struct GpuPlan {
   std::vector<const ir::Op*> producer_ops;
   std::unordered_map<const ir::Op*, const ir::Op*> ring_leader;  // later loops' loads -> first loop's
   bool warp_specialized() const { return !producer_loops.empty(); }
+  // f32 tiles computed where the program computes them (wgmma_waits.cpp).
+  std::unordered_set<const ir::Value*> pinned;
   // Two consumer warpgroups take turns issuing their MMAs (lower_pingpong.cpp).
   bool pingpong = false;
   // Persistent kernels (Function::persistent) whose one pipelined loop copies by TMA
