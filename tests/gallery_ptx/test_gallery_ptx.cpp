@@ -338,6 +338,47 @@ TEST_CASE("warp-specialized GEMM: a producer warpgroup copies, the consumers mee
   }
 }
 
+TEST_CASE("attention with P.V one block behind: Q.K^T and P.V in flight together, the softmax waits for Q.K^T only") {
+  const kernels::GalleryKernel* at = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "attention_fwd") at = &g;
+  REQUIRE(at);
+  const KernelBase& k = at->get(DType::f16);
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    Config cfg = kernels::attention_heuristic(4096, 128, causal, true);
+    REQUIRE(cfg.get("PV_LAG") == 1);  // the heuristic's choice for head dim 128 on sm_90a
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    // The lagged loop waits with one group (its P.V) still in flight.
+    CHECK(ck.ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
+    if (!tools::find_ptxas().empty()) {
+      tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+      CHECK_MESSAGE(r.ok, r.log);
+      CHECK(r.spill_stores == 0);
+      CHECK(r.log.find("C75") == std::string::npos);  // no wait injected for the rescaled accumulator
+    }
+  }
+  // Warp-specialized with ping-pong turns: warpgroup w takes its turn on barrier 2 + w
+  // and hands it to the other by an arrive; the knob changes the code.
+  Config ws = kernels::attention_heuristic(4096, 128, false, true);
+  ws.set("warp_specialize", 1);
+  auto f = k.specialize(ws, std::vector<int64_t>(k.num_runtime_params(), 16));
+  nvptx::CompiledKernel plain = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  setenv("TILEFUSE_PINGPONG", "1", 1);
+  nvptx::CompiledKernel pp = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  unsetenv("TILEFUSE_PINGPONG");
+  CHECK(plain.ptx.find("bar.arrive") == std::string::npos);
+  for (const char* s : {"bar.sync 2, 256;", "bar.sync 3, 256;", "bar.arrive 2, 256;", "bar.arrive 3, 256;"})
+    CHECK_MESSAGE(pp.ptx.find(s) != std::string::npos, s);
+  if (!tools::find_ptxas().empty()) {
+    tools::PtxasResult r = tools::run_ptxas(pp.ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    CHECK(r.log.find("used 4 barriers") != std::string::npos);  // immediate ids: 0, 1, 2, 3
+  }
+}
+
 TEST_CASE("persistent GEMM: programs loop over the grid, the TMA ring continues, the next copies before the epilogue") {
   const kernels::GalleryKernel* mm = nullptr;
   for (const auto& g : kernels::gallery())

@@ -81,11 +81,13 @@ TEST_CASE_TEMPLATE("gpu: flash attention forward", T, half, bfloat16) {
     auto q = ref::random_vec<T>(sz, 7, -1, 1), k = ref::random_vec<T>(sz, 8, -1, 1), v = ref::random_vec<T>(sz, 9, -1, 1);
     std::vector<T> o(sz);
     std::vector<float> lse(bh * n);
-    for (auto [stages, ahead] : {std::pair{1, 0}, std::pair{3, 0}, std::pair{2, 1}, std::pair{3, 1}}) {
+    for (auto [stages, ahead, lag] : {std::tuple{1, 0, 0}, std::tuple{3, 0, 0}, std::tuple{2, 1, 0},
+                                      std::tuple{3, 1, 0}, std::tuple{1, 0, 1}, std::tuple{2, 0, 1}, std::tuple{3, 0, 1}}) {
       CAPTURE(stages);
       CAPTURE(ahead);
+      CAPTURE(lag);
       Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"HEAD_DIM", d}, {"CAUSAL", causal}, {"QK_AHEAD", ahead},
-                 num_warps(warps), num_stages(stages)};
+                 {"PV_LAG", lag}, num_warps(warps), num_stages(stages)};
       gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v,
                          n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
     }

@@ -3,6 +3,7 @@
 // reading past a view's edge would show), both B layouts, the tilings the heuristic and
 // the tuner use, and an empty view (K = 0). Label: gpu (skips without a driver).
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <tilefuse/kernels/kernels.hpp>
@@ -60,4 +61,43 @@ TEST_CASE("gpu: TMA views with a dimension of 0 read zeros (K = 0 gives the epil
   Config cfg{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"BIAS", 1}, num_warps(4), num_stages(3)};
   gpu_matches_interp(tk::matmul_kernel<half, float>(), Grid(2 * 2), cfg, {1e-6, 1e-6}, c, a, b, bias, c, m, n, 0,
                      int64_t(64), int64_t(n), int64_t(n), 1.0f);
+}
+
+// Ping-pong turns (TILEFUSE_PINGPONG, experimental): two consumer warpgroups of a
+// warp-specialized kernel alternate their MMA issues on named barriers 2 and 3. The
+// knob is read when a kernel compiles; these configs (warp_specialize, 8 warps) are
+// launched nowhere else in this process, so none is found already loaded without it.
+TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or not) and GEMM at odd shapes") {
+  setenv("TILEFUSE_PINGPONG", "1", 1);
+  for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},
+                                std::tuple{129, true, 0}}) {
+    CAPTURE(n);
+    CAPTURE(causal);
+    CAPTURE(lag);
+    int bh = 3, d = 128;
+    size_t sz = size_t(bh) * n * d;
+    auto q = ref::random_vec<half>(sz, 27, -1, 1), k = ref::random_vec<half>(sz, 28, -1, 1),
+         v = ref::random_vec<half>(sz, 29, -1, 1);
+    std::vector<half> o(sz);
+    std::vector<float> lse(bh * n);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"HEAD_DIM", d}, {"CAUSAL", causal}, {"PV_LAG", lag},
+               num_warps(8), num_stages(2), warp_specialize()};
+    gpu_matches_interp(tk::attention_fwd_kernel<half>(), Grid((n + 127) / 128, bh), cfg, {2e-3, 2e-2}, o, lse, q, k,
+                       v, n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+  }
+  for (auto [m, n, k] : {std::tuple{300, 329, 200}, std::tuple{129, 70, 520}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    int lda = round_up8(k) + 8, ldb = round_up8(n) + 8;
+    auto a = padded<bfloat16>(m, k, lda, 31);
+    auto b = padded<bfloat16>(k, n, ldb, 32);
+    std::vector<float> c(size_t(m) * n);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 3}, num_warps(8), num_stages(3),
+               warp_specialize()};
+    int64_t tiles = int64_t((m + 127) / 128) * ((n + 127) / 128);
+    gpu_matches_interp(tk::matmul_kernel<bfloat16, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, a, c, m, n, k,
+                       int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
+  }
+  unsetenv("TILEFUSE_PINGPONG");
 }

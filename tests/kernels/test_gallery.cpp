@@ -118,6 +118,13 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
       {1, 40, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"QK_AHEAD", 1}, num_warps(1)}},
       {1, 66, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(2)}},
+      // P.V one block behind: no full block (only the zero block's P.V), one, several;
+      // causal with full blocks, and a width of exactly one block
+      {2, 13, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      {1, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}},
+      {2, 83, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      {1, 70, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(2)}},
+      {1, 32, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}},
   };
   for (auto& c : cases) {
     CAPTURE(c.n);
