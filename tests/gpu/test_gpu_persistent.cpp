@@ -7,12 +7,10 @@
 // Label: gpu (skips without a driver).
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 
 #include <tilefuse/kernels/kernels.hpp>
 
-#include "differential.hpp"
-#include "../kernels/reference.hpp"
+#include "padded_gemm.hpp"
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
@@ -24,16 +22,6 @@ const bool capped = [] {
   setenv("TILEFUSE_PERSISTENT_PROGRAMS", "7", 1);
   return true;
 }();
-
-template <class T>
-std::vector<T> padded(int rows, int cols, int ld, uint32_t seed) {
-  auto v = ref::random_vec<T>(size_t(rows) * ld, seed, -1, 1);
-  for (int r = 0; r < rows; ++r)
-    for (int c = cols; c < ld; ++c) v[size_t(r) * ld + c] = T(std::numeric_limits<float>::quiet_NaN());
-  return v;
-}
-
-int round_up8(int v) { return (v + 7) / 8 * 8; }
 
 }  // namespace
 
@@ -63,26 +51,9 @@ TEST_CASE("gpu: persistent programs see their own program ids and the grid's siz
 
 TEST_CASE_TEMPLATE("gpu: persistent TMA GEMM at odd shapes, the next program's copies issued before the epilogue", T,
                    half, bfloat16) {
-  for (auto [m, n, k, bm, bn, bk, warps, stages] :
-       {std::tuple{300, 329, 200, 128, 256, 64, 8, 3}, std::tuple{277, 300, 190, 64, 128, 64, 4, 4},
-        std::tuple{530, 170, 33, 128, 64, 32, 4, 2}, std::tuple{200, 192, 512, 64, 64, 64, 4, 5}}) {
-    for (bool trans : {false, true}) {
-      CAPTURE(m);
-      CAPTURE(n);
-      CAPTURE(k);
-      CAPTURE(trans);
-      int lda = round_up8(k) + 8, ldb = trans ? round_up8(k) + 16 : round_up8(n) + 8;
-      auto a = padded<T>(m, k, lda, 61);
-      auto b = trans ? padded<T>(n, k, ldb, 62) : padded<T>(k, n, ldb, 62);
-      auto bias = ref::random_vec<T>(n, 63, -1, 1);
-      std::vector<float> c(size_t(m) * n);
-      Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"B_TRANS", trans}, {"BIAS", 1}, {"ACT", 2},
-                 {"GROUP_M", 2}, num_warps(warps), num_stages(stages), persistent()};
-      int64_t tiles = int64_t((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-      gpu_matches_interp(tk::matmul_kernel<T, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, bias, c, m, n, k,
-                         int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
-    }
-  }
+  padded_gemm::check<T>({{300, 329, 200, 128, 256, 64, 8, 3}, {277, 300, 190, 64, 128, 64, 4, 4},
+                         {530, 170, 33, 128, 64, 32, 4, 2}, {200, 192, 512, 64, 64, 64, 4, 5}},
+                        {{"GROUP_M", 2}, persistent()}, 61);
 }
 
 TEST_CASE("gpu: persistent attention (two pipelined loops, a view sized by num_programs)") {
