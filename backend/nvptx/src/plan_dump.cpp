@@ -107,6 +107,7 @@ class PlanPrinter {
     }
     if (pl.smem_bytes) os_ << " smem[" << pl.smem_offset << ", +" << pl.smem_bytes << ")";
     if (!op.results.empty() && p_.lazy.count(op.result())) os_ << " (on demand)";
+    if (!op.results.empty() && p_.pinned.count(op.result())) os_ << " (pinned before the next wgmma issue)";
     os_ << "\n";
     for (size_t r = 0; r < op.regions.size(); ++r) {
       if (r) os_ << ind << "} else {\n";
