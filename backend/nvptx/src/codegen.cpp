@@ -275,10 +275,11 @@ void Codegen::lower_op(const ir::Op& op) {
     Regs all;
     for (const ir::Value* v : w->second.values) all.insert(all.end(), vals_.at(v).begin(), vals_.at(v).end());
     Regs done = all.empty() ? all : wgmma_wait(*this, w->second.pending, all);
-    if (all.empty()) pingpong_pass_turn(*this);
-    if (all.empty())
+    if (all.empty()) {
+      pingpong_pass_turn(*this);
       inline_asm(b.getVoidTy(), "wgmma.wait_group.sync.aligned " + std::to_string(w->second.pending) + ";",
                  "~{memory}", {}, true);
+    }
     size_t at = 0;
     for (const ir::Value* v : w->second.values) {
       Regs& r = vals_.at(v);

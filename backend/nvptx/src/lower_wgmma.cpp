@@ -107,8 +107,11 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   for (int i = 0; i < 2; ++i) {
     const ir::Op* src = async_source(cg.plan, op.operand(i));
     async = async || src;
-    // Warp-specialized loops see copies made before them at the loop's entry barrier.
-    bool before_loop = src && cg.plan.warp_specialized() && src->parent != op.parent;
+    // Warp-specialized loops see copies made before them at the loop's entry barrier
+    // (lower_for, for the loops in GpuPlan::loops_reading_copies).
+    const ir::Op* loop = op.parent->parent;
+    bool before_loop = src && cg.plan.warp_specialized() && src->parent != op.parent && loop &&
+                       cg.plan.loops_reading_copies.count(loop);
     group_copies = group_copies || (src && cg.plan.op(src).tma_map < 0 && !before_loop);
   }
   bool wrote = false;
