@@ -88,7 +88,9 @@ int run(int argc, char** argv) {
   if (emit == "ir") {
     text = ir::to_string(*f);
   } else {
-    nvptx::CompileArtifacts art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{target});
+    // Text forms only where they are written: --time then measures what a launch compiles.
+    bool keep_text = emit != "ptx";
+    nvptx::CompileArtifacts art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{target}, keep_text);
     auto t2 = std::chrono::steady_clock::now();
     if (emit == "plan") text = art.plan;
     else if (emit == "llvm") text = art.llvm_ir;

@@ -31,7 +31,7 @@ int effective_opt_level(const CompileOptions& o) {
 
 }  // namespace
 
-CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts) {
+CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts, bool keep_text) {
   CompileArtifacts art;
   TargetInfo ti(opts.target);
   ir::walk(f.body, [&](ir::Op& op) {
@@ -80,7 +80,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
                                             " keeps that many copies of each pipelined tile)"
                                       : std::string()) +
                     ". Use smaller block sizes" + (f.num_stages > 1 ? " or fewer stages" : ""));
-  art.plan = dump_plan(f, plan);
+  if (keep_text) art.plan = dump_plan(f, plan);
   art.ms_plan = ms_since(t0);
 
   auto t1 = Clock::now();
@@ -91,7 +91,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   Codegen cg(ctx, *mod, f, plan, ti);
   cg.fast_math = knob_on("TILEFUSE_FAST_MATH");
   cg.lower_kernel();                                  verify_module(*mod, "after lowering");
-  art.llvm_ir = module_text(*mod);
+  if (keep_text || dump_llvm) art.llvm_ir = module_text(*mod);
   if (dump_llvm) std::cerr << "// ----- LLVM IR after lowering (" << f.name << ") -----\n" << art.llvm_ir;
   art.linked_libdevice = needs_libdevice(*mod);
   if (art.linked_libdevice) link_libdevice(*mod);
@@ -99,7 +99,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
 
   auto t2 = Clock::now();
   optimize_module(*mod, tm, level);
-  art.llvm_ir_opt = module_text(*mod);
+  if (keep_text || dump_llvm) art.llvm_ir_opt = module_text(*mod);
   if (dump_llvm) std::cerr << "// ----- LLVM IR after O" << level << " (" << f.name << ") -----\n" << art.llvm_ir_opt;
   art.ms_opt = ms_since(t2);
 
@@ -122,7 +122,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
 }
 
 CompiledKernel compile(const ir::Function& f, const CompileOptions& opts) {
-  return std::move(compile_with_artifacts(f, opts).kernel);
+  return std::move(compile_with_artifacts(f, opts, false).kernel);
 }
 
 }  // namespace tilefuse::nvptx

@@ -17,7 +17,9 @@ struct CompileOptions {
 // cannot compile (unsupported parameter types, ...), InternalError on our bugs.
 CompiledKernel compile(const ir::Function& f, const CompileOptions& opts);
 
-// The same pipeline, keeping the intermediate forms and timings (tests, tools, dumps).
+// The same pipeline, keeping the timings and (with keep_text) the intermediate forms as
+// text: tests, tools, dumps. Printing them costs ~20% of a large kernel's compile, which
+// compile() skips.
 struct CompileArtifacts {
   CompiledKernel kernel;
   std::string plan;           // tile IR annotated with layouts (dump_plan)
@@ -26,7 +28,7 @@ struct CompileArtifacts {
   bool linked_libdevice = false;
   double ms_plan = 0, ms_lower = 0, ms_opt = 0, ms_ptx = 0;
 };
-CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts);
+CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts, bool keep_text = true);
 
 // Where libdevice was found ("" when it was not): the configure-time CUDA root,
 // overridden by $CUDA_HOME / $CUDA_PATH, else /usr/local/cuda.
