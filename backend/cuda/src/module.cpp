@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -192,13 +191,7 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
                                                        static_cast<size_t>(shared_bytes_)),
           "cuOccupancyMaxActiveBlocksPerMultiprocessor", "(kernel '" + name_ + "')");
     resident_ = std::max(1, per_sm) * std::max(1, dev.sm_count);
-    if (std::string cap = knob("TILEFUSE_PERSISTENT_PROGRAMS"); !cap.empty()) {
-      char* end = nullptr;
-      long n = std::strtol(cap.c_str(), &end, 10);
-      if (*end != '\0' || n < 1)
-        throw UserError("TILEFUSE_PERSISTENT_PROGRAMS = '" + cap + "' is not a positive integer; unset it or set a count");
-      resident_ = static_cast<int>(std::min<long>(n, resident_));
-    }
+    if (long cap = knob_count("TILEFUSE_PERSISTENT_PROGRAMS")) resident_ = static_cast<int>(std::min<long>(cap, resident_));
   }
   slots_.clear();
   for (size_t i = 0; i < params_.size(); ++i) {

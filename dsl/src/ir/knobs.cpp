@@ -1,5 +1,6 @@
 #include "tilefuse/ir/knobs.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -56,6 +57,18 @@ bool knob_selects(const char* name, const std::string& kernel) {
   while (std::getline(ss, item, ','))
     if (item == kernel) return true;
   return false;
+}
+
+long knob_count(const char* name) {
+  std::string v = knob(name);
+  if (v.empty()) return 0;
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (*end != '\0' || n < 1 || errno == ERANGE)
+    throw UserError(std::string(name) + " = '" + v + "' is not a positive integer. Unset it or set a count, e.g. " +
+                    name + "=132");
+  return n;
 }
 
 std::string cache_affecting_knobs() {

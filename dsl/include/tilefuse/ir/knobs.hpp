@@ -20,6 +20,9 @@ std::string knob(const char* name);
 bool knob_on(const char* name);  // set and not "0"/"off"/"false"
 // True when the knob is "1"/"on"/"all" or names `kernel` (comma-separated list).
 bool knob_selects(const char* name, const std::string& kernel);
+// A knob holding a count: 0 when unset; a UserError naming the knob and its value when
+// it is not a positive integer.
+long knob_count(const char* name);
 // Concatenation of the cache-invalidating knobs' values (for cache keys).
 std::string cache_affecting_knobs();
 
