@@ -5,7 +5,15 @@
 // the tile never lives in registers), its elements (16-bit, or f32 for tf32 dots) move in runs of 4, 8 or 16 bytes along
 // the dimension the shared encoding keeps contiguous, and masked-off elements read 0
 // (cp.async zero-fills).
+//
+// With num_stages > 1, the other loads of a loop body whose addresses the pipeline can
+// compute ahead are *staged*: copied the same way, S - 1 iterations early, into a
+// buffer where each thread keeps the runs it reads back into registers itself, so the
+// next iterations' data is in flight without holding registers (the row kernels'
+// persistent and looped programs). A load is not staged when a store in the loop may
+// write what it reads (the same base argument, or one not known).
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 #include "passes.hpp"
@@ -53,6 +61,50 @@ bool address_slice(const Value* v, const Block& body, std::vector<const Op*>& sl
 
 using Uses = std::unordered_map<const Value*, std::vector<std::pair<const Op*, int>>>;
 
+// The kernel argument a pointer value is computed from (through pointer arithmetic and
+// shape ops), or null when not known (a loaded pointer, a select between two).
+const Value* base_argument(const Value* v) {
+  while (v->def) {
+    switch (v->def->kind) {
+      case OpKind::AddPtr: case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims:
+      case OpKind::Reshape: case OpKind::Trans:
+        v = v->def->operand(0);
+        break;
+      default: return nullptr;
+    }
+  }
+  return v->block && !v->block->parent ? v : nullptr;
+}
+
+// Whether a store or atomic in `body` (nested regions included) may write memory that
+// load `ld` reads: the same base argument, or either base unknown.
+bool may_be_written(const Op& ld, const Block& body) {
+  const Value* base = base_argument(ld.operand(0));
+  bool hit = false;
+  ir::walk(const_cast<Block&>(body), [&](Op& o) {
+    if (o.kind != OpKind::Store && o.kind != OpKind::AtomicRMW && o.kind != OpKind::AtomicCas) return;
+    const Value* other = base_argument(o.operand(0));
+    hit = hit || !base || !other || other == base;
+  });
+  return hit;
+}
+
+// A load of a loop body to stage (OpPlan::staged): a tile whose runs are 4, 8 or 16
+// aligned bytes, operands at hand in registers, nothing in the loop writing its memory.
+bool stageable(const Op& op, const GpuPlan& plan) {
+  const Op* loop = op.parent->parent;
+  if (!loop || loop->kind != OpKind::For || op.view_rank) return false;
+  const Value* r = op.result();
+  const OpPlan& p = plan.op(&op);
+  LayoutRef l = plan.layout(r);
+  int bytes = p.aligned_vec * byte_size(r->type.dtype);
+  if (!l || r->type.dtype == DType::i1 || p.fast_dim < 0 || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
+  if (p.vec != p.aligned_vec || p.realign) return false;
+  for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i)
+    if (p.operands[i] && conversion_needs_smem(plan, op.operands[i], p.operands[i]->ll)) return false;
+  return !may_be_written(op, *op.parent);
+}
+
 }  // namespace
 
 SharedEncoding async_encoding(const GpuPlan& plan, const ir::Op* ld) {
@@ -69,6 +121,10 @@ bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld) {
 }
 
 int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld) {
+  if (plan.op(ld).staged) {  // every thread's registers, replicas included
+    const LinearLayout& l = plan.layout(ld->result())->ll;
+    return (l.num_regs() * 32 * plan.num_warps * byte_size(ld->result()->type.dtype) + 15) / 16 * 16;
+  }
   int bytes = static_cast<int>(ld->result()->type.numel() * smem_elem_bytes(ld->result()->type));
   int align = read_by_wgmma(plan, ld) ? 1024 : 16;
   return (bytes + align - 1) / align * align;
@@ -77,7 +133,8 @@ int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld) {
 const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v) {
   if (v->def && v->def->kind == OpKind::Trans) v = v->def->operand(0);
   const Op* ld = v->def;
-  return ld && plan.op(ld).async_copy ? ld : nullptr;
+  // A staged load's tile is read back into registers: its users see a register value.
+  return ld && plan.op(ld).async_copy && !plan.op(ld).staged ? ld : nullptr;
 }
 
 const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v) {
@@ -87,6 +144,38 @@ const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v) {
   const LinearLayout& l = plan.layout(ld->result())->ll;
   return swizzle_bytes(l.shape(), contiguous_dim(l), byte_size(v->type.dtype)) ? ld : nullptr;
 }
+
+namespace {
+
+// The pipeline of `loads` over their loop (S stages): their address ops, in body order;
+// none when an address depends on a loop-carried value or on an op that cannot be
+// evaluated again for a later iteration.
+std::optional<GpuPlan::Pipeline> pipeline_of(const GpuPlan& plan, const Block& block,
+                                             const std::vector<const Op*>& loads, int stages) {
+  GpuPlan::Pipeline pl;
+  pl.stages = stages;
+  pl.loads = loads;
+  std::unordered_set<const Op*> seen;
+  for (const Op* ld : loads)
+    for (const Value* v : ld->operands)
+      if (!address_slice(v, block, pl.slice, seen)) return std::nullopt;
+  // Re-evaluating the slice later in the iteration must not touch shared memory (its
+  // scratch is only reserved at the op's own position).
+  for (const Op* o : pl.slice) {
+    const OpPlan& op_plan = plan.op(o);
+    for (size_t i = 0; i < op_plan.operands.size() && i < o->operands.size(); ++i)
+      if (op_plan.operands[i] && conversion_needs_smem(plan, o->operands[i], op_plan.operands[i]->ll))
+        return std::nullopt;
+  }
+  // Keep the body's order so each op's operands are evaluated before it.
+  std::unordered_map<const Op*, int> pos;
+  int i = 0;
+  for (auto& o : block.ops) pos[o.get()] = i++;
+  std::sort(pl.slice.begin(), pl.slice.end(), [&](const Op* a, const Op* b) { return pos[a] < pos[b]; });
+  return pl;
+}
+
+}  // namespace
 
 void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   if (t.sm < 80) return;
@@ -152,48 +241,67 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     for (const Op* loop : outer_loops) plan.loops_reading_copies.insert(loop);
     per_block[op.parent].push_back(&op);
   });
-  for (auto& [block, loads] : per_block) {
-    // Block order (the walk visits ops in order), positions among the block's async loads.
-    for (size_t i = 0; i < loads.size(); ++i) {
-      plan.op(loads[i]).async_index = static_cast<int>(i) + 1;
-      plan.op(loads[i]).async_count = static_cast<int>(loads.size());
-    }
-    const Op* loop = block->parent;
-    if (f.num_stages <= 1 || !loop || loop->kind != OpKind::For) continue;
-    GpuPlan::Pipeline pl;
-    pl.stages = f.num_stages;
-    pl.loads = loads;
-    std::unordered_set<const Op*> seen;
-    bool ok = true;
-    for (const Op* ld : loads)
-      for (const Value* v : ld->operands) ok = ok && address_slice(v, *block, pl.slice, seen);
-    // Re-evaluating the slice later in the iteration must not touch shared memory (its
-    // scratch is only reserved at the op's own position).
-    for (const Op* o : pl.slice) {
-      const OpPlan& op_plan = plan.op(o);
-      for (size_t i = 0; ok && i < op_plan.operands.size() && i < o->operands.size(); ++i)
-        if (op_plan.operands[i] && conversion_needs_smem(plan, o->operands[i], op_plan.operands[i]->ll)) ok = false;
-    }
-    if (!ok) continue;  // copies stay unpipelined
-    // Keep the body's order so each op's operands are evaluated before it.
+  // Staging candidates: loads of loop bodies not copied for a dot.
+  std::unordered_map<const Block*, std::vector<const Op*>> staged_in;
+  if (f.num_stages > 1)
+    ir::walk(f.body, [&](Op& op) {
+      if (op.kind == OpKind::Load && !op.results.empty() && op.result()->type.is_tile() && !plan.op(&op).async_copy &&
+          stageable(op, plan))
+        staged_in[op.parent].push_back(&op);
+    });
+  for (auto& [block, loads] : staged_in) per_block[block];
+  for (auto& [block, dot_loads] : per_block) {
+    // Body order of the block's ops.
     std::unordered_map<const Op*, int> pos;
     int i = 0;
     for (auto& o : block->ops) pos[o.get()] = i++;
-    std::sort(pl.slice.begin(), pl.slice.end(), [&](const Op* a, const Op* b) { return pos[a] < pos[b]; });
-    // Issue order: by the first dot reading each copy, then body order.
+    std::vector<const Op*> loads = dot_loads;
+    auto sc = staged_in.find(block);
+    if (sc != staged_in.end()) loads.insert(loads.end(), sc->second.begin(), sc->second.end());
+    std::sort(loads.begin(), loads.end(), [&](const Op* a, const Op* b) { return pos[a] < pos[b]; });
+    auto number = [&](const std::vector<const Op*>& ls) {  // positions among the block's async loads
+      for (size_t k = 0; k < ls.size(); ++k) {
+        plan.op(ls[k]).async_index = static_cast<int>(k) + 1;
+        plan.op(ls[k]).async_count = static_cast<int>(ls.size());
+      }
+    };
+    const Op* loop = block->parent;
+    std::optional<GpuPlan::Pipeline> pl;
+    if (f.num_stages > 1 && loop && loop->kind == OpKind::For) {
+      pl = pipeline_of(plan, *block, loads, f.num_stages);
+      // Staged loads only pay when pipelined: without them the dots' copies may still be.
+      if (!pl && loads.size() != dot_loads.size()) {
+        loads = dot_loads;
+        pl = pipeline_of(plan, *block, loads, f.num_stages);
+      }
+    } else {
+      loads = dot_loads;
+    }
+    if (loads.empty()) continue;
+    if (!pl) {
+      number(loads);
+      continue;  // copies stay unpipelined
+    }
+    for (const Op* ld : loads) {
+      OpPlan& p = plan.op(ld);
+      if (p.async_copy) continue;
+      p.async_copy = p.staged = true;
+      plan.async_users[ld] = {};
+    }
+    // Issue order: a dot's copies where its first dot reads them, a staged load's where
+    // it reads its own; then body order.
+    auto issue_pos = [&](const Op* ld) { return pos[plan.op(ld).issue_at ? plan.op(ld).issue_at : ld]; };
     for (const Op* ld : loads) {
       const Op* first = nullptr;
       for (const Op* d : plan.async_users.at(ld))
         if (!first || pos[d] < pos[first]) first = d;
       plan.op(ld).issue_at = first;
-      plan.op(ld).stages = pl.stages;
-      plan.op(ld).ahead = pl.ahead();
+      plan.op(ld).stages = pl->stages;
+      plan.op(ld).ahead = pl->ahead();
     }
-    std::stable_sort(pl.loads.begin(), pl.loads.end(), [&](const Op* a, const Op* b) {
-      return pos[plan.op(a).issue_at] < pos[plan.op(b).issue_at];
-    });
-    for (size_t i = 0; i < pl.loads.size(); ++i) plan.op(pl.loads[i]).async_index = static_cast<int>(i) + 1;
-    plan.pipelines[loop] = std::move(pl);
+    std::stable_sort(pl->loads.begin(), pl->loads.end(), [&](const Op* a, const Op* b) { return issue_pos(a) < issue_pos(b); });
+    number(pl->loads);
+    plan.pipelines[loop] = std::move(*pl);
   }
 }
 

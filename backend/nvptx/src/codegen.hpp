@@ -193,6 +193,9 @@ void lower_memory(Codegen& cg, const ir::Op& op);     // load, store
 void lower_async_load(Codegen& cg, const ir::Op& op);
 // Issues the copies of async load `op` for pointers/mask registers into the buffer at
 // byte offset `base`, predicated on `pred` too (may be null), and commits the group.
+// Byte offsets (from a stage's start) of the runs of staged load `op` this thread copies
+// and reads back, one per run at its first register.
+Regs staged_offsets(Codegen& cg, const ir::Op& op);
 void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,
                       llvm::Value* base);
 // TMA copies (lower_tma.cpp): the stages' mbarriers of a pipeline's TMA loads, set up

@@ -202,7 +202,7 @@ Regs Codegen::smem_read_encoded(const SharedEncoding& enc, const LinearLayout& t
 
 std::function<Regs()> Codegen::stage(const ir::Value* v, const LinearLayout& d, int smem_offset, bool& wrote) {
   if (const Hoisted* h = find_hoisted(v, d)) return [r = h->regs] { return r; };
-  if (v->def && plan.op(v->def).async_copy) {
+  if (v->def && plan.op(v->def).async_copy && !plan.op(v->def).staged) {
     // Already in shared memory (cp.async); the dot waited for the copy and synchronized.
     SharedEncoding enc = async_encoding(plan, v->def);
     llvm::Value* base = async_base.at(v->def);

@@ -43,20 +43,30 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
   const OpPlan& p = cg.plan.op(&op);
   const LinearLayout& l = cg.plan.layout(op.result())->ll;
   int es = byte_size(op.result()->type.dtype);
-  SharedEncoding enc = async_encoding(cg.plan, &op);
-  Regs offs = cg.flat_indices(enc.apply(l));
   int vec = p.vec, bytes = es * vec;
-  uint32_t dup = l.redundancy().reg;
-  // .cg (L2 only) needs 16 bytes; smaller copies go through L1 (.ca).
+  Regs offs;
+  uint32_t dup = 0;
+  if (p.staged) {
+    offs = staged_offsets(cg, op);
+    // The prologue's copies may land where other threads still read the scratch of an
+    // op before the loop; in the loop the buffer is this thread's alone.
+    if (!cg.pipeline_state.count(op.parent)) cg.smem_before_write();
+  } else {
+    offs = cg.flat_indices(async_encoding(cg.plan, &op).apply(l));
+    for (auto& o : offs) o = b.CreateMul(o, cg.c32(es), "", true, true);
+    dup = l.redundancy().reg;
+    cg.smem_before_write();
+  }
+  // .cg (L2 only) needs 16 bytes; smaller copies go through L1 (.ca). No L2 cache hint:
+  // copies with one (cp.async...L2::cache_hint) faulted as illegal instructions on H200.
   std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") + ".shared.global [$0], [$1], " +
                      std::to_string(bytes) + ", $2;";
-  cg.smem_before_write();
   for (int r = 0; r < l.num_regs(); r += vec) {
     if (r & dup) continue;
     llvm::Value* ok = pred;
     if (!mask.empty()) ok = ok ? b.CreateAnd(ok, mask[r]) : mask[r];
     llvm::Value* src_size = ok ? b.CreateSelect(ok, cg.c32(bytes), cg.c32(0)) : cg.c32(bytes);
-    llvm::Value* off = b.CreateAdd(b.CreateMul(offs[r], cg.c32(es), "", true, true), base, "", true, true);
+    llvm::Value* off = b.CreateAdd(offs[r], base, "", true, true);
     llvm::Value* dst = cg.shared_addr32(cg.smem_addr(0, off));
     cg.inline_asm(b.getVoidTy(), text, "r,l,r,~{memory}", {dst, ptrs[r], src_size}, true);
   }
@@ -65,7 +75,55 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
   cg.inline_asm(b.getVoidTy(), "cp.async.commit_group;", "~{memory}", {}, true);
 }
 
+Regs staged_offsets(Codegen& cg, const ir::Op& op) {
+  // Run k of every thread, thread-major within a run index: consecutive threads touch
+  // consecutive 4..16-byte pieces (no bank conflicts), and no thread reads another's.
+  const LinearLayout& l = cg.plan.layout(op.result())->ll;
+  const OpPlan& p = cg.plan.op(&op);
+  int run_bytes = p.vec * byte_size(op.result()->type.dtype);
+  int threads = 32 * cg.plan.num_warps;
+  llvm::Value* mine = cg.b.CreateMul(cg.tid(), cg.c32(run_bytes), "", true, true);
+  Regs offs(l.num_regs());
+  for (int r = 0; r < l.num_regs(); r += p.vec)
+    offs[r] = cg.b.CreateAdd(mine, cg.c32(static_cast<int64_t>(r / p.vec) * threads * run_bytes), "", true, true);
+  return offs;
+}
+
 namespace {
+
+// A staged load (OpPlan::staged) in its pipelined loop: waits for this iteration's
+// copies, reads this thread's runs back, then issues the copies of iteration i + ahead
+// into the buffer the previous iteration read.
+void read_staged(Codegen& cg, const ir::Op& op) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  const ir::Value* r = op.result();
+  DType dt = r->type.dtype;
+  int pending = p.ahead * p.async_count + cg.async_issued[op.parent] - p.async_index;
+  cg.inline_asm(b.getVoidTy(), "cp.async.wait_group " + std::to_string(std::clamp(pending, 0, 7)) + ";", "~{memory}",
+                {}, true);
+  Regs offs = staged_offsets(cg, op);
+  llvm::Value* base = cg.async_base.at(&op);
+  llvm::Type* mt = cg.mem_type(dt);
+  int vec = p.vec, n = static_cast<int>(offs.size());
+  Regs mask = op.num_operands() > 2 ? cg.operand(op, 1) : Regs{};
+  const ir::Value* fill = op.num_operands() > 2 ? op.operand(2) : nullptr;
+  bool zero_fill = !fill || (fill->def && fill->def->kind == ir::OpKind::Constant && fill->def->fval == 0 &&
+                             fill->def->ival == 0);
+  Regs other = zero_fill ? Regs{} : cg.operand(op, 2);
+  Regs out(n);
+  for (int k = 0; k < n; k += vec) {
+    llvm::Value* addr = cg.smem_addr(0, b.CreateAdd(offs[k], base, "", true, true));
+    llvm::Type* ty = vec == 1 ? mt : llvm::FixedVectorType::get(mt, vec);
+    llvm::Value* v = b.CreateAlignedLoad(ty, addr, llvm::Align(vec * byte_size(dt)));
+    for (int i = 0; i < vec; ++i) {
+      llvm::Value* e = vec == 1 ? v : b.CreateExtractElement(v, i);
+      // Masked-off elements were zero-filled; the load's `other` replaces them.
+      out[k + i] = other.empty() ? e : b.CreateSelect(mask[k + i], e, other[k + i]);
+    }
+  }
+  cg.set(r, std::move(out));
+}
 
 // The copies of iteration iv + ahead * step, into the buffer iteration i - 1 - lag read.
 void issue_ahead(Codegen& cg, const ir::Op& op) {
@@ -96,9 +154,11 @@ void lower_async_load(Codegen& cg, const ir::Op& op) {
   const OpPlan& p = cg.plan.op(&op);
   const ir::Block* block = op.parent;
   if (p.stages > 1 && cg.pipeline_state.count(block)) {
+    if (p.staged) read_staged(cg, op);
     if (!p.issue_at) issue_ahead(cg, op);  // else its first dot issues it
     return;
   }
+  TF_ASSERT(!p.staged, "staged load outside its pipelined loop");
   Regs ptrs = cg.operand(op, 0);
   Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
   llvm::Value* base = cg.c32(p.smem_offset);

@@ -85,8 +85,9 @@ class PlanPrinter {
       os_ << " vec " << pl.vec << " along dim " << pl.fast_dim;
     if (pl.async_copy) {
       if (pl.tma_map >= 0) os_ << " tma (tensor map " << pl.tma_map << ")";
-      else os_ << " cp.async #" << pl.async_index << "/" << pl.async_count;
+      else os_ << (pl.staged ? " staged cp.async #" : " cp.async #") << pl.async_index << "/" << pl.async_count;
       if (pl.issue_at) os_ << ", " << pl.ahead << " iterations ahead, issued by " << name(pl.issue_at->result());
+      else if (pl.staged) os_ << ", " << pl.ahead << " iterations ahead";
     }
     if (op.kind == OpKind::For)
       if (auto it = p_.pipelines.find(&op); it != p_.pipelines.end()) {

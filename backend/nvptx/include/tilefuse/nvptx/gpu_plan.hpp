@@ -61,6 +61,11 @@ struct OpPlan {
   // (that barrier also ends the previous iteration's reads of the buffer they refill);
   // async_index then counts in that issue order.
   bool async_copy = false;
+  // An async load read into registers (no dot reads it): a load of a pipelined loop
+  // whose copies run `ahead` iterations early into shared memory, each thread copying
+  // the runs it later reads back itself (no barrier; cp.async.wait_group suffices).
+  // Chosen when num_stages > 1 asks for a pipeline (see async_copy.cpp).
+  bool staged = false;
   int stages = 1;
   int ahead = 0;  // pipelined: iterations ahead its copies are issued (stages - 1 - lag)
   int async_index = 0, async_count = 0;

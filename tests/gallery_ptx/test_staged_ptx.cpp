@@ -1,0 +1,109 @@
+// Loads staged through shared memory by num_stages on loops without dots (offline):
+// which loads are staged (not the one a store of the same loop may overwrite), the
+// cp.async copies, their waits, and ptxas accepting the result spill-free for sm_80 and
+// sm_90a. The same kernels run against the interpreter in tests/gpu/test_gpu_staged.cpp.
+#include <doctest/doctest.h>
+
+#include <regex>
+
+#include "../gpu/staged_kernels.hpp"
+#include "tilefuse/nvptx/compiler.hpp"
+#include "tilefuse/nvptx/gpu_plan.hpp"
+#include "tilefuse/tools/ptxas.hpp"
+
+using namespace tilefuse;
+
+namespace {
+
+int count(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+struct Staged {
+  const KernelBase* k;
+  Config cfg;
+  int staged_loads;  // loads num_stages > 1 stages
+  int loads_per_iteration;  // of the loop whose waits are checked
+};
+
+}  // namespace
+
+TEST_CASE("num_stages stages the loads of loops without dots: own-thread cp.async copies, waits S-1 iterations behind") {
+  bool have_ptxas = !tools::find_ptxas().empty();
+  if (!have_ptxas) MESSAGE("[skip] ptxas not found: plans and PTX checked, not assembled");
+  std::vector<Staged> cases{
+      {&staged::staged_rows_kernel<bfloat16>(), Config{{"BLOCK", 1024}, num_warps(4)}, 2, 2},
+      {&staged::staged_rows_kernel<float>(), Config{{"BLOCK", 512}, num_warps(2)}, 2, 2},
+      {&staged::staged_row_tiles_kernel<bfloat16>(), Config{{"BLOCK", 256}, {"ROWS", 4}, num_warps(4)}, 1, 1},
+      // The second inner loop's load of acc is not staged: the loop stores acc.
+      {&staged::staged_nested_kernel<bfloat16>(), Config{{"BLOCK", 512}, num_warps(4)}, 2, 1}};
+  for (const Staged& c : cases) {
+    for (int stages = 1; stages <= 4; ++stages) {
+      Config cfg = c.cfg;
+      cfg.num_stages = stages;
+      auto f = c.k->specialize(cfg, std::vector<int64_t>(c.k->num_runtime_params(), 16));
+      for (const char* target : {"sm_80", "sm_90a"}) {
+        CAPTURE(c.k->name());
+        CAPTURE(stages);
+        CAPTURE(target);
+        nvptx::CompileArtifacts art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{nvptx::parse_target(target)});
+        const std::string& ptx = art.kernel.ptx;
+        CHECK(count(art.plan, "staged cp.async") == (stages > 1 ? c.staged_loads : 0));
+        if (stages > 1) {
+          CHECK(art.plan.find(std::to_string(stages - 1) + " iterations ahead") != std::string::npos);
+          CHECK(ptx.find("cp.async.") != std::string::npos);
+          // Each load waits until only its own iteration's later copies and the next
+          // S - 2 iterations' (plus those already issued in this one) are in flight.
+          std::string wait = "cp.async.wait_group " + std::to_string((stages - 1) * c.loads_per_iteration - 1) + ";";
+          CHECK_MESSAGE(ptx.find(wait) != std::string::npos, wait);
+        } else {
+          CHECK(ptx.find("cp.async") == std::string::npos);
+        }
+        if (!have_ptxas) continue;
+        tools::PtxasResult r = tools::run_ptxas(ptx, target);
+        CHECK_MESSAGE(r.ok, r.log);
+        CHECK(r.spill_stores == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("a staged load's buffers are its own: conversions of its tile get scratch of their own") {
+  // A 16-bit staged load whose tile is converted (cast to f32 in another layout): the
+  // conversion once wrote into stage 0 of the load's buffers, as if the tile lived there.
+  Config cfg{{"BLOCK", 1024}, num_warps(4), num_stages(3)};
+  const auto& k = staged::staged_rows_kernel<bfloat16>();
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+  nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+  std::vector<std::pair<int, int>> staged;
+  ir::walk(const_cast<ir::Block&>(f->body), [&](ir::Op& op) {
+    const nvptx::OpPlan& p = plan.op(&op);
+    if (p.staged) staged.push_back({p.smem_offset, p.smem_offset + p.smem_bytes});
+  });
+  REQUIRE(staged.size() == 2);
+  int scratch_users = 0;
+  ir::walk(const_cast<ir::Block&>(f->body), [&](ir::Op& op) {
+    const nvptx::OpPlan& p = plan.op(&op);
+    if (p.staged || p.smem_bytes == 0) return;
+    ++scratch_users;
+    for (auto [b, e] : staged) {
+      CAPTURE(p.smem_offset);
+      CHECK((p.smem_offset + p.smem_bytes <= b || p.smem_offset >= e));
+    }
+  });
+  CHECK(scratch_users >= 3);  // conversions and the two reductions
+  // Every use converting a staged tile to another layout has scratch for it.
+  int converted = 0;
+  ir::walk(const_cast<ir::Block&>(f->body), [&](ir::Op& op) {
+    const nvptx::OpPlan& p = plan.op(&op);
+    for (int i = 0; i < op.num_operands() && i < static_cast<int>(p.operands.size()); ++i) {
+      const ir::Value* v = op.operand(i);
+      if (!v->def || !plan.op(v->def).staged || !p.operands[i] || p.operands[i] == plan.layout(v)) continue;
+      ++converted;
+      CHECK(p.smem_bytes > 0);
+    }
+  });
+  CHECK(converted >= 1);
+}
