@@ -269,9 +269,15 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   Config c = tk::norm_backward_heuristic(1024, DType::bf16);
   CHECK(c.get("BLOCK") == 1024);
   CHECK(c.get("ROWS") == 2);
-  CHECK(c.get("PREFETCH") == 1);
-  CHECK(tk::norm_backward_heuristic(1024, DType::bf16, tk::NormBackwardKind::rms_residual).get("PREFETCH") == 0);
+  // The next step's rows: staged through shared memory, except for 16-bit LayerNorm.
+  CHECK(c.get("PREFETCH") == 0);
+  CHECK(c.num_stages == 2);
+  c = tk::norm_backward_heuristic(1024, DType::bf16, tk::NormBackwardKind::rms_residual);
+  CHECK((c.get("PREFETCH") == 0 && c.num_stages == 2));
+  c = tk::norm_backward_heuristic(5000, DType::f32, tk::NormBackwardKind::layer);
+  CHECK((c.get("PREFETCH") == 0 && c.num_stages == 2));
   c = tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::layer);
+  CHECK((c.get("PREFETCH") == 1 && c.num_stages == 1));
   CHECK(c.get("BLOCK") == 8192);
   CHECK(!tk::row_uses_loop(c, 5000));
   c = tk::norm_backward_heuristic(65536, DType::bf16);

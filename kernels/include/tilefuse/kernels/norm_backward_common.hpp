@@ -84,10 +84,10 @@ enum class NormBackwardKind { rms, rms_residual, layer };
 
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
 // are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
-// only about 8 warps per SM, each program prefetching its next step (PREFETCH; 65536x1024
-// RMSNorm 72% -> 82%, 16384x5000 LayerNorm 43% -> 58%); with a residual the third
-// carried tile costs more than it hides except for 16-bit 8K tiles (f32 16384x5000: 41%
-// with it). Longer rows loop over chunks of 2 rows (4 past 16K columns: fewer dW partial
+// only about 8 warps per SM, each program prefetching its next step: staged by
+// num_stages(2) (65536x1024 RMSNorm 82% -> 87%, residual 88% -> 92%, f32 16384x5000
+// LayerNorm 43% -> 91%), or for 16-bit LayerNorm held in registers (PREFETCH; 16384x5000
+// 43% -> 58%, staged 53%). Longer rows loop over chunks of 2 rows (4 past 16K columns: fewer dW partial
 // updates): RMSNorm 8K chunks up to 16K columns, 4K past; LayerNorm (four accumulators)
 // 4K and 2K (2048x65536: 24% -> 27%). The cluster programs (ROWS rows per cluster) measured
 // slower than the looped ones (8192x16384 RMSNorm 32% vs 56%), so they are opt-in.
@@ -105,8 +105,13 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   int64_t rows = std::clamp<int64_t>(2048 / block, 1, 8);
   int warps = static_cast<int>(std::clamp<int64_t>(rows * block / (32 * 32), 1, 16));
   int64_t per_sm = std::max(1, 8 / warps);
-  bool prefetch = kind != NormBackwardKind::rms_residual || (block >= max_tile && byte_size(dtype) == 2);
-  return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", prefetch}, num_warps(warps)};
+  // The next step's rows staged through shared memory (num_stages 2) instead of held in
+  // registers: faster for RMSNorm (bf16 +2 to +8 points of copy, f32 +9) and f32
+  // LayerNorm (+33 to +48), slower for 16-bit LayerNorm (-4 to -9), which keeps PREFETCH.
+  if (kind != NormBackwardKind::layer || byte_size(dtype) >= 4)
+    return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 0}, num_warps(warps),
+                  num_stages(2)};
+  return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 1}, num_warps(warps)};
 }
 
 // Config of the reduction of `n_parts` partial rows: BLOCK columns (32 f32 = one 128-byte

@@ -187,11 +187,13 @@ const auto& layernorm_tuner() {
 }
 
 // Norm backward: BLOCK x ROWS (rows per program step) x num_warps x persistent programs
-// per SM x PREFETCH (the host functions loop over BLOCK-column chunks when BLOCK < n_cols).
+// per SM x PREFETCH x num_stages (the next steps' rows staged through shared memory; the
+// host functions loop over BLOCK-column chunks when BLOCK < n_cols).
 inline tuning::Space norm_backward_space() {
   auto s = tuning::Space::product({tuning::pow2_range("BLOCK", 512, 8192), tuning::values("ROWS", {1, 2, 4, 8}),
                                    tuning::values("num_warps", {1, 2, 4, 8, 16}),
-                                   tuning::values("PROGRAMS_PER_SM", {1, 2, 4, 8}), tuning::values("PREFETCH", {0, 1})});
+                                   tuning::values("PROGRAMS_PER_SM", {1, 2, 4, 8}), tuning::values("PREFETCH", {0, 1}),
+                                   tuning::values("num_stages", {1, 2, 3})});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (b > 512 && b > tuning::pow2(cols)) return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
@@ -199,6 +201,7 @@ inline tuning::Space norm_backward_space() {
       return "BLOCK " + std::to_string(b) + " < " + std::to_string(cols) + " columns";
     if (c.get("ROWS") * b > 8192) return "ROWS x BLOCK > 8192";
     if (c.get("PREFETCH") && b < cols) return "PREFETCH with looped rows (one-tile programs only)";
+    if (c.get("PREFETCH") && c.num_stages > 1) return "PREFETCH with staged loads (both prefetch the next step)";
     int64_t per_thread = c.get("ROWS") * b / (32 * c.num_warps);
     if (per_thread < 4) return std::to_string(per_thread) + " elements per thread (< 4)";
     if (per_thread > 32) return std::to_string(per_thread) + " elements per thread (> 32)";
