@@ -124,12 +124,14 @@ const auto& layernorm_bwd_looped_kernel() {
             auto cmask = c < n_cols;
             auto mask = rmask.col() && cmask.row();
             auto offs = base + c.row();
+            // The partial sums first: their loads' latency overlaps the row's.
+            auto pw = load(part_w + c, cmask, 0.0f), pb = load(part_b + c, cmask, 0.0f);
             auto xhat = (load(x + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - mean) * r;
             auto dyv = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
             auto g = dyv * load(weight + c, cmask, 0.0f).template cast<f32>().row();
             store(dx + offs, (r * (g - mg - xhat * mean_gxhat)).template cast<T>(), mask);
-            store(part_w + c, load(part_w + c, cmask, 0.0f) + sum(dyv * xhat, 0), cmask);
-            store(part_b + c, load(part_b + c, cmask, 0.0f) + sum(dyv, 0), cmask);
+            store(part_w + c, pw + sum(dyv * xhat, 0), cmask);
+            store(part_b + c, pb + sum(dyv, 0), cmask);
           });
         });
       });
