@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "../gpu/cluster_loop_kernels.hpp"
 #include "dsl_test_util.hpp"
 
 using namespace tilefuse;
@@ -102,4 +103,20 @@ TEST_CASE("the programs of a cluster take turns on the interpreter: atomics stay
   k.launch(grid(64), Config{{"B", 512}, cluster(4)}, counts, out);
   CHECK(first_mismatch(counts, std::vector<int32_t>(512, 128)) == "");
   CHECK(first_mismatch(out, std::vector<float>(64, 4.0f)) == "");
+}
+
+TEST_CASE("cluster reductions inside a loop with cluster-uniform bounds: persistent clusters over rows") {
+  for (auto [rows, n, c, b, clusters] : {std::tuple{13, 1000, 4, 256, 3}, std::tuple{5, 37, 2, 32, 4},
+                                         std::tuple{9, 300, 8, 64, 1}}) {
+    CAPTURE(rows);
+    CAPTURE(c);
+    std::vector<float> x(size_t(rows) * n);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float((i * 37 + 11) % 101) / 25.0f - 2.0f;
+    std::vector<float> y(x.size()), colsum(size_t(clusters) * n), want_y(x.size()), want_sum(colsum.size());
+    cluster_loops::rows_loop_kernel<float>().launch(Grid(clusters * c), Config{{"B", b}, cluster(c)}, y, colsum, x,
+                                                    rows, n);
+    cluster_loops::rows_loop_reference(want_y, want_sum, x, rows, n, clusters);
+    CHECK(first_mismatch(y, want_y, 1e-5, 1e-6) == "");
+    CHECK(first_mismatch(colsum, want_sum, 1e-5, 1e-4) == "");
+  }
 }

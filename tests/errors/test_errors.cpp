@@ -496,17 +496,35 @@ TEST_CASE("integer division by zero on the interpreter") {
                      at(line), "Make sure the divisor is never zero"});
 }
 
-TEST_CASE("cluster reductions: inside a loop, of a 16-bit value, bad cluster sizes and grids") {
+TEST_CASE("cluster reductions: in a loop whose bounds differ in the cluster, in if_, of a 16-bit value, bad cluster "
+          "sizes and grids") {
   auto in_loop = kernel("cluster_in_loop", {"out", "n"}, [](Ptr<f32> out, I32 n) {
     auto acc = scalar<f32>(0.0);
-    for_range(0, n, 1, [&](I32) {
+    for_range(0, n + program_id(0), 1, [&](I32) {
       g_line = __LINE__; acc = acc + cluster_sum(scalar<f32>(1.0));
     });
     store(out, acc);
   });
   expect_parts(error_of([&] { in_loop.trace(Config{cluster(2)}); }),
-               {"cluster_sum of f32 inside for_range/if_", "every program of a cluster must reach each cluster reduction",
-                kAtLine, "Call it at the top level of the kernel body"});
+               {"cluster_sum of f32 inside a for_range whose bounds may differ between the programs of a cluster",
+                "every program of a cluster must reach each cluster reduction the same number of times", kAtLine,
+                "or in loops whose bounds are the same in every program of the cluster"});
+  // Bounds from cluster_id() and num_programs are the same in every program: allowed.
+  auto uniform_loop = kernel("cluster_uniform_loop", {"out", "n"}, [](Ptr<f32> out, I32 n) {
+    auto acc = scalar<f32>(0.0);
+    for_range(cluster_id(), n, num_programs(0) / cluster_size(), [&](I32 i) {
+      for_range(0, i, 1, [&](I32) { acc = acc + cluster_sum(scalar<f32>(1.0)); });
+    });
+    store(out, acc);
+  });
+  CHECK_NOTHROW(uniform_loop.trace(Config{cluster(2)}));
+  auto in_if = kernel("cluster_in_if", {"out"}, [](Ptr<f32> out) {
+    if_(program_id(0) == 0, [&] {
+      g_line = __LINE__; store(out, cluster_max(scalar<f32>(1.0)));
+    });
+  });
+  expect_parts(error_of([&] { in_if.trace(Config{cluster(2)}); }),
+               {"cluster_max of f32 inside if_, whose branch may differ between the programs of a cluster", kAtLine});
 
   auto narrow = kernel("cluster_f16", [](Ptr<f16> out) {
     g_line = __LINE__; store(out, cluster_max(load(out)));

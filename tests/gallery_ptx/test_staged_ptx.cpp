@@ -6,6 +6,7 @@
 
 #include <regex>
 
+#include "../gpu/cluster_loop_kernels.hpp"
 #include "../gpu/staged_kernels.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 #include "tilefuse/nvptx/gpu_plan.hpp"
@@ -106,4 +107,24 @@ TEST_CASE("a staged load's buffers are its own: conversions of its tile get scra
     }
   });
   CHECK(converted >= 1);
+}
+
+TEST_CASE("cluster reductions inside a loop: two sets of slots and mbarriers, the waited parity from the use count") {
+  for (int c : {2, 4, 16}) {
+    CAPTURE(c);
+    Config cfg{{"B", 1024}, num_warps(4), num_stages(2), cluster(c)};
+    const auto& k = cluster_loops::rows_loop_kernel<bfloat16>();
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    // Two sibling reductions (max, sum), each with two sets: four mbarriers.
+    CHECK(count(ck.ptx, "mbarrier.init.shared::cta.b64") == 4);
+    // One exchange per row for both, waiting on a parity computed at run time.
+    CHECK(count(ck.ptx, "mbarrier.try_wait.parity.acquire.cluster") == 1);
+    CHECK(std::regex_search(ck.ptx, std::regex(R"(try_wait\.parity\.acquire\.cluster[^;]*\], %r\d+;)")));
+    CHECK(count(ck.ptx, "st.async.shared::cluster") == 2);
+    if (tools::find_ptxas().empty()) continue;
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+  }
 }

@@ -75,26 +75,29 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
   }
 }
 
-TEST_CASE_TEMPLATE("gpu: norm backward cluster programs", T, float, bfloat16) {
+TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, bfloat16) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   // 4 x 4096 columns for 16000 (the last program partly masked), 16 x 1024 for 9000;
-  // rows not a multiple of ROWS.
-  for (auto [rows, cols, block, cl, per] : {std::tuple{9, 16000, 4096, 4, 4}, std::tuple{5, 9000, 1024, 16, 2}}) {
+  // clusters looping over several rows each, rows not a multiple of the clusters.
+  for (auto [rows, cols, block, cl, clusters] : {std::tuple{9, 16000, 4096, 4, 4}, std::tuple{5, 9000, 1024, 16, 2},
+                                                 std::tuple{23, 2048, 512, 4, 7}}) {
     CAPTURE(cols);
     auto x = ref::random_vec<T>(rows * cols, 16, 1, 4), dy = ref::random_vec<T>(rows * cols, 17);
     auto dres = ref::random_vec<T>(rows * cols, 18);
     auto w = ref::random_vec<T>(cols, 19, 0.5, 1.5);
     std::vector<T> dx(x.size());
-    int clusters = (rows + per - 1) / per;
     std::vector<float> partials(2 * clusters * cols);
-    for (int residual : {0, 1}) {
-      Config cfg{{"BLOCK", block}, {"ROWS", per}, {"RESIDUAL", residual}, num_warps(8), cluster(cl)};
-      gpu_matches_interp(tk::rmsnorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy, x,
-                         w, dres, rows, cols, int64_t(cols), 1e-6f);
+    for (int stages : {1, 2}) {
+      CAPTURE(stages);
+      for (int residual : {0, 1}) {
+        Config cfg{{"BLOCK", block}, {"RESIDUAL", residual}, num_warps(8), num_stages(stages), cluster(cl)};
+        gpu_matches_interp(tk::rmsnorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy,
+                           x, w, dres, rows, cols, int64_t(cols), 1e-6f);
+      }
+      Config cfg{{"BLOCK", block}, num_warps(8), num_stages(stages), cluster(cl)};
+      gpu_matches_interp(tk::layernorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy,
+                         x, w, rows, cols, int64_t(cols), 1e-5f);
     }
-    Config cfg{{"BLOCK", block}, {"ROWS", per}, num_warps(8), cluster(cl)};
-    gpu_matches_interp(tk::layernorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy, x,
-                       w, rows, cols, int64_t(cols), 1e-5f);
   }
 }
 

@@ -234,16 +234,17 @@ TEST_CASE("norm backward: several rows per step, steps not dividing the rows, ro
   }
 }
 
-TEST_CASE("norm backward: cluster programs, ROWS rows per cluster, the last cluster partly masked") {
+TEST_CASE("norm backward: persistent cluster programs, the last program of each cluster partly masked") {
   // 13 rows of 300 columns over clusters of 4 programs x 128 columns (the last program
-  // partly masked), 4 rows per cluster: 4 clusters, the last with one row.
+  // partly masked); 1, 2 or 13 clusters (PROGRAMS_PER_SM counts programs in all on the
+  // interpreter), each looping over its rows.
   int64_t rows = 13, cols = 300;
   auto x = ref::random_vec<float>(rows * cols, 70, 1.0f, 4.0f);
   auto dy = ref::random_vec<float>(rows * cols, 71);
   auto dres = ref::random_vec<float>(rows * cols, 72);
   auto w = ref::random_vec<float>(cols, 73, 0.5f, 1.5f);
-  for (int per_cluster : {1, 4}) {
-    Config cfg{{"BLOCK", 128}, {"ROWS", per_cluster}, num_warps(2), cluster(4)};
+  for (int programs : {4, 8, 64}) {
+    Config cfg{{"BLOCK", 128}, {"PROGRAMS_PER_SM", programs}, num_warps(2), num_stages(2), cluster(4)};
     CAPTURE(cfg.str());
     std::vector<float> dx(x.size()), dw(cols), db(cols);
     tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);

@@ -167,6 +167,16 @@ Regs Codegen::flat_indices(const LinearLayout& l) {
   return out;
 }
 
+llvm::Value* Codegen::entry_counter(const ir::Op* key) {
+  auto it = counters_.find(key);
+  if (it != counters_.end()) return it->second;
+  llvm::IRBuilderBase::InsertPointGuard g(b);
+  b.restoreIP(entry_point());
+  llvm::Value* slot = b.CreateAlloca(i32());
+  b.CreateStore(c32(0), slot);
+  return counters_[key] = slot;
+}
+
 llvm::Value* Codegen::owner_predicate(const LinearLayout& l) {
   auto red = l.redundancy();
   if (!red.lane && !red.warp) return nullptr;

@@ -40,6 +40,9 @@ class Codegen {
   // The kernel start arrived on the cluster barrier after initializing the cluster
   // reductions' mbarriers; the first cluster reduction waits on it.
   bool cluster_start_wait = false;
+  // A counter that starts at 0 in every thread at kernel entry (a stack slot LLVM keeps
+  // in a register): how often a cluster reduction inside a loop has run so far.
+  llvm::Value* entry_counter(const ir::Op* key);
 
   // Builds the kernel function (signature, entry block, annotations) and lowers the body.
   void lower_kernel();
@@ -172,6 +175,7 @@ class Codegen {
   const Hoisted* find_hoisted(const ir::Value* v, const LinearLayout& l) const;
 
   std::unordered_map<const ir::Value*, Regs> vals_;
+  std::unordered_map<const ir::Op*, llvm::Value*> counters_;
   std::vector<Hoisted> hoisted_;
   llvm::BasicBlock* entry_ = nullptr;
   llvm::Value* tid_ = nullptr;

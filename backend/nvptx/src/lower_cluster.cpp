@@ -12,6 +12,13 @@
 //     of shuffles (the same bits in every lane of every program).
 // A program leaves only after receiving every peer's value, so no store can reach a
 // program that has exited, and no cluster barrier is needed at the end.
+//
+// Reductions inside loops (every program runs them equally often: cluster-uniform loop
+// bounds, checked when tracing) alternate between two sets of slots and mbarriers: use k
+// takes set k % 2 and waits for phase parity (k / 2) % 2 of its mbarrier. A peer can be
+// at most one use ahead (its use k + 1 needs this program's value of use k + 1, sent
+// after this program's wait of use k), so it never writes a set still being read; a CTA
+// barrier before each send keeps this program's warps from still reading use k - 1's set.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
@@ -21,25 +28,38 @@ namespace tilefuse::nvptx {
 namespace {
 
 
-int mbarrier_offset(const OpPlan& p, int cluster_size) { return p.smem_offset + (8 * cluster_size + 15) / 16 * 16; }
+int slots_bytes(int cluster_size) { return (8 * cluster_size + 15) / 16 * 16; }
+// Set `set` (0 or 1) of a reduction's shared memory: slots, then the mbarrier.
+int set_bytes(int cluster_size) { return slots_bytes(cluster_size) + 16; }
+int mbarrier_offset(const OpPlan& p, int cluster_size, int set = 0) {
+  return p.smem_offset + set * set_bytes(cluster_size) + slots_bytes(cluster_size);
+}
 
 }  // namespace
 
 void init_cluster_reductions(Codegen& cg) {
   if (cg.fn.cluster_size == 1) return;
   std::vector<const ir::Op*> ops;
-  for (const auto& o : cg.fn.body.ops)
-    if (o->kind == ir::OpKind::ClusterReduce) ops.push_back(o.get());
+  ir::walk(const_cast<ir::Block&>(cg.fn.body), [&](ir::Op& o) {
+    if (o.kind == ir::OpKind::ClusterReduce) ops.push_back(&o);
+  });
   if (ops.empty()) return;
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
-    for (const ir::Op* op : ops) {
-      llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(op), cg.fn.cluster_size)));
-      cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", {bar}, true);
-    }
+    for (const ir::Op* op : ops)
+      for (int set = 0; set < 2; ++set) {
+        llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(op), cg.fn.cluster_size, set)));
+        cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", {bar}, true);
+      }
     cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
   });
   cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_relaxed_aligned, {});
   cg.cluster_start_wait = true;
+  // A reduction inside a loop would wait in every iteration: wait here instead.
+  for (const ir::Op* op : ops)
+    if (op->parent != &cg.fn.body && cg.cluster_start_wait) {
+      cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
+      cg.cluster_start_wait = false;
+    }
 }
 
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
@@ -59,7 +79,19 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
     cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
     cg.cluster_start_wait = false;
   }
-  llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(&op), n)));
+  // Which set this use takes and the phase parity it waits for (top level: set 0, parity 0).
+  llvm::Value* set = cg.c32(0);
+  llvm::Value* parity = cg.c32(0);
+  if (op.parent != &cg.fn.body) {
+    llvm::Value* counter = cg.entry_counter(&op);
+    llvm::Value* k = b.CreateLoad(cg.i32(), counter);
+    b.CreateStore(b.CreateAdd(k, cg.c32(1)), counter);
+    set = b.CreateAnd(k, cg.c32(1));
+    parity = b.CreateAnd(b.CreateLShr(k, cg.c32(1)), cg.c32(1));
+    cg.barrier();  // this program's warps are done reading the set of use k - 2
+  }
+  llvm::Value* set_off = b.CreateMul(set, cg.c32(set_bytes(n)));
+  llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(&op), n), set_off));
   llvm::Value* my_rank = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {});
 
   // Send: lane r of warp 0 writes slot [my rank] of each op in program r.
@@ -74,7 +106,7 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
       const DType dt = o->operand(0)->type.dtype;
       const int es = byte_size(dt);
       TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
-      llvm::Value* slots = cg.shared_addr32(cg.smem_addr(cg.plan.op(o).smem_offset));
+      llvm::Value* slots = cg.shared_addr32(cg.smem_addr(cg.plan.op(o).smem_offset, set_off));
       llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
       llvm::Value* bits = b.CreateBitCast(cg.scalar(o->operand(0)), es == 8 ? b.getInt64Ty() : cg.i32());
       cg.inline_asm(b.getVoidTy(),
@@ -89,16 +121,16 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
     cg.inline_asm(b.getInt64Ty(), "mbarrier.arrive.expect_tx.shared::cta.b64 $0, [$1], $2;", "=l,r,r,~{memory}",
                   {bar, cg.c32(bytes)}, true);
   });
-  // Wait until everything has arrived (phase 0 completes).
+  // Wait until everything has arrived (the phase of this use completes).
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto* loop = llvm::BasicBlock::Create(cg.ctx, "cluster_wait", f);
   auto* done = llvm::BasicBlock::Create(cg.ctx, "cluster_received", f);
   b.CreateBr(loop);
   b.SetInsertPoint(loop);
   llvm::Value* ready = cg.inline_asm(
-      cg.i32(), "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], 0; "
+      cg.i32(), "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], $2; "
       "selp.u32 $0, 1, 0, p; }",
-      "=r,r,~{memory}", {bar}, true);
+      "=r,r,r,~{memory}", {bar, parity}, true);
   b.CreateCondBr(b.CreateICmpNE(ready, cg.c32(0)), done, loop);
   b.SetInsertPoint(done);
 
@@ -112,8 +144,8 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
     ir::BinaryOp combine = o->red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
                            : o->red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
                                                              : ir::BinaryOp::Min;
-    llvm::Value* acc = b.CreateLoad(cg.elem_type(dt),
-                                    cg.smem_addr(cg.plan.op(o).smem_offset, b.CreateMul(rank, cg.c32(es))));
+    llvm::Value* acc = b.CreateLoad(
+        cg.elem_type(dt), cg.smem_addr(cg.plan.op(o).smem_offset, b.CreateAdd(set_off, b.CreateMul(rank, cg.c32(es)))));
     for (int m = 1; m < n; m *= 2) acc = binary_element(cg, combine, acc, shuffle_xor(cg, acc, m), dt);
     cg.set(o->result(), {acc});
   }

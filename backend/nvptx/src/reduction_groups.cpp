@@ -1,7 +1,7 @@
 // Reduction groups: adjacent reductions (sum/max/min) that can share one exchange.
 // The front end's sibling scheduling (ir::group_sibling_reductions) makes independent
-// reductions adjacent; here those whose operands have the same layout and axis (Reduce)
-// or that run at the kernel's top level (ClusterReduce) become one group.
+// reductions adjacent; here those whose operands have the same layout and axis (Reduce),
+// and adjacent cluster reductions (all in one block, so reached together), become one group.
 #include "passes.hpp"
 
 namespace tilefuse::nvptx {
@@ -21,11 +21,11 @@ bool joinable(const GpuPlan& plan, const ir::Op& a, const ir::Op& b) {
   return a.axis == b.axis && la && lb && la->ll == lb->ll;
 }
 
-void group_block(const ir::Block& b, GpuPlan& plan, bool top_level) {
+void group_block(const ir::Block& b, GpuPlan& plan) {
   for (size_t i = 0; i < b.ops.size(); ++i) {
-    for (auto& r : b.ops[i]->regions) group_block(*r, plan, false);
+    for (auto& r : b.ops[i]->regions) group_block(*r, plan);
     const ir::Op& first = *b.ops[i];
-    if (!plain(first) || (first.kind == ir::OpKind::ClusterReduce && !top_level)) continue;
+    if (!plain(first)) continue;
     size_t end = i + 1;
     auto independent = [&](const ir::Op& op) {  // reads no result of the group so far
       for (size_t k = i; k < end; ++k)
@@ -51,7 +51,7 @@ void group_block(const ir::Block& b, GpuPlan& plan, bool top_level) {
 void group_reductions(const ir::Function& f, GpuPlan& plan) {
   plan.reduce_groups.clear();
   plan.reduce_group_leader.clear();
-  group_block(f.body, plan, true);
+  group_block(f.body, plan);
 }
 
 }  // namespace tilefuse::nvptx

@@ -26,7 +26,8 @@ int round_up(int v, int a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
-int cluster_reduce_smem_bytes(int cluster_size) { return round_up(8 * cluster_size, 16) + 16; }
+// Two sets (reductions inside loops alternate between them) of a slot per program + an mbarrier.
+int cluster_reduce_smem_bytes(int cluster_size) { return 2 * (round_up(8 * cluster_size, 16) + 16); }
 
 namespace {
 int acc_bytes(const Op& op) { return byte_size(accumulate_dtype(op)); }

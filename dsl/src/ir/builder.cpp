@@ -1,5 +1,7 @@
 #include "tilefuse/ir/builder.hpp"
 
+#include "tilefuse/ir/cluster_uniform.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -496,10 +498,12 @@ Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
          "Reduce the tile first, e.g. cluster_sum(sum(x, 0))");
   if (byte_size(x->type.dtype) < 4)
     fail(what + ": cluster reductions take 32- or 64-bit numbers", "Cast to f32 or i32 first");
-  if (block_ != &f_.body)
-    fail(what + " inside for_range/if_: every program of a cluster must reach each cluster reduction the same "
-                "number of times, or the cluster deadlocks",
-         "Call it at the top level of the kernel body");
+  std::string why;
+  if (!reached_by_whole_cluster(*block_, f_.cluster_size, &why))
+    fail(what + " " + why + ": every program of a cluster must reach each cluster reduction the same number of "
+                "times, or the cluster deadlocks",
+         "Call it at the top level of the kernel body, or in loops whose bounds are the same in every program of "
+         "the cluster (e.g. for_range(cluster_id(), n, num_programs(0) / cluster_size()))");
   Op* op = create(OpKind::ClusterReduce, {x}, {x->type});
   op->code = static_cast<uint8_t>(k);
   return op->result();

@@ -1,6 +1,8 @@
 // The tile IR verifier: structural and type invariants per op kind (see verifier.hpp).
 #include "tilefuse/ir/verifier.hpp"
 
+#include "tilefuse/ir/cluster_uniform.hpp"
+
 #include <algorithm>
 #include <unordered_set>
 
@@ -391,7 +393,8 @@ class Verifier {
           fail(op, "operand " + in.str() + " is not a numeric scalar");
         if (op.red() != ReduceKind::Sum && op.red() != ReduceKind::Max && op.red() != ReduceKind::Min)
           fail(op, std::string("cluster reduction with ") + name(op.red()));
-        if (op.parent && op.parent->parent) fail(op, "cluster reduction inside a region; every program must reach it");
+        if (std::string why; op.parent && !reached_by_whole_cluster(*op.parent, f_.cluster_size, &why))
+          fail(op, "cluster reduction " + why + "; every program of the cluster must reach it equally often");
         result_is(op, in);
         break;
       }

@@ -137,9 +137,10 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   auto kind = residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms;
   Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind);
   check_row_cover(c, cols, fn);
-  int64_t programs = c.cluster > 1 ? norm_backward_clusters(c, rows) : norm_backward_programs<DX>(c, rows);
+  int64_t programs = c.cluster > 1 ? norm_backward_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
+  if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
   c.set("RESIDUAL", residual);
   auto partials = norm_backward_scratch<DX>(programs * cols);
   if (c.cluster > 1)
@@ -156,8 +157,8 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
 // rmsnorm_backward(dx, dw, dy, x, w, rows, cols, eps): gradients of rmsnorm(x, w) for the
 // upstream gradient dy; rows of `cols` contiguous elements. cfg: BLOCK, num_warps, ROWS
 // (rows per program step) and PROGRAMS_PER_SM (persistent programs per SM; in all on the
-// interpreter), PREFETCH; or cluster(C) with BLOCK x C covering the row and ROWS rows per
-// cluster (norm_backward_cluster.hpp).
+// interpreter), PREFETCH, num_stages; or cluster(C) with BLOCK x C covering the row:
+// persistent clusters, PROGRAMS_PER_SM programs per SM (norm_backward_cluster.hpp).
 template <class DX, class DW, class DY, class X, class W>
 void rmsnorm_backward(DX&& dx, DW&& dw, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
                       float eps = 1e-6f, ConfigOverride cfg = {}) {

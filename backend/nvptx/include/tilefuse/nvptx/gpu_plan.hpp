@@ -156,7 +156,7 @@ struct GpuPlan {
 // layouts, forward assignment) and memory-op vector widths.
 void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan);
 // Pass 3: groups of adjacent sibling reductions with the same operand layout (Reduce)
-// or at the top level (ClusterReduce); see GpuPlan::reduce_groups.
+// or adjacent in one block (ClusterReduce); see GpuPlan::reduce_groups.
 void group_reductions(const ir::Function& f, GpuPlan& plan);
 // Pass 3b: loads that only feed tensor-core dots become cp.async copies, pipelined over
 // their loop with f.num_stages buffers when their addresses depend only on the
