@@ -285,6 +285,16 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   CHECK(tk::row_uses_loop(c, 65536));
   CHECK(c.get("ROWS") == 4);
   CHECK(c.cluster == 1);
+  // With clusters: persistent clusters up to 16 tiles, each row read once.
+  c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::rms, true);
+  CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.num_warps == 16 && c.num_stages == 2));
+  c = tk::norm_backward_heuristic(65536, DType::bf16, tk::NormBackwardKind::rms_residual, true);
+  CHECK((c.cluster == 8 && c.get("BLOCK") == 8192 && c.get("PROGRAMS_PER_SM") == 2));
+  c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer, true);
+  CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4));
+  c = tk::norm_backward_heuristic(300000, DType::bf16, tk::NormBackwardKind::rms, true);
+  CHECK((c.cluster == 1 && tk::row_uses_loop(c, 300000)));
+  CHECK(tk::norm_backward_heuristic(8192, DType::bf16, tk::NormBackwardKind::rms, true).cluster == 1);
   CHECK(tk::norm_partials_config(1).get("PARTS") >= 1);
   CHECK(tk::norm_partials_config(1000).get("PARTS") <= 256);
 }

@@ -92,7 +92,8 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
   Config cfg = tk::norm_backward_heuristic(N, dtype_v<T>,
                                            layer      ? tk::NormBackwardKind::layer
                                            : residual ? tk::NormBackwardKind::rms_residual
-                                                      : tk::NormBackwardKind::rms);
+                                                      : tk::NormBackwardKind::rms,
+                                           gpu_has_clusters());
   for (auto& [k, v] : sets) cfg.set(k, v);
   // The same call on device buffers (timed) and on host vectors (the check).
   auto call = [&](auto& dx, auto& dw, auto& db, const auto& dyv, const auto& resv, const auto& xv, const auto& wv,

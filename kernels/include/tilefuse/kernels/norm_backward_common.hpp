@@ -96,9 +96,25 @@ enum class NormBackwardKind { rms, rms_residual, layer };
 // updates): RMSNorm 8K chunks up to 16K columns, 4K past; LayerNorm (four accumulators)
 // 4K and 2K (2048x65536: 24% -> 27%). The cluster programs (ROWS rows per cluster) measured
 // slower than the looped ones (8192x16384 RMSNorm 32% vs 56%), so they are opt-in.
-inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind = NormBackwardKind::rms) {
+//
+// With clusters (sm_90, the interpreter) long rows of up to 16 tiles go to persistent
+// clusters instead, each row read once (H200, bf16, num_stages 2 staging the next row):
+// RMSNorm 8192x16384 56% -> 91% (2 programs of 8192 columns, 16 warps, one cluster per
+// 2 SMs), 2048x65536 40% -> 70% (8 of 8192, 8 warps, two programs per SM); LayerNorm
+// (four sums per row) spreads the row wider: 8192x16384 38% -> 56% (8 of 2048, 4
+// warps), 2048x65536 31% -> 56% (8 of 8192, 8 warps), two programs per SM.
+inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind = NormBackwardKind::rms,
+                                      bool clusters = false) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
+  if (block > max_tile && clusters && block <= 16 * max_tile) {
+    bool layer = kind == NormBackwardKind::layer;
+    int64_t per = layer ? std::clamp<int64_t>(block / 8, max_tile / 4, max_tile) : max_tile;
+    int cl = static_cast<int>(block / per);
+    int warps = layer ? static_cast<int>(std::clamp<int64_t>(per / 512, 4, 8)) : (cl <= 2 ? 16 : 8);
+    int64_t per_sm = !layer && cl <= 2 ? 1 : 2;
+    return Config{{"BLOCK", per}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps), num_stages(2), cluster(cl)};
+  }
   if (block > max_tile) {
     bool wide = n_cols > 2 * max_tile;
     bool layer = kind == NormBackwardKind::layer;

@@ -135,7 +135,7 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   check_norm_arg(fn, "weight", w, cols, n.c_str());
   check_norm_arg(fn, "dw", dw, cols, n.c_str());
   auto kind = residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms;
-  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind);
+  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind, clusters_usable<DX>());
   check_row_cover(c, cols, fn);
   int64_t programs = c.cluster > 1 ? norm_backward_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");

@@ -188,14 +188,29 @@ const auto& layernorm_tuner() {
 
 // Norm backward: BLOCK x ROWS (rows per program step) x num_warps x persistent programs
 // per SM x PREFETCH x num_stages (the next steps' rows staged through shared memory; the
-// host functions loop over BLOCK-column chunks when BLOCK < n_cols).
+// host functions loop over BLOCK-column chunks when BLOCK < n_cols), and persistent
+// clusters for long rows.
 inline tuning::Space norm_backward_space() {
   auto s = tuning::Space::product({tuning::pow2_range("BLOCK", 512, 8192), tuning::values("ROWS", {1, 2, 4, 8}),
                                    tuning::values("num_warps", {1, 2, 4, 8, 16}),
                                    tuning::values("PROGRAMS_PER_SM", {1, 2, 4, 8}), tuning::values("PREFETCH", {0, 1}),
                                    tuning::values("num_stages", {1, 2, 3})});
+  // Long rows: persistent clusters of 2-16 programs, each row read once (sm_90+;
+  // elsewhere they fail to compile and are pruned with that reason).
+  for (int64_t b : {2048, 4096, 8192})
+    for (int w : {4, 8, 16})
+      for (int c : {2, 4, 8, 16})
+        for (int64_t per_sm : {1, 2})
+          s.add(Config{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
+    if (c.cluster > 1) {
+      if (b * c.cluster < cols) return "BLOCK x cluster < " + std::to_string(cols) + " columns";
+      if (b * c.cluster / 2 >= cols) return "a smaller cluster covers the row";
+      int64_t per_thread = b / (32 * c.num_warps);
+      if (per_thread < 4 || per_thread > 32) return std::to_string(per_thread) + " elements per thread";
+      return "";
+    }
     if (b > 512 && b > tuning::pow2(cols)) return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
     if (b < cols && tuning::pow2(cols) <= 8192)
       return "BLOCK " + std::to_string(b) + " < " + std::to_string(cols) + " columns";
@@ -228,7 +243,8 @@ const auto& rmsnorm_backward_tuner() {
                   .outputs = {0, 1},
                   .fallback = [](const tuning::KeyView& k) {
                     return norm_backward_heuristic(k["n_cols"], dtype_v<T>,
-                                                   Residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms);
+                                                   Residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms,
+                                                   gpu_has_clusters());
                   }});
   return t;
 }
@@ -243,7 +259,7 @@ const auto& layernorm_backward_tuner() {
          float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "layernorm_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1, 2},
                   .fallback = [](const tuning::KeyView& k) {
-                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, NormBackwardKind::layer);
+                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, NormBackwardKind::layer, gpu_has_clusters());
                   }});
   return t;
 }
