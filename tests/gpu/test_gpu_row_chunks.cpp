@@ -33,3 +33,19 @@ TEST_CASE_TEMPLATE("gpu: chunked row programs", T, float, bfloat16) {
                          s.cols, 1e-5f);
   }
 }
+
+TEST_CASE_TEMPLATE("gpu: softmax with persistent clusters looping over the rows", T, float, bfloat16) {
+  difftest::Tolerance tol = std::is_same_v<T, float> ? difftest::Tolerance{1e-6, 1e-5} : difftest::Tolerance{1e-3, 1.6e-2};
+  for (auto [rows, cols, block, chunks, cl, clusters] :
+       {std::tuple{37, 5000, 1024, 3, 2, 5}, std::tuple{9, 65536, 8192, 1, 8, 2}, std::tuple{4, 4099, 512, 3, 4, 7}}) {
+    for (int stages : {1, 2}) {
+      CAPTURE(cols);
+      CAPTURE(stages);
+      auto x = ref::random_vec<T>(size_t(rows) * cols, 41 + cols, -5, 5);
+      std::vector<T> y(x.size());
+      Config cfg{{"BLOCK", block}, {"CHUNKS", chunks}, {"PERSISTENT", 1}, num_warps(4), num_stages(stages), cluster(cl)};
+      gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(clusters * cl), cfg, tol, y, x, int32_t(rows),
+                         int32_t(cols), int64_t(cols), int64_t(cols));
+    }
+  }
+}

@@ -90,3 +90,22 @@ TEST_CASE("bad CHUNKS, and ROWS with CHUNKS, are user errors") {
   m = error_of([&] { tk::softmax(y, x, 2, 300, -1, -1, Config{{"BLOCK", 128}, {"ROWS", 2}, {"CHUNKS", 3}}); });
   CHECK(m.find("combines ROWS with CHUNKS") != std::string::npos);
 }
+
+TEST_CASE_TEMPLATE("softmax with persistent clusters looping over the rows (PERSISTENT)", T, float, bfloat16) {
+  // 1, 2 or 9 clusters (PROGRAMS_PER_SM counts programs in all on the interpreter) over 9
+  // rows of 700 columns, CHUNKS tiles per program, an -inf entry, staged or not.
+  int64_t rows = 9, cols = 700;
+  auto x = ref::random_vec<T>(rows * cols, 31, -6.0f, 6.0f);
+  x[5] = T(-inf);
+  std::vector<double> want;
+  ref::softmax(want, ref::to_float(x), rows, cols);
+  for (int programs : {4, 8, 64})
+    for (int stages : {1, 2}) {
+      Config cfg{{"BLOCK", 64}, {"CHUNKS", 3}, {"PERSISTENT", 1}, {"PROGRAMS_PER_SM", programs}, num_warps(2),
+                 num_stages(stages), cluster(4)};
+      CAPTURE(cfg.str());
+      std::vector<T> y(x.size());
+      tk::softmax(y, x, rows, cols, -1, -1, cfg);
+      CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+    }
+}

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tilefuse/cuda/driver.hpp"
 #include "tilefuse/dsl/config.hpp"
 #include "tilefuse/dsl/element.hpp"
 #include "tilefuse/gpu.hpp"
@@ -144,6 +145,17 @@ void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t 
   } else {
     row.launch(Grid(rows * c.cluster), c, args...);
   }
+}
+
+// Persistent clusters of a config with cluster(C) whose clusters loop over the rows:
+// PROGRAMS_PER_SM programs per SM on the GPU (in all on the interpreter), never more
+// clusters than rows.
+template <class Buffer>
+int64_t persistent_clusters(const Config& c, int64_t rows) {
+  int64_t per_sm = c.has("PROGRAMS_PER_SM") ? c.get("PROGRAMS_PER_SM") : 1;
+  int64_t sms = 1;
+  if constexpr (requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); }) sms = cuda::device_info().sm_count;
+  return std::clamp<int64_t>(per_sm * sms / c.cluster, 1, rows);
 }
 
 // Optional launch config; when empty the kernel's heuristic picks one.

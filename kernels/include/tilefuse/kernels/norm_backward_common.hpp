@@ -73,14 +73,10 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   return std::max<int64_t>(1, std::min(steps, per_sm * sms));
 }
 
-// Persistent clusters of a cluster config: PROGRAMS_PER_SM programs per SM (in all on the
-// interpreter), C programs each, never more clusters than rows.
+// Persistent clusters of a cluster config (see persistent_clusters in common.hpp).
 template <class Buffer>
 int64_t norm_backward_clusters(const Config& c, int64_t rows) {
-  int64_t per_sm = c.has("PROGRAMS_PER_SM") ? c.get("PROGRAMS_PER_SM") : 1;
-  int64_t sms = 1;
-  if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
-  return std::clamp<int64_t>(per_sm * sms / c.cluster, 1, rows);
+  return persistent_clusters<Buffer>(c, rows);
 }
 
 // Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
