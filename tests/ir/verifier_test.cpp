@@ -175,3 +175,33 @@ TEST_CASE("ir verifier: SSA dominance and region scoping") {
     CHECK(contains(verify_error(*f), "yield outside a region in Yield(i32)"));
   }
 }
+
+TEST_CASE("ir verifier: cluster reductions only where every program of the cluster reaches them equally often") {
+  auto f = test::make_function("cluster_loop");
+  f->cluster_size = 2;
+  Builder b(*f);
+  Value* out = b.param("out", Type::pointer(DType::f32));
+  Value* n = b.param("n", Type::scalar(DType::i32));
+  Value* one = b.const_int(1, Type::scalar(DType::i32));
+  // Bounds from an argument and cluster_id (program_id(0) >> 1): allowed.
+  Value* cluster_id = b.binary(BinaryOp::Shr, b.program_id(0), one);
+  auto r = b.for_(cluster_id, n, one, {b.const_float(0, Type::scalar(DType::f32))},
+                  [&](Builder& bb, Value*, const std::vector<Value*>& it) {
+                    return std::vector<Value*>{bb.binary(BinaryOp::Add, it[0],
+                                                         bb.cluster_reduce(bb.const_float(1, Type::scalar(DType::f32)),
+                                                                           ReduceKind::Sum))};
+                  });
+  b.store(out, r[0]);
+  CHECK(verify_error(*f) == "");
+  // The same loop bounded by program_id(0) (hand-edited IR): rejected, naming the region.
+  Op* loop = nullptr;
+  walk(f->body, [&](Op& o) {
+    if (o.kind == OpKind::For) loop = &o;
+  });
+  REQUIRE(loop);
+  Value* pid = loop->operands[0]->def->operands[0];  // program_id(0), defined before the loop
+  loop->operands[1] = pid;
+  std::string m = verify_error(*f);
+  CHECK(contains(m, "cluster reduction inside a for_range whose bounds may differ between the programs of a cluster"));
+  CHECK(contains(m, "every program of the cluster must reach it equally often"));
+}
