@@ -1,9 +1,9 @@
 #include "tilefuse/ir/builder.hpp"
 
-#include "tilefuse/ir/cluster_uniform.hpp"
-
 #include <algorithm>
 #include <numeric>
+
+#include "tilefuse/ir/cluster_uniform.hpp"
 
 namespace tilefuse::ir {
 
