@@ -161,7 +161,7 @@ void layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, con
   check_norm_arg(fn, "db", db, cols, n.c_str());
   Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, NormBackwardKind::layer, clusters_usable<DX>());
   check_row_cover(c, cols, fn);
-  int64_t programs = c.cluster > 1 ? norm_backward_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
+  int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step

@@ -73,12 +73,6 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   return std::max<int64_t>(1, std::min(steps, per_sm * sms));
 }
 
-// Persistent clusters of a cluster config (see persistent_clusters in common.hpp).
-template <class Buffer>
-int64_t norm_backward_clusters(const Config& c, int64_t rows) {
-  return persistent_clusters<Buffer>(c, rows);
-}
-
 // Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
 // change what measured best.
 enum class NormBackwardKind { rms, rms_residual, layer };

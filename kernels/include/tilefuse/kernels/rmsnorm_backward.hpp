@@ -137,7 +137,7 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   auto kind = residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms;
   Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind, clusters_usable<DX>());
   check_row_cover(c, cols, fn);
-  int64_t programs = c.cluster > 1 ? norm_backward_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
+  int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
