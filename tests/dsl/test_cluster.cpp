@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "../gpu/cluster_combine_kernels.hpp"
 #include "../gpu/cluster_loop_kernels.hpp"
 #include "dsl_test_util.hpp"
 
@@ -118,5 +119,30 @@ TEST_CASE("cluster reductions inside a loop with cluster-uniform bounds: persist
     cluster_loops::rows_loop_reference(want_y, want_sum, x, rows, n, clusters);
     CHECK(first_mismatch(y, want_y, 1e-5, 1e-6) == "");
     CHECK(first_mismatch(colsum, want_sum, 1e-5, 1e-4) == "");
+  }
+}
+
+TEST_CASE("cluster_reduce: several values in one exchange with a combine function") {
+  // Integers, a combine that is not commutative: the tree of rank pairs, lower rank left.
+  for (int c : {1, 2, 4, 16}) {
+    CAPTURE(c);
+    std::vector<int32_t> out(size_t(3) * 2 * c, -1);
+    cluster_combine::ordered_combine_kernel().launch(grid(2 * c), Config{cluster(c)}, out);
+    CHECK(first_mismatch(out, cluster_combine::ordered_combine_reference(2 * c, c)) == "");
+  }
+  // The online softmax in persistent clusters; 16 x 8 columns for 77: ranks 10..15 hold none.
+  struct Case { int rows, n, cluster, block, clusters; };
+  for (Case k : {Case{5, 100, 2, 64, 2}, Case{3, 77, 16, 8, 2}, Case{4, 250, 4, 64, 3}}) {
+    CAPTURE(k.n);
+    CAPTURE(k.cluster);
+    auto x = dsltest::rand_f(size_t(k.rows) * k.n, 7 + k.n);
+    for (size_t i = 0; i < x.size(); ++i) x[i] *= 8.0f;
+    std::vector<float> y(x.size(), -1.0f), total(k.rows, -1.0f), want_y(x.size()), want_total(k.rows);
+    cluster_combine::online_softmax_kernel<float>().launch(
+        grid(k.clusters * k.cluster), Config{{"B", k.block}, num_warps(2), cluster(k.cluster)}, y, total, x, k.rows,
+        k.n);
+    cluster_combine::online_softmax_reference(want_y, want_total, x, k.rows, k.n);
+    CHECK(first_mismatch(y, want_y, 1e-5, 1e-6) == "");
+    CHECK(first_mismatch(total, want_total, 1e-5, 1e-5) == "");
   }
 }

@@ -531,6 +531,21 @@ TEST_CASE("cluster reductions: in a loop whose bounds differ in the cluster, in 
   });
   expect_parts(error_of([&] { narrow.trace(Config{cluster(2)}); }),
                {"cluster_max of f16: cluster reductions take 32- or 64-bit numbers", kAtLine, "Cast to f32"});
+  // cluster_reduce with a combine function: the same rules for each of its values.
+  auto plus = [](auto a, auto b) { return std::array{a[0] + b[0], a[1] + b[1]}; };
+  auto custom_if = kernel("cluster_reduce_in_if", {"out"}, [&](Ptr<f32> out) {
+    if_(load(out) > 0.0f, [&] {
+      g_line = __LINE__; store(out, cluster_reduce(std::array{scalar<f32>(1.0), scalar<f32>(2.0)}, plus)[1]);
+    });
+  });
+  expect_parts(error_of([&] { custom_if.trace(Config{cluster(2)}); }),
+               {"cluster_reduce of value 0 (f32) inside if_, whose branch may differ between the programs of a cluster",
+                kAtLine, "Call it at the top level of the kernel body"});
+  auto custom_f16 = kernel("cluster_reduce_f16", [&](Ptr<f16> out) {
+    g_line = __LINE__; store(out, cluster_reduce(std::array{load(out), load(out + 1)}, plus)[0]);
+  });
+  expect_parts(error_of([&] { custom_f16.trace(Config{cluster(2)}); }),
+               {"cluster_reduce of value 0 (f16): cluster reductions take 32- or 64-bit numbers", kAtLine, "Cast to f32"});
 
   std::vector<float> out(16), in(16);
   g_line = __LINE__; auto msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, cluster(3)}, out, in, 16); });

@@ -64,7 +64,63 @@ void ClusterSync::reset() {
   aborted_ = false;
 }
 
+namespace {
+
+// A custom cluster reduction: each of the op's values is exchanged in turn, then the
+// programs' values are combined by the op's region as a tree of rank pairs (lower rank
+// on the left), the order the GPU uses.
+void exec_cluster_reduce_custom(Exec& ex, const ir::Op& op) {
+  const size_t n = op.operands.size();
+  const Kind kind = kind_of(op.operand(0)->type);
+  const bool fl = kind == Kind::Float;
+  std::vector<std::vector<ClusterValue>> all;  // [value][rank]
+  for (size_t k = 0; k < n; ++k) {
+    const Slot& x = ex.at(op.operand(static_cast<int>(k)));
+    ClusterValue mine;
+    if (fl) mine.f = x.f[0];
+    else mine.i = x.i[0];
+    all.push_back(ex.cluster ? ex.cluster->exchange(ex.cluster_rank, mine,
+                                                    "cluster_reduce (at " + op.loc.str() + ") in kernel '" +
+                                                        ex.fn.name + "'",
+                                                    *ex.cluster_turn)
+                             : std::vector<ClusterValue>{mine});
+  }
+  const ir::Block& body = *op.region(0);
+  const ir::Op* yield = body.terminator();
+  TF_ASSERT(body.args.size() == 2 * n && yield && yield->kind == ir::OpKind::Yield && yield->operands.size() == n,
+            "malformed cluster_reduce region");
+  const size_t ranks = all[0].size();
+  std::vector<std::vector<ClusterValue>> acc(ranks, std::vector<ClusterValue>(n));  // [rank][value]
+  for (size_t r = 0; r < ranks; ++r)
+    for (size_t k = 0; k < n; ++k) acc[r][k] = all[k][r];
+  auto put = [&](const ir::Value* arg, const ClusterValue& v) {
+    Slot& s = ex.at(arg);
+    resize(s, kind, 1);
+    if (fl) s.f[0] = v.f;
+    else s.i[0] = v.i;
+  };
+  for (size_t step = 1; step < ranks; step *= 2)
+    for (size_t r = 0; r + step < ranks; r += 2 * step) {
+      for (size_t k = 0; k < n; ++k) {
+        put(body.args[k], acc[r][k]);
+        put(body.args[n + k], acc[r + step][k]);
+      }
+      exec_block(ex, body);
+      std::vector<ClusterValue> combined(n);
+      for (size_t k = 0; k < n; ++k) {
+        const Slot& y = ex.at(yield->operand(static_cast<int>(k)));
+        if (fl) combined[k].f = y.f[0];
+        else combined[k].i = y.i[0];
+      }
+      acc[r] = combined;
+    }
+  for (size_t k = 0; k < n; ++k) put(op.result(static_cast<int>(k)), acc[0][k]);
+}
+
+}  // namespace
+
 void exec_cluster_reduce(Exec& ex, const ir::Op& op) {
+  if (op.red() == ir::ReduceKind::Custom) return exec_cluster_reduce_custom(ex, op);
   const ir::Type& t = op.operand(0)->type;
   const Slot& x = ex.at(op.operand(0));
   Slot& out = ex.at(op.result());

@@ -98,7 +98,7 @@ class Analysis {
     switch (op.kind) {
       case OpKind::For: return loop(op);
       case OpKind::If: return branch(op);
-      case OpKind::Reduce:
+      case OpKind::Reduce: case OpKind::ClusterReduce:  // a custom combine's region
         if (!op.regions.empty()) block(*op.regions[0]);
         break;
       default: break;

@@ -1,6 +1,7 @@
 // Cluster reductions (sm_90), without cluster-wide memory fences. Each reduction owns
-// shared memory for the whole kernel: one slot per program of the cluster and an
-// mbarrier expecting 4 (or 8) bytes from each of them.
+// shared memory for the whole kernel: one slot per program of the cluster for each of
+// its values (one, or up to 8 for a custom combine) and an mbarrier expecting 4 (or 8)
+// bytes per value from each of them.
 //   kernel start: thread 0 initializes the mbarriers, fences the initialization to
 //     the cluster and every thread arrives (relaxed) on the cluster barrier; the first
 //     reduction waits on it, long after the peers arrived (their loads are in flight).
@@ -28,11 +29,13 @@ namespace tilefuse::nvptx {
 namespace {
 
 
+// One value's slots: 8 bytes per program of the cluster.
 int slots_bytes(int cluster_size) { return (8 * cluster_size + 15) / 16 * 16; }
-// Set `set` (0 or 1) of a reduction's shared memory: slots, then the mbarrier.
-int set_bytes(int cluster_size) { return slots_bytes(cluster_size) + 16; }
-int mbarrier_offset(const OpPlan& p, int cluster_size, int set = 0) {
-  return p.smem_offset + set * set_bytes(cluster_size) + slots_bytes(cluster_size);
+// Set `set` (0 or 1) of a reduction's shared memory: each value's slots, then the
+// mbarrier (a custom reduction combines several values; the others one).
+int set_bytes(const ir::Op& op, int cluster_size) { return op.num_operands() * slots_bytes(cluster_size) + 16; }
+int mbarrier_offset(const OpPlan& p, const ir::Op& op, int cluster_size, int set = 0) {
+  return p.smem_offset + set * set_bytes(op, cluster_size) + op.num_operands() * slots_bytes(cluster_size);
 }
 
 }  // namespace
@@ -47,7 +50,8 @@ void init_cluster_reductions(Codegen& cg) {
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
     for (const ir::Op* op : ops)
       for (int set = 0; set < 2; ++set) {
-        llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(op), cg.fn.cluster_size, set)));
+        llvm::Value* bar =
+            cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(op), *op, cg.fn.cluster_size, set)));
         cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}", {bar}, true);
       }
     cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
@@ -90,8 +94,9 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
     parity = b.CreateAnd(b.CreateLShr(k, cg.c32(1)), cg.c32(1));
     cg.barrier();  // this program's warps are done reading the set of use k - 2
   }
-  llvm::Value* set_off = b.CreateMul(set, cg.c32(set_bytes(n)));
-  llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(&op), n), set_off));
+  // Each op of the group has its own set size; the mbarrier is the first op's.
+  auto set_off = [&](const ir::Op* o) { return b.CreateMul(set, cg.c32(set_bytes(*o, n))); };
+  llvm::Value* bar = cg.shared_addr32(cg.smem_addr(mbarrier_offset(cg.plan.op(&op), op, n), set_off(&op)));
   llvm::Value* my_rank = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_cluster_ctarank, {});
 
   // Send: lane r of warp 0 writes slot [my rank] of each op in program r.
@@ -102,19 +107,21 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
       return cg.inline_asm(cg.i32(), "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", {a, to}, false);
     };
     llvm::Value* remote_bar = map(bar);
-    for (const ir::Op* o : ops) {
-      const DType dt = o->operand(0)->type.dtype;
-      const int es = byte_size(dt);
-      TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
-      llvm::Value* slots = cg.shared_addr32(cg.smem_addr(cg.plan.op(o).smem_offset, set_off));
-      llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
-      llvm::Value* bits = b.CreateBitCast(cg.scalar(o->operand(0)), es == 8 ? b.getInt64Ty() : cg.i32());
-      cg.inline_asm(b.getVoidTy(),
-                    std::string("st.async.shared::cluster.mbarrier::complete_tx::bytes.") + (es == 8 ? "b64" : "b32") +
-                        " [$0], $1, [$2];",
-                    std::string("r,") + (es == 8 ? "l" : "r") + ",r,~{memory}", {map(slot), bits, remote_bar}, true);
-      bytes += n * es;
-    }
+    for (const ir::Op* o : ops)
+      for (int k = 0; k < o->num_operands(); ++k) {
+        const DType dt = o->operand(k)->type.dtype;
+        const int es = byte_size(dt);
+        TF_ASSERT(es == 4 || es == 8, "cluster reduction of a 16-bit or smaller value");
+        llvm::Value* slots =
+            cg.shared_addr32(cg.smem_addr(cg.plan.op(o).smem_offset + k * slots_bytes(n), set_off(o)));
+        llvm::Value* slot = b.CreateAdd(slots, b.CreateMul(my_rank, cg.c32(es)));
+        llvm::Value* bits = b.CreateBitCast(cg.scalar(o->operand(k)), es == 8 ? b.getInt64Ty() : cg.i32());
+        cg.inline_asm(b.getVoidTy(),
+                      std::string("st.async.shared::cluster.mbarrier::complete_tx::bytes.") +
+                          (es == 8 ? "b64" : "b32") + " [$0], $1, [$2];",
+                      std::string("r,") + (es == 8 ? "l" : "r") + ",r,~{memory}", {map(slot), bits, remote_bar}, true);
+        bytes += n * es;
+      }
   });
   // Arm the local mbarrier: one arrival (this one) and every value of every peer.
   cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
@@ -137,17 +144,34 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   // Combine: lane l takes the value of rank l % C, then a butterfly of shuffles. Each
   // step combines two values symmetrically, so every lane of every program gets the
   // same bits, and each thread holds one value instead of C.
+  // A custom combine is not assumed commutative: the lane whose bit m is clear passes
+  // its own values on the left, its partner the same two on the right.
   llvm::Value* rank = b.CreateAnd(cg.lane(), cg.c32(n - 1));
   for (const ir::Op* o : ops) {
     const DType dt = o->operand(0)->type.dtype;
     const int es = byte_size(dt);
-    ir::BinaryOp combine = o->red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
-                           : o->red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
-                                                             : ir::BinaryOp::Min;
-    llvm::Value* acc = b.CreateLoad(
-        cg.elem_type(dt), cg.smem_addr(cg.plan.op(o).smem_offset, b.CreateAdd(set_off, b.CreateMul(rank, cg.c32(es)))));
-    for (int m = 1; m < n; m *= 2) acc = binary_element(cg, combine, acc, shuffle_xor(cg, acc, m), dt);
-    cg.set(o->result(), {acc});
+    Regs acc;
+    for (int k = 0; k < o->num_operands(); ++k)
+      acc.push_back(b.CreateLoad(cg.elem_type(dt),
+                                 cg.smem_addr(cg.plan.op(o).smem_offset + k * slots_bytes(n),
+                                              b.CreateAdd(set_off(o), b.CreateMul(rank, cg.c32(es))))));
+    for (int m = 1; m < n; m *= 2) {
+      Regs other;
+      for (llvm::Value* v : acc) other.push_back(shuffle_xor(cg, v, m));
+      if (o->red() == ir::ReduceKind::Custom) {
+        llvm::Value* upper = b.CreateICmpNE(b.CreateAnd(cg.lane(), cg.c32(m)), cg.c32(0));
+        Regs args;
+        for (size_t k = 0; k < acc.size(); ++k) args.push_back(b.CreateSelect(upper, other[k], acc[k]));
+        for (size_t k = 0; k < acc.size(); ++k) args.push_back(b.CreateSelect(upper, acc[k], other[k]));
+        acc = cg.lower_scalar_region(*o->region(0), args);
+      } else {
+        ir::BinaryOp combine = o->red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
+                               : o->red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
+                                                                 : ir::BinaryOp::Min;
+        acc[0] = binary_element(cg, combine, acc[0], other[0], dt);
+      }
+    }
+    for (size_t k = 0; k < acc.size(); ++k) cg.set(o->result(static_cast<int>(k)), {acc[k]});
   }
   cg.set_smem_pending(true);  // conservatively: later writers of nearby scratch synchronize first
 }

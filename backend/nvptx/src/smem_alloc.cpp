@@ -26,8 +26,11 @@ int round_up(int v, int a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
-// Two sets (reductions inside loops alternate between them) of a slot per program + an mbarrier.
-int cluster_reduce_smem_bytes(int cluster_size) { return 2 * (round_up(8 * cluster_size, 16) + 16); }
+// Two sets (reductions inside loops alternate between them) of, for each value, a slot
+// per program, then an mbarrier.
+int cluster_reduce_smem_bytes(int cluster_size, int values) {
+  return 2 * (values * round_up(8 * cluster_size, 16) + 16);
+}
 
 namespace {
 int acc_bytes(const Op& op) { return byte_size(accumulate_dtype(op)); }
@@ -59,7 +62,7 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       break;
     }
     case OpKind::ClusterReduce:  // one slot per program of the cluster, then an mbarrier
-      bytes = std::max(bytes, cluster_reduce_smem_bytes(cluster_size));
+      bytes = std::max(bytes, cluster_reduce_smem_bytes(cluster_size, op.num_operands()));
       break;
     case OpKind::Scan: {
       const ir::Value* x = op.operand(0);

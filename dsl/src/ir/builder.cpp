@@ -488,13 +488,9 @@ Value* Builder::scan(Value* x, int axis, ReduceKind k) {
   return op->result();
 }
 
-Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
-  std::string what = std::string("cluster_") + name(k) + " of " + x->type.str();
-  if (k != ReduceKind::Sum && k != ReduceKind::Max && k != ReduceKind::Min)
-    fail(std::string("cluster reduction with ") + name(k) + " is not supported",
-         "Use cluster_sum, cluster_max or cluster_min");
+void Builder::check_cluster_operand(const Value* x, const std::string& what) {
   if (!x->type.is_scalar() || x->type.is_ptr || x->type.dtype == DType::i1)
-    fail(what + ": cluster reductions combine one number per program",
+    fail(what + ": cluster reductions combine numbers, one per program",
          "Reduce the tile first, e.g. cluster_sum(sum(x, 0))");
   if (byte_size(x->type.dtype) < 4)
     fail(what + ": cluster reductions take 32- or 64-bit numbers", "Cast to f32 or i32 first");
@@ -504,9 +500,60 @@ Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
                 "times, or the cluster deadlocks",
          "Call it at the top level of the kernel body, or in loops whose bounds are the same in every program of "
          "the cluster (e.g. for_range(cluster_id(), n, num_programs(0) / cluster_size()))");
+}
+
+Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
+  if (k != ReduceKind::Sum && k != ReduceKind::Max && k != ReduceKind::Min)
+    fail(std::string("cluster reduction with ") + name(k) + " is not supported",
+         "Use cluster_sum, cluster_max or cluster_min (or cluster_reduce with a combine function)");
+  check_cluster_operand(x, std::string("cluster_") + name(k) + " of " + x->type.str());
   Op* op = create(OpKind::ClusterReduce, {x}, {x->type});
   op->code = static_cast<uint8_t>(k);
   return op->result();
+}
+
+std::vector<Value*> Builder::cluster_reduce_custom(const std::vector<Value*>& xs, const MultiCombine& combine) {
+  if (xs.empty() || xs.size() > kMaxClusterValues)
+    fail("cluster_reduce of " + std::to_string(xs.size()) + " values: it combines 1 to " +
+             std::to_string(kMaxClusterValues) + " numbers per program",
+         "Pass between 1 and " + std::to_string(kMaxClusterValues) + " scalars");
+  const Type t = xs[0]->type;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    check_cluster_operand(xs[i], "cluster_reduce of value " + std::to_string(i) + " (" + xs[i]->type.str() + ")");
+    if (xs[i]->type != t)
+      fail("cluster_reduce values differ in type: value 0 is " + t.str() + ", value " + std::to_string(i) + " is " +
+               xs[i]->type.str(),
+           "Cast the values to one dtype (e.g. all f32)");
+  }
+  const size_t n = xs.size();
+  Op* op = create(OpKind::ClusterReduce, xs, std::vector<Type>(n, t));
+  op->code = static_cast<uint8_t>(ReduceKind::Custom);
+  auto body = std::make_unique<Block>();
+  body->parent = op;
+  for (size_t i = 0; i < 2 * n; ++i) {
+    Value* arg = f_.new_value(t);
+    arg->block = body.get();
+    arg->index = static_cast<int>(i);
+    body->args.push_back(arg);
+  }
+  Block* bb = body.get();
+  op->regions.push_back(std::move(body));
+  Block* saved = block_;
+  block_ = bb;
+  std::vector<Value*> lhs(bb->args.begin(), bb->args.begin() + static_cast<long>(n));
+  std::vector<Value*> rhs(bb->args.begin() + static_cast<long>(n), bb->args.end());
+  std::vector<Value*> out = combine(*this, lhs, rhs);
+  if (out.size() != n)
+    fail("cluster_reduce combine returns " + std::to_string(out.size()) + " values for " + std::to_string(n) + " inputs",
+         "Return one combined value per input value");
+  for (size_t i = 0; i < n; ++i)
+    if (out[i]->type != t)
+      fail("cluster_reduce combine returns " + out[i]->type.str() + " as value " + std::to_string(i) +
+               " but the values are " + t.str(),
+           "Return values of the inputs' type");
+  create(OpKind::Yield, out, {});
+  block_ = saved;
+  return op->results;
 }
 
 Value* Builder::dot(Value* a, Value* b, Value* acc, DotPrecision precision) {

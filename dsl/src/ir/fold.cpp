@@ -95,7 +95,10 @@ class Folder {
       case OpKind::Trans: shape(op); break;
       case OpKind::For: loop_invariants(op); break;
       case OpKind::ClusterReduce:  // a cluster of one program: the value itself
-        if (f_.cluster_size == 1) replace(op, op.operand(0));
+        if (f_.cluster_size == 1) {
+          for (size_t i = 1; i < op.results.size(); ++i) repl_[op.results[i]] = op.operands[i];
+          replace(op, op.operand(0));
+        }
         break;
       case OpKind::If: same_in_both_branches(op); break;
       default: break;

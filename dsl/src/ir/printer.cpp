@@ -138,9 +138,9 @@ class Printer {
       case OpKind::Yield: os_ << "yield " << list(op.operands); break;
     }
     if (!op.results.empty()) os_ << " : " << types(op.results);
-    if (op.kind == OpKind::Reduce && op.red() == ReduceKind::Custom) {
+    if ((op.kind == OpKind::Reduce || op.kind == OpKind::ClusterReduce) && op.red() == ReduceKind::Custom) {
       const Block& b = *op.regions[0];
-      os_ << " combine(" << name(b.args[0]) << ", " << name(b.args[1]) << ")";
+      os_ << " combine(" << list(b.args) << ")";
     }
     if (opts_.locations && op.loc.known()) os_ << "  loc(" << op.loc.str() << ")";
     if (!op.regions.empty()) {

@@ -387,15 +387,31 @@ class Verifier {
         break;
       }
       case OpKind::ClusterReduce: {
-        counts(op, 1, 1, 1);
+        bool custom = op.red() == ReduceKind::Custom;
+        size_t n = custom ? o.size() : 1;
+        if (n < 1 || n > kMaxClusterValues) fail(op, std::to_string(n) + " values (1 to 8 allowed)");
+        counts(op, n, n, n, custom ? 1 : 0);
         const Type& in = o[0]->type;
         if (!in.is_scalar() || in.is_ptr || byte_size(in.dtype) < 4)
           fail(op, "operand " + in.str() + " is not a numeric scalar");
-        if (op.red() != ReduceKind::Sum && op.red() != ReduceKind::Max && op.red() != ReduceKind::Min)
+        for (auto* v : o)
+          if (v->type != in) fail(op, "operands " + list_types(o) + " differ in type");
+        if (!custom && op.red() != ReduceKind::Sum && op.red() != ReduceKind::Max && op.red() != ReduceKind::Min)
           fail(op, std::string("cluster reduction with ") + name(op.red()));
         if (std::string why; op.parent && !reached_by_whole_cluster(*op.parent, f_.cluster_size, &why))
           fail(op, "cluster reduction " + why + "; every program of the cluster must reach it equally often");
-        result_is(op, in);
+        for (auto* r : op.results)
+          if (r->type != in) fail(op, "result " + r->type.str() + " should be " + in.str());
+        if (custom) {
+          const Block& b = *op.region(0);
+          bool args_ok = b.args.size() == 2 * n;
+          for (auto* a : b.args) args_ok = args_ok && a->type == in;
+          if (!args_ok)
+            fail(op, "combine region takes " + list_types(b.args) + ", expected " + std::to_string(2 * n) + " x " +
+                         in.str());
+          yields_match(op, 0, std::vector<Value*>(b.args.begin(), b.args.begin() + static_cast<long>(n)),
+                       "combine region");
+        }
         break;
       }
       case OpKind::Dot: {

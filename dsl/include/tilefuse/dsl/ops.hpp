@@ -3,9 +3,12 @@
 // reductions, scans and dot. Each takes the caller's source location as a defaulted
 // last argument, so trace-time errors name the user's line.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <source_location>
+#include <utility>
+#include <vector>
 
 #include "tilefuse/dsl/tile.hpp"
 
@@ -324,6 +327,40 @@ TF_CLUSTER_REDUCE(cluster_sum, Sum)
 TF_CLUSTER_REDUCE(cluster_max, Max)
 TF_CLUSTER_REDUCE(cluster_min, Min)
 #undef TF_CLUSTER_REDUCE
+
+// cluster_reduce(values, combine): 1 to 8 numbers of one dtype per program combined over
+// the cluster in one exchange. combine(a, b) takes two partial results as
+// std::array<Scalar<T>, N> and returns the combined one; it should be associative and
+// commutative (up to rounding): programs are combined as a tree of rank pairs, the
+// lower rank on the left, so every program gets the same bits. E.g. a row's max and
+// its sum of exponentials in one exchange instead of two (online softmax):
+//   auto [m, s] = cluster_reduce(std::array{m_mine, s_mine}, [](auto a, auto b) {
+//     auto m = maximum(a[0], b[0]);
+//     return std::array{m, a[1] * fast_exp(a[0] - m) + b[1] * fast_exp(b[0] - m)};
+//   });
+template <class T, size_t N, class F>
+std::array<Tile<T, 0>, N> cluster_reduce(const std::array<Tile<T, 0>, N>& x, F combine, TF_HERE) {
+  static_assert(N >= 1 && N <= ir::kMaxClusterValues, "cluster_reduce: combines 1 to 8 values per program");
+  static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, "cluster_reduce: needs numbers");
+  static_assert(std::is_invocable_v<F, std::array<Tile<T, 0>, N>, std::array<Tile<T, 0>, N>>,
+                "cluster_reduce: combine must take two std::array<Scalar<T>, N>");
+  std::vector<ir::Value*> in;
+  for (const auto& v : x) in.push_back(v.value);
+  auto wrap = [](const std::vector<ir::Value*>& vs) {
+    return [&]<size_t... I>(std::index_sequence<I...>) { return std::array<Tile<T, 0>, N>{Tile<T, 0>(vs[I])...}; }(
+        std::make_index_sequence<N>{});
+  };
+  auto out = detail::builder("cluster_reduce", loc).cluster_reduce_custom(
+      in, [&](ir::Builder&, const std::vector<ir::Value*>& l, const std::vector<ir::Value*>& r) {
+        auto c = combine(wrap(l), wrap(r));
+        static_assert(std::is_same_v<decltype(c), std::array<Tile<T, 0>, N>>,
+                      "cluster_reduce: combine must return std::array<Scalar<T>, N>");
+        std::vector<ir::Value*> vs;
+        for (const auto& v : c) vs.push_back(v.value);
+        return vs;
+      });
+  return wrap(out);
+}
 
 // ---- matrix multiply ----
 // dot(a [M, K], b [K, N] [, acc [M, N] f32] [, precision]) -> [M, N] f32; f16/bf16/f32

@@ -68,6 +68,11 @@ class Builder {
   Value* scan(Value* x, int axis, ReduceKind k = ReduceKind::Sum);
   // Sum/Max/Min of a scalar over the programs of a thread-block cluster.
   Value* cluster_reduce(Value* x, ReduceKind k);
+  // Several scalars of one dtype combined over the cluster in one exchange by `combine`
+  // (lhs values, rhs values) -> combined values; an op with ReduceKind::Custom.
+  using MultiCombine =
+      std::function<std::vector<Value*>(Builder&, const std::vector<Value*>& lhs, const std::vector<Value*>& rhs)>;
+  std::vector<Value*> cluster_reduce_custom(const std::vector<Value*>& xs, const MultiCombine& combine);
   Value* dot(Value* a, Value* b, Value* acc = nullptr, DotPrecision precision = DotPrecision::Exact);
 
   // Control flow. The body gets the induction variable and the current iteration
@@ -89,6 +94,8 @@ class Builder {
 
  private:
   [[noreturn]] void fail(const std::string& what, const std::string& fix = "") const;
+  // A cluster reduction's operand: a 32/64-bit number, reached by every program equally.
+  void check_cluster_operand(const Value* x, const std::string& what);
   void check_block_shape(const Shape& s, const char* what) const;
   int normalize_axis(int axis, int rank, const char* what) const;
 

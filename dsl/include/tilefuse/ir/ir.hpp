@@ -92,6 +92,9 @@ struct Param {
 
 // One specialization of a traced kernel: the body plus the meta-parameter values
 // and launch settings it was traced for.
+// The most values one custom cluster reduction (ClusterReduce, ReduceKind::Custom) combines.
+inline constexpr size_t kMaxClusterValues = 8;
+
 struct Function {
   std::string name;
   std::vector<Param> params;

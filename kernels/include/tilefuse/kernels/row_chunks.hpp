@@ -4,6 +4,7 @@
 // a width that is not a power of two with few masked lanes (5000 columns as 5 x 1024,
 // not one 8192 tile); their values are combined elementwise before each reduction, so
 // a reduction still exchanges one value per thread between warps.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,27 @@ auto combine(const std::vector<V>& a, Op op) {
   for (size_t i = 1; i < a.size(); ++i) acc = op(acc, a[i]);
   return acc;
 }
+
+// A row's max and sum of exponentials over the programs of a cluster in one exchange
+// (online softmax) instead of a max exchange and then a sum exchange. v = {the program's
+// own max m, its sum of exp(x - m), further values simply added up}; returns {the row's
+// max M, its sum of exp(x - M), the further sums}. A program's own exponentials become
+// the row's by the factor exp(m - M).
+template <size_t N>
+std::array<F32, N> cluster_max_sumexp(const std::array<F32, N>& v) {
+  static_assert(N >= 2, "cluster_max_sumexp: {max, sum of exponentials, ...}");
+  return cluster_reduce(v, [](const std::array<F32, N>& a, const std::array<F32, N>& b) {
+    std::array<F32, N> r = a;
+    r[0] = maximum(a[0], b[0]);
+    r[1] = a[1] * fast_exp(a[0] - r[0]) + b[1] * fast_exp(b[0] - r[0]);
+    for (size_t i = 2; i < N; ++i) r[i] = a[i] + b[i];
+    return r;
+  });
+}
+
+// A program's own max of a row's values for cluster_max_sumexp: floored at the lowest
+// finite float, so a program whose columns are all masked (-inf) contributes a sum of 0
+// rather than NaN (exp(-inf - -inf)).
+inline F32 own_row_max(const F32& m) { return maximum(m, -3.4028234663852886e38f); }
 
 }  // namespace tilefuse::kernels

@@ -15,7 +15,7 @@ namespace tilefuse::kernels {
 // One row per cluster: its C programs (C = 1 by default) each hold CHUNKS tiles of
 // BLOCK columns in registers (BLOCK * CHUNKS * C >= n_cols), so the row is read from
 // memory once; the row's max and sum are combined across the chunks elementwise, then
-// across the cluster.
+// across the cluster in one exchange.
 template <class T>
 const auto& softmax_row_kernel() {
   static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
@@ -29,12 +29,17 @@ const auto& softmax_row_kernel() {
             x.push_back(load(in + r * in_stride + c.cols[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
           // ex2.approx (2 instructions) instead of the libdevice expf (~8): the row is
           // issue-bound on bf16 otherwise. Relative error ~2^-22, far below bf16/f16 rounding.
-          auto m = cluster_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
+          // Each program's own max m and sum s of exp(x - m); one cluster exchange gives
+          // the row's (a max exchange, then a sum exchange measured 0.6-2.9 points of
+          // copy bandwidth slower on H200 at 16K-151K columns; bench/NOTES.md).
+          auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
           std::vector<Tile<float, 1>> e;
           for (auto& xi : x) e.push_back(fast_exp(xi - m));
-          auto inv = 1.0f / cluster_sum(sum(combine(e, [](auto a, auto b) { return a + b; }), 0));  // once per row
+          auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
+          auto [row_max, row_sum] = cluster_max_sumexp(std::array{m, s});
+          auto scale = fast_exp(m - row_max) / row_sum;  // once per row
           for (int64_t i = 0; i < CHUNKS; ++i)
-            store(out + r * out_stride + c.cols[i], (e[i] * inv).template cast<T>(), c.mask[i]);
+            store(out + r * out_stride + c.cols[i], (e[i] * scale).template cast<T>(), c.mask[i]);
         };
         // PERSISTENT: clusters loop over the rows (num_stages > 1 stages the next row).
         // Opt-in: measured slower than one row per cluster except at odd widths (H200

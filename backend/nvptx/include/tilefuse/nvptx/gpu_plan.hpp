@@ -188,8 +188,9 @@ int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld);
 void plan_wgmma_waits(const ir::Function& f, GpuPlan& plan);
 // Pass 4: shared-memory scratch sizes and a liveness-based allocation of offsets.
 void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
-// Shared memory of one cluster reduction: a slot per program of the cluster + an mbarrier.
-int cluster_reduce_smem_bytes(int cluster_size);
+// Shared memory of one cluster reduction of `values` numbers per program: two sets of a
+// slot per program for each value + an mbarrier.
+int cluster_reduce_smem_bytes(int cluster_size, int values = 1);
 // All four, in order.
 GpuPlan plan_kernel(const ir::Function& f, const Target& t);
 
