@@ -82,9 +82,11 @@ inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_m
     // stages (one holds the MMAs still in flight): 740 TFLOP/s at 4096^3. 256x128x64
     // measured the same there and at 8192x8192x1024 but 620 against 661 at 4000^3.
     // Tiles of 64 rows at least (the instruction's M).
+    // Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape (H200, bf16 and
+    // f16; K = 1024 most), the B tiles a group shares staying in L2.
     int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 16, 64);
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
-    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(4)};
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
   }
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
