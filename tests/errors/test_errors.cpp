@@ -554,4 +554,11 @@ TEST_CASE("cluster reductions: in a loop whose bounds differ in the cluster, in 
   g_line = __LINE__; msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, cluster(2)}, out, in, 16); });
   expect_parts(msg, {"launch of kernel 'copy' with grid x = 3, which is not a multiple of its cluster size 2", kAtLine,
                      "make grid x a multiple of 2"});
+  g_line = __LINE__; msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, min_programs_per_sm(40)}, out, in, 16); });
+  expect_parts(msg, {"min_programs_per_sm = 40 for kernel 'copy' is outside 0..32", kAtLine,
+                     "Use min_programs_per_sm(n) with n from 1 to 32"});
+  Config ws_and_min{{"B", 16}, warp_specialize(), min_programs_per_sm(2)};
+  g_line = __LINE__; msg = error_of([&] { copy_kernel().launch(grid(3), ws_and_min, out, in, 16); });
+  expect_parts(msg, {"kernel 'copy' is configured with warp_specialize and min_programs_per_sm = 2", kAtLine,
+                     "Leave min_programs_per_sm out with warp_specialize"});
 }

@@ -490,3 +490,26 @@ TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or real
   }
   unsetenv("TILEFUSE_UNALIGNED");
 }
+
+TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps the registers to fit them") {
+  const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                [](const auto& k) { return k.name == "cross_entropy"; });
+  const KernelBase& k = g.get(DType::bf16);
+  Config base = g.default_config;
+  base.set("BLOCK", 8192).set("num_warps", 8).set("cluster", 16);
+  int free_registers = -1;
+  for (int n : {0, 4, 6}) {
+    CAPTURE(n);
+    Config cfg = base;
+    cfg.min_programs_per_sm = n;
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    CHECK((ck.ptx.find(".minnctapersm " + std::to_string(n)) != std::string::npos) == (n > 0));
+    if (tools::find_ptxas().empty()) continue;
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+    REQUIRE_MESSAGE(r.ok, r.log);
+    if (n == 0) free_registers = r.registers;
+    else CHECK(r.registers <= 65536 / (n * 256));
+  }
+  if (free_registers >= 0) CHECK(free_registers > 65536 / (6 * 256));  // the cap at 6 programs binds
+}

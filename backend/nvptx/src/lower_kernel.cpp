@@ -86,6 +86,7 @@ void Codegen::lower_kernel() {
   entry("maxntidy", 1);
   entry("maxntidz", 1);
   if (plan.warp_specialized()) entry("minctasm", 1);  // a register cap at entry, for setmaxnreg
+  else if (fn.min_programs_per_sm > 0) entry("minctasm", fn.min_programs_per_sm);
   if (!plan.tensor_maps.empty()) {
     std::vector<llvm::Metadata*> idx;  // 1-based parameter numbers
     for (size_t i = 0; i < plan.tensor_maps.size(); ++i)

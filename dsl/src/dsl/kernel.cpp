@@ -13,6 +13,7 @@ std::string Config::str() const {
   if (cluster != 1) r += " cluster=" + std::to_string(cluster);
   if (warp_specialize) r += " warp_specialize=" + std::to_string(warp_specialize);
   if (persistent) r += " persistent=" + std::to_string(persistent);  // the value: 2 is no cache hit for 1
+  if (min_programs_per_sm) r += " min_programs_per_sm=" + std::to_string(min_programs_per_sm);
   return r;
 }
 
@@ -72,6 +73,15 @@ void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
   if (cfg.warp_specialize != 0 && cfg.warp_specialize != 1)
     user_error("warp_specialize = " + std::to_string(cfg.warp_specialize) + " for kernel '" + name_ + "' is not 0 or 1",
                loc, "Use warp_specialize(true) or leave it out");
+  if (cfg.min_programs_per_sm < 0 || cfg.min_programs_per_sm > 32)
+    user_error("min_programs_per_sm = " + std::to_string(cfg.min_programs_per_sm) + " for kernel '" + name_ +
+                   "' is outside 0..32",
+               loc, "Use min_programs_per_sm(n) with n from 1 to 32 (an SM holds at most 32 programs), or leave it out");
+  if (cfg.min_programs_per_sm > 1 && cfg.warp_specialize)
+    user_error("kernel '" + name_ + "' is configured with warp_specialize and min_programs_per_sm = " +
+                   std::to_string(cfg.min_programs_per_sm) +
+                   "; a warp-specialized program splits the registers of a whole SM between its roles",
+               loc, "Leave min_programs_per_sm out with warp_specialize");
   if (cfg.persistent != 0 && cfg.persistent != 1)
     user_error("persistent = " + std::to_string(cfg.persistent) + " for kernel '" + name_ + "' is not 0 or 1", loc,
                "Use persistent(true) or leave it out");
@@ -141,6 +151,7 @@ std::unique_ptr<ir::Function> KernelBase::trace(const Config& cfg, const std::ve
   f->cluster_size = cfg.cluster;
   f->warp_specialize = cfg.warp_specialize != 0;
   f->persistent = cfg.persistent != 0;
+  f->min_programs_per_sm = cfg.min_programs_per_sm;
   ir::Builder b(*f);
   b.set_loc(defined_at_);
   std::vector<ir::Value*> rt;

@@ -118,6 +118,7 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->name = f.name; out->meta = f.meta; out->num_warps = f.num_warps; out->num_stages = f.num_stages;
   out->cluster_size = f.cluster_size; out->warp_specialize = f.warp_specialize;
   out->persistent = f.persistent;
+  out->min_programs_per_sm = f.min_programs_per_sm;
   Cloner c{*out, {}};
   c.args(f.body, out->body);
   for (auto& p : f.params) out->params.push_back(Param{p.name, c.get(p.value), p.is_const, p.divisibility});

@@ -27,6 +27,11 @@ inline ConfigItem warp_specialize(bool on = true) { return {"warp_specialize", o
 // meaning). Where a kernel's one pipelined loop is fed by TMA, the copies of the next
 // program's first iterations are issued before the current one's epilogue.
 inline ConfigItem persistent(bool on = true) { return {"persistent", on ? 1 : 0}; }
+// At least n programs resident per SM (1-32; 0: the compiler's choice): the PTX asks
+// ptxas for it (.minnctapersm), which caps the registers per thread at about
+// 64K / (n x threads per program). More programs in flight for latency-bound kernels,
+// at the risk of spills where the cap is below what the program needs.
+inline ConfigItem min_programs_per_sm(int n) { return {"min_programs_per_sm", n}; }
 
 struct Config {
   std::map<std::string, int64_t> meta;
@@ -35,6 +40,7 @@ struct Config {
   int cluster = 1;
   int warp_specialize = 0;
   int persistent = 0;
+  int min_programs_per_sm = 0;
 
   Config() = default;
   Config(std::initializer_list<ConfigItem> items) {
@@ -46,12 +52,14 @@ struct Config {
     else if (name == "cluster") cluster = static_cast<int>(v);
     else if (name == "warp_specialize") warp_specialize = static_cast<int>(v);
     else if (name == "persistent") persistent = static_cast<int>(v);
+    else if (name == "min_programs_per_sm") min_programs_per_sm = static_cast<int>(v);
     else meta[name] = v;
     return *this;
   }
   bool has(const std::string& name) const { return meta.count(name) != 0; }
   int64_t get(const std::string& name) const { return meta.at(name); }
-  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4][ warp_specialize=1][ persistent=1]": stable, also
+  // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4][ warp_specialize=1][ persistent=1]
+  // [ min_programs_per_sm=2]": stable, also
   // the cache-key form.
   std::string str() const;
   bool operator==(const Config& o) const = default;

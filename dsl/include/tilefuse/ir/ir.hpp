@@ -108,6 +108,7 @@ struct Function {
   // they qualify; see backend/nvptx/src/tma_plan.cpp).
   bool warp_specialize = false;
   bool persistent = false;  // programs loop over the grid (Config::persistent)
+  int min_programs_per_sm = 0;  // Config::min_programs_per_sm (0: the compiler's choice)
   Block body;
 
   Function() = default;
