@@ -61,6 +61,7 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
       c.num_warps = static_cast<int>(std::bit_floor(uint64_t(byte_size(dtype) < 4 ? std::clamp<int64_t>(cover / 2048, 4, 16)
                                                                                  : std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
+      c.min_programs_per_sm = row_programs_per_sm(c, dtype, V);
       int64_t best_cover = best ? row_cover(*best) : 0;
       if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }

@@ -111,8 +111,11 @@ const auto& softmax_looped_kernel() {
 }
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
+// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm).
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
-  return chunked_row_heuristic(n_cols, dtype, clusters);
+  Config c = chunked_row_heuristic(n_cols, dtype, clusters);
+  if (!row_uses_loop(c, n_cols)) c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols);
+  return c;
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
 

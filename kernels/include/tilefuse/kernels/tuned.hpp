@@ -24,7 +24,12 @@ inline tuning::Space rowwise_space() {
   // compile and are pruned with that reason).
   for (int64_t b : {8192, 16384})
     for (int w : {8, 16, 32})
-      for (int c : {2, 4, 8, 16}) s.add(Config{{"BLOCK", b}, num_warps(w), cluster(c)});
+      for (int c : {2, 4, 8, 16}) {
+        Config k{{"BLOCK", b}, num_warps(w), cluster(c)};
+        s.add(k);
+        // The same with ptxas asked for more programs per SM (fewer registers).
+        if (int n = register_capped_programs(k)) s.add(Config(k).set("min_programs_per_sm", n));
+      }
   // Few long rows: BLOCK-column chunks spread over the whole GPU (split_rows.hpp).
   for (int64_t b : {4096, 8192, 16384})
     for (int w : {4, 8, 16}) s.add(Config{{"BLOCK", b}, {"SPLIT", 1}, num_warps(w)});
