@@ -82,6 +82,25 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
   cl(262144, 16384, 1, 16);
 }
 
+TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of unaligned widths, not f32 or norms") {
+  auto n = [](Config c) { return c.min_programs_per_sm; };
+  // Softmax: 8 warps x 32 values -> 48 registers: 5 programs; 40 values -> 4.
+  CHECK(n(tk::softmax_heuristic(128256, DType::bf16, true)) == 5);
+  CHECK(n(tk::softmax_heuristic(151936, DType::bf16, true)) == 4);
+  CHECK(n(tk::softmax_heuristic(16383, DType::bf16, true)) == 5);  // unaligned, cluster of 2
+  CHECK(n(tk::softmax_heuristic(4099, DType::bf16, true)) == 6);   // unaligned, one program
+  CHECK(n(tk::softmax_heuristic(16384, DType::bf16, true)) == 0);  // aligned, cluster of 2
+  CHECK(n(tk::softmax_heuristic(4096, DType::bf16, true)) == 0);
+  CHECK(n(tk::softmax_heuristic(128256, DType::f32, true)) == 0);
+  CHECK(n(tk::softmax_heuristic(128256, DType::bf16, false)) == 0);  // looped without clusters
+  CHECK(n(tk::cross_entropy_heuristic(128256, DType::bf16, true)) == 6);
+  CHECK(n(tk::cross_entropy_heuristic(128256, DType::f32, true)) == 0);
+  // RMSNorm keeps 16 more registers for its weight, and only on unaligned cluster rows.
+  CHECK(n(tk::rmsnorm_heuristic(16383, DType::bf16, true)) == 4);
+  CHECK(n(tk::rmsnorm_heuristic(65536, DType::bf16, true)) == 0);
+  CHECK(n(tk::norm_heuristic(16383, DType::bf16, true)) == 0);  // LayerNorm's
+}
+
 TEST_CASE("bad CHUNKS, and ROWS with CHUNKS, are user errors") {
   std::vector<float> x(2 * 300, 1.0f), y(x.size()), w(300, 1.0f);
   std::string m = error_of([&] { tk::rmsnorm(y, x, w, 2, 300, 1e-6f, Config{{"BLOCK", 512}, {"CHUNKS", 0}}); });

@@ -91,7 +91,7 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::softmax(y, xs, rows, s.cols, -1, -1, cfg); };
     bytes = 2.0 * n * es;
   } else if (kernel == "rmsnorm") {
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::norm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), s.rows, s.cols, dtype_v<T>), sets);
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::rmsnorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), s.rows, s.cols, dtype_v<T>), sets);
     gpu = [&] { tk::rmsnorm(dy, dx, dw, s.rows, s.cols, 1e-6f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::rmsnorm(y, xs, w, rows, s.cols, 1e-6f, cfg); };
     bytes = 2.0 * n * es + s.cols * es;

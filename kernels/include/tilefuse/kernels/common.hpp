@@ -162,11 +162,11 @@ int64_t persistent_clusters(const Config& c, int64_t rows) {
 using ConfigOverride = std::optional<Config>;
 
 // Programs per SM (Config::min_programs_per_sm, 0 for none) that cap a row program
-// holding E f32 values per thread at about E + 16 registers, at most `most`.
-inline int register_capped_programs(const Config& c, int most = 6) {
+// holding E f32 values per thread at about E + `spare` registers, at most `most`.
+inline int register_capped_programs(const Config& c, int spare = 16, int most = 6) {
   int64_t threads = 32LL * c.num_warps;
   int64_t values = c.get("BLOCK") * (c.has("CHUNKS") ? c.get("CHUNKS") : 1) / threads;
-  int64_t n = std::clamp<int64_t>(65536 / ((values + 16) * threads), 1, most);
+  int64_t n = std::clamp<int64_t>(65536 / ((values + spare) * threads), 1, most);
   return n >= 2 ? static_cast<int>(n) : 0;
 }
 // Where the softmax and cross-entropy rows ask for them (H200, bench/NOTES.md): 16-bit
@@ -174,12 +174,12 @@ inline int register_capped_programs(const Config& c, int most = 6) {
 // ptxas gave the cluster softmax 57 registers for 32 values, 4 programs of 8 warps per SM;
 // capped for 5: 48, no spills; bf16 softmax 4096x128256 74.7% -> 82.0% of copy,
 // 2048x151936 64.3% -> 77.5%, cross-entropy 4096x128256 62.1% -> 73.3%), and 16-bit rows
-// of widths that are not a multiple of 8 on clusters of 2 (4096x16383 47.4% -> 68.1%).
-// Not f32 rows (-5 points: twice the loads in flight per value), nor aligned 16-bit
-// rows on clusters of 2 (8192x16384 92.7% -> 87.3%), nor the norms, whose weight tiles
-// need the registers (RMSNorm 2048x65536 84.7% -> 75.1%).
+// of widths that are not a multiple of 8, whose narrow accesses need more programs in
+// flight (4096x16383 on clusters of 2 47.4% -> 68.1%, 16384x4099 in one program 69.2% ->
+// 76.2%). Not f32 rows (-5 points: twice the loads in flight per value), nor aligned
+// 16-bit rows on fewer than 4 programs (8192x16384 92.7% -> 87.3%; one program: -1 to +0.5).
 inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols) {
-  bool residency = c.cluster >= 4 || (c.cluster == 2 && n_cols % 8 != 0);
+  bool residency = c.cluster >= 4 || n_cols % 8 != 0;
   return byte_size(dtype) == 2 && residency ? register_capped_programs(c) : 0;
 }
 

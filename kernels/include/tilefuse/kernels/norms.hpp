@@ -197,6 +197,18 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
   }
   return c;
 }
+// RMSNorm's: the norm heuristic, and for 16-bit rows of widths that are not a multiple of
+// 8 split over a cluster, programs capped at about E + 32 registers for E values per
+// thread (row_programs_per_sm; the weight tile needs the 16 more): H200 bf16 4096x16383
+// 52.8% -> 60.1% of copy, 4096x16386 55.7% -> 66.7%, 4096x30011 48.2% -> 58.8%; aligned
+// rows lost 0.2-0.6 points with it, LayerNorm and the residual variant gained nothing
+// reliable (bench/NOTES.md).
+inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+  Config c = norm_heuristic(n_cols, dtype, clusters);
+  if (byte_size(dtype) == 2 && c.cluster > 1 && n_cols % 8 != 0 && !row_uses_loop(c, n_cols))
+    c.min_programs_per_sm = register_capped_programs(c, 32);
+  return c;
+}
 
 // rmsnorm(out, in, weight, rows, cols, eps): rows of `in` normalized by their RMS, times weight.
 // Without a residual the res/res_out parameters are never touched; `in`/`out` stand in.
@@ -204,8 +216,8 @@ template <class Out, class In, class W>
 void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f,
              ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows, cols,
-                                                dtype_v<T>);
+  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
+                                                cols, dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false);  // split_norms.hpp
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
