@@ -116,8 +116,7 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
         tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
         CHECK_MESSAGE(r.ok, r.log);
         CHECK(r.spill_stores == 0);
-        // Values sent per program: cross-entropy's max, sum of exponentials and (the
-        // gallery's default SMOOTHING) logit sum.
+        // Values sent per program: cross-entropy's max, sum of exponentials and loss term.
         int values = kname == "rmsnorm" || kname == "softmax_bwd" ? 1 : kname == "cross_entropy" ? 3 : 2;
         CHECK(count(ck.ptx, barrier) == 1);  // once, after initializing the mbarriers
         CHECK(count(ck.ptx, send) == values);

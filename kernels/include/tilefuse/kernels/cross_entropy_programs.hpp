@@ -116,34 +116,27 @@ const auto& cross_entropy_row_kernel() {
         auto first = cluster_rank() * (BLOCK * CHUNKS);
         auto owns = t.col >= first && t.col < first + BLOCK * CHUNKS;
         auto x_t = detail::ce_target_logit(in_row, t, owns);
-        // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), with
-        // SMOOTHING its logit sum; one exchange gives the row's (cluster_max_sumexp). The
-        // target logit stays out of it: it waits on two loads in a row, so the program
-        // holding the target writes the loss after the exchange (rank 0 for rows whose
-        // target no program holds: ignored, or outside [0, V)).
+        // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and its
+        // share of `lin`; one exchange gives the row's (cluster_max_sumexp).
         auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
         std::vector<Tile<float, 1>> e;
         for (auto& xi : x) e.push_back(fast_exp(xi - m));
         auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
-        auto stats = [&]() -> std::array<F32, 3> {
-          if (!SMOOTHING) {
-            auto [row_max, sum_e] = cluster_max_sumexp(std::array{m, s});
-            return {row_max, sum_e, scalar<f32>(0.0)};
-          }
+        F32 lin = (1.0f - smoothing) * x_t;
+        if (SMOOTHING) {
           std::vector<Tile<float, 1>> xs;
           for (int64_t i = 0; i < CHUNKS; ++i) xs.push_back(where(c.mask[i], x[i], 0.0f));
-          return cluster_max_sumexp(std::array{m, s, sum(combine(xs, [](auto a, auto b) { return a + b; }), 0)});
-        }();
-        auto row_max = stats[0], sum_e = stats[1];
-        auto lin = (1.0f - smoothing) * x_t + smoothing / n_cols.template cast<f32>() * stats[2];
-        auto r = detail::ce_row(t, row_max, sum_e, lin, n_cols, smoothing, z_loss, factor);
+          lin = lin + smoothing / n_cols.template cast<f32>() * sum(combine(xs, [](auto a, auto b) { return a + b; }), 0);
+        }
+        auto [row_max, sum_e, row_lin] = cluster_max_sumexp(std::array{m, s, lin});
+        auto r = detail::ce_row(t, row_max, sum_e, row_lin, n_cols, smoothing, z_loss, factor);
         auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
         mine.coef_p = r.coef_p * fast_exp(m - row_max);
         for (int64_t i = 0; i < CHUNKS; ++i)
           store(dlogits + row * dlogits_stride + c.cols[i],
                 detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
         store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
-        store(loss + row, r.loss, owns || (t.col < 0 && cluster_rank() == 0));
+        store(loss + row, r.loss, cluster_rank() == 0);
       });
   return k;
 }
