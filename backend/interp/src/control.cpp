@@ -94,6 +94,7 @@ void exec_op(Exec& ex, const ir::Op& op) {
     case OpKind::Fma: return exec_elementwise(ex, op);
     case OpKind::Cast: return exec_cast(ex, op);
     case OpKind::AddPtr:
+    case OpKind::AlignPtr:
     case OpKind::Load:
     case OpKind::Store:
     case OpKind::AtomicRMW:

@@ -172,6 +172,27 @@ void exec_memory(Exec& ex, const ir::Op& op) {
       std::memcpy(out.buf.data(), p.buf.data(), n * sizeof(int32_t));
       return;
     }
+    case OpKind::AlignPtr: {
+      // The pointer's real address decides (the GPU's does there), so a row rounded
+      // down here starts on the same boundary as in memory.
+      const Slot& p = ex.at(op.operand(0));
+      int32_t bi = p.buf[0];
+      TF_ASSERT(bi >= 0 && bi < static_cast<int32_t>(ex.buffers.size()), "pointer without a buffer");
+      const Buffer& b = ex.buffers[bi];
+      int64_t es = byte_size(b.dtype);
+      auto addr = reinterpret_cast<uintptr_t>(b.base) + static_cast<uintptr_t>(p.i[0] * es);
+      int64_t dropped = static_cast<int64_t>(addr % static_cast<uintptr_t>(op.ival)) / es;
+      Slot& out = ex.at(op.result());
+      if (op.code) {
+        resize(out, Kind::Int, 1);
+        out.i[0] = dropped;
+      } else {
+        resize(out, Kind::Ptr, 1);
+        out.i[0] = p.i[0] - dropped;
+        out.buf[0] = bi;
+      }
+      return;
+    }
     case OpKind::Load: return exec_load(ex, op, n);
     case OpKind::Store: return exec_store(ex, op, n);
     case OpKind::AtomicRMW: return exec_atomic_rmw(ex, op, n);

@@ -38,7 +38,7 @@ bool recomputable(OpKind k) {
     case OpKind::Constant: case OpKind::Arange: case OpKind::Splat: case OpKind::Broadcast:
     case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Trans: case OpKind::Binary: case OpKind::Unary:
     case OpKind::Compare: case OpKind::Select: case OpKind::Cast: case OpKind::AddPtr: case OpKind::Fma:
-    case OpKind::ProgramId: case OpKind::NumPrograms:
+    case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::AlignPtr:
       return true;
     default: return false;
   }
@@ -67,7 +67,7 @@ const Value* base_argument(const Value* v) {
   while (v->def) {
     switch (v->def->kind) {
       case OpKind::AddPtr: case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims:
-      case OpKind::Reshape: case OpKind::Trans:
+      case OpKind::Reshape: case OpKind::Trans: case OpKind::AlignPtr:
         v = v->def->operand(0);
         break;
       default: return nullptr;
@@ -237,6 +237,7 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     p.async_copy = true;
     p.vec = p.aligned_vec;
     p.realign = false;
+    p.checked = false;
     plan.async_users[&op] = dots;
     for (const Op* loop : outer_loops) plan.loops_reading_copies.insert(loop);
     per_block[op.parent].push_back(&op);

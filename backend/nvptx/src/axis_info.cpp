@@ -225,6 +225,10 @@ class Analysis {
         }
         return clip(out);
       }
+      case OpKind::AlignPtr:
+        // The rounded pointer is aligned by construction (its byte count is what divides).
+        if (op.code == 0) out.divisibility[0] = std::min<int64_t>(op.ival, AxisInfo::kMaxDivisibility);
+        return out;
       case OpKind::Compare: return compare(op, shape);
       case OpKind::Select: {
         const AxisInfo& c = in(op.operand(0));

@@ -75,7 +75,10 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
     mem.push_back({&op, order, vec, !atomic && vec < contig});
   });
   // In scalar mode, memory ops related to one whose alignment is unknown share its
-  // narrow layout: consecutive lanes then access consecutive elements.
+  // narrow layout (consecutive lanes then access consecutive elements) when such an op
+  // stores, or when they outnumber the aligned ones. Otherwise (rows indexed from their
+  // aligned start, with a weight read at the row's offset) the aligned accesses keep
+  // their 16-byte runs and the unaligned loads are realigned in registers.
   bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar;
   int threads = 32 * plan.num_warps;
   for (auto& m : mem) {
@@ -90,8 +93,14 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
         return o.op->kind != OpKind::AtomicRMW && o.op->kind != OpKind::AtomicCas &&
                o.op->operand(0)->type.shape == ptr->type.shape && o.order == m.order;
       };
-      bool narrow = false;
-      for (auto& o : mem) narrow |= scalar_mode && related(o) && o.narrowed;
+      int narrowed = 0, aligned = 0;
+      bool narrowed_store = false;
+      for (auto& o : mem) {
+        if (!related(o)) continue;
+        (o.narrowed ? narrowed : aligned) += 1;
+        narrowed_store |= o.narrowed && o.op->kind != OpKind::Load;
+      }
+      bool narrow = scalar_mode && narrowed > 0 && (narrowed_store || narrowed > aligned);
       for (auto& o : mem)
         if (related(o)) per_thread = narrow ? std::min(per_thread, o.own_vec) : std::max(per_thread, o.own_vec);
       int64_t numel = ptr->type.numel();
@@ -126,10 +135,15 @@ void choose_vector_widths(const ir::Function& f, GpuPlan& plan) {
     p.vec = p.aligned_vec = static_cast<int>(vec);
     p.fast_dim = dim;
     // Whole 16-byte runs limited only by what is known of their alignment or of the
-    // mask move as realigned chunks instead of narrower accesses.
-    p.realign = vec < limit && std::min({limit, contig, regs}) == limit && realign_enabled();
-    if (p.realign) p.vec = static_cast<int>(limit);
-    if (debug && contig > 1 && vec < std::min(limit, contig) && !p.realign) {
+    // mask move as realigned chunks instead of narrower accesses (knob), or: aligned
+    // runs limited by the mask test it per run; loads of unknown alignment that share
+    // a layout of whole runs (choose_memory_anchors) are realigned.
+    bool whole = vec < limit && std::min({limit, contig, regs}) == limit;
+    bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar;
+    p.realign = whole && (realign_enabled() || (scalar_mode && align < limit && op.kind == OpKind::Load));
+    p.checked = whole && scalar_mode && align >= limit;
+    if (p.realign || p.checked) p.vec = static_cast<int>(limit);
+    if (debug && contig > 1 && vec < std::min(limit, contig) && !p.realign && !p.checked) {
       std::string why;
       auto add = [&](const std::string& s) { why += (why.empty() ? "" : "; ") + s; };
       if (align < std::min(limit, contig))

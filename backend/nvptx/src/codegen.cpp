@@ -277,9 +277,50 @@ void Codegen::unsupported(const ir::Op& op, const std::string& what) {
 
 void Codegen::lower_block(const ir::Block& block) {
   for (auto& op : block.ops) lower_op(*op);
+  finish_loads();
 }
 
+void Codegen::defer_load(const ir::Value* v, std::function<Regs()> finish) {
+  deferred_loads_.push_back({v, std::move(finish)});
+  deferred_values_.insert(v);
+}
+
+void Codegen::finish_loads() {
+  auto loads = std::move(deferred_loads_);
+  auto ops = std::move(deferred_ops_);
+  deferred_loads_.clear();
+  deferred_ops_.clear();
+  deferred_values_.clear();
+  for (auto& [v, finish] : loads) set(v, finish());
+  for (const ir::Op* op : ops) lower_op(*op);
+}
+
+namespace {
+
+bool pure_elementwise(OpKind k) {
+  switch (k) {
+    case OpKind::Binary: case OpKind::Unary: case OpKind::Compare: case OpKind::Select: case OpKind::Fma:
+    case OpKind::Cast: case OpKind::AddPtr: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Splat:
+      return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
 void Codegen::lower_op(const ir::Op& op) {
+  if (!deferred_values_.empty()) {
+    bool reads = false;
+    for (const ir::Value* x : op.operands) reads |= deferred_values_.count(x) != 0;
+    if (reads && pure_elementwise(op.kind) && !plan.pinned.count(op.result())) {
+      deferred_ops_.push_back(&op);
+      for (const ir::Value* r : op.results) deferred_values_.insert(r);
+      return;
+    }
+    bool effects = !op.regions.empty() || op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW ||
+                   op.kind == OpKind::AtomicCas || op.kind == OpKind::Yield;
+    if (reads || effects) finish_loads();
+  }
   if (auto w = plan.wgmma_waits.find(&op); w != plan.wgmma_waits.end()) {
     // Deferred MMA results this op reads: one wait, their registers threaded through it.
     Regs all;
@@ -308,6 +349,7 @@ void Codegen::lower_op(const ir::Op& op) {
       lower_elementwise(*this, op);
       if (plan.pinned.count(op.result())) vals_[op.result()] = thread_through(*this, "", vals_.at(op.result()));
       return;
+    case OpKind::AlignPtr: return lower_index_op(*this, op);
     case OpKind::Load: case OpKind::Store: return lower_memory(*this, op);
     case OpKind::AtomicRMW: case OpKind::AtomicCas: return lower_atomic(*this, op);
     case OpKind::Reduce: return lower_reduce(*this, op);

@@ -159,6 +159,14 @@ class Codegen {
   // Lowers every op of a block in order (regions included).
   void lower_block(const ir::Block& block);
   void lower_op(const ir::Op& op);
+  // The rest of a load emitted later (lower_memory.cpp: runs whose mask is tested at run
+  // time issue their vector loads first; the element-wise loads of partly valid runs
+  // follow), so that the vector loads of consecutive load ops are in flight together:
+  // `finish` sets v's registers. Pure element-wise ops reading deferred values are
+  // deferred with them; all are emitted, in order, before the first other op that reads
+  // one, writes memory or has regions, and at the end of the block.
+  void defer_load(const ir::Value* v, std::function<Regs()> finish);
+  void finish_loads();
   // Lowers a scalar region (a custom combine) with its arguments bound; returns the
   // yielded values.
   Regs lower_scalar_region(const ir::Block& block, const Regs& args);
@@ -175,6 +183,9 @@ class Codegen {
   const Hoisted* find_hoisted(const ir::Value* v, const LinearLayout& l) const;
 
   std::unordered_map<const ir::Value*, Regs> vals_;
+  std::vector<std::pair<const ir::Value*, std::function<Regs()>>> deferred_loads_;
+  std::vector<const ir::Op*> deferred_ops_;
+  std::unordered_set<const ir::Value*> deferred_values_;
   std::unordered_map<const ir::Op*, llvm::Value*> counters_;
   std::vector<Hoisted> hoisted_;
   llvm::BasicBlock* entry_ = nullptr;

@@ -326,7 +326,7 @@ class LayoutPass {
       const Value* r = op.results.empty() ? nullptr : op.result();
       auto anchor = anchors_.find(&op);
       switch (op.kind) {
-        case OpKind::ProgramId: case OpKind::NumPrograms: break;
+        case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::AlignPtr: break;
         case OpKind::ClusterReduce: require_same(op, nullptr); break;  // scalars
         case OpKind::Constant: case OpKind::Arange: case OpKind::Splat:
           if (r->type.is_tile()) set(r, want(r) ? want(r) : default_layout(r->type.shape), !want(r));

@@ -79,6 +79,16 @@ void lower_index_op(Codegen& cg, const ir::Op& op) {
       cg.set(r, rl ? fill(rl->ll, constant_value(cg, op)) : Regs{constant_value(cg, op)});
       return;
     case OpKind::Arange: cg.set(r, arange_regs(cg, op, rl->ll)); return;
+    case OpKind::AlignPtr: {
+      auto& b = cg.b;
+      llvm::Value* p = cg.scalar(op.operand(0));
+      llvm::Value* low = b.CreateAnd(b.CreatePtrToInt(p, b.getInt64Ty()), uint64_t(op.ival - 1));
+      int shift = __builtin_ctzll(static_cast<uint64_t>(byte_size(op.operand(0)->type.dtype)));
+      llvm::Value* elements = b.CreateTrunc(b.CreateLShr(low, uint64_t(shift)), cg.i32());
+      if (op.code) cg.set(r, {elements});
+      else cg.set(r, {b.CreateGEP(b.getInt8Ty(), p, b.CreateNeg(low))});
+      return;
+    }
     case OpKind::Splat: cg.set(r, fill(rl->ll, cg.scalar(op.operand(0)))); return;
     case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Trans: {
       const ir::Value* x = op.operand(0);

@@ -4,6 +4,9 @@
 // held by several threads are stored by one of them only.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <functional>
+#include <unordered_map>
+
 #include "memory_access.hpp"
 
 namespace tilefuse::nvptx {
@@ -106,23 +109,11 @@ Regs from_words(Codegen& cg, const std::vector<llvm::Value*>& words, DType dt, i
   return out;
 }
 
-}  // namespace
-
-Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, Evict ev) {
+// The words of a run loaded by inline PTX, predicated by `pred` (null: always); where it
+// does not hold the words are `fill` (empty: undefined).
+std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value* pred,
+                                     const std::vector<llvm::Value*>& fill, const Words& w, Evict ev) {
   auto& b = cg.b;
-  llvm::Type* mt = cg.mem_type(dt);
-  int es = byte_size(dt);
-  if (!pred && ev == Evict::Normal) {
-    llvm::Type* ty = vec == 1 ? mt : llvm::FixedVectorType::get(mt, vec);
-    llvm::Value* v = b.CreateAlignedLoad(ty, ptr, llvm::Align(es * vec));
-    Regs out;
-    for (int i = 0; i < vec; ++i) {
-      llvm::Value* e = vec == 1 ? v : b.CreateExtractElement(v, i);
-      out.push_back(dt == DType::i1 ? b.CreateICmpNE(e, llvm::ConstantInt::get(mt, 0)) : e);
-    }
-    return out;
-  }
-  Words w = words_for(cg, dt, vec);
   std::string text = (pred ? "@$" + std::to_string(w.n + 1) + " " : std::string()) + "ld.global" +
                      evict_suffix(ev) + vec_prefix(w.n) + w.ptx_type + " " + operand_list(0, w.n) + ", [$" +
                      std::to_string(w.n) + "];";
@@ -140,10 +131,10 @@ Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& oth
   if (pred) {
     cons += ",b";
     args.push_back(pred);
-    Regs fill = other;
-    if (fill.empty()) fill.assign(vec, llvm::Constant::getNullValue(cg.elem_type(dt)));
-    for (int i = 0; i < w.n; ++i) cons += "," + std::to_string(i);
-    for (auto* x : to_words(cg, fill, dt, w)) args.push_back(x);
+    for (int i = 0; i < w.n; ++i) {
+      cons += "," + std::to_string(i);
+      args.push_back(fill.empty() ? llvm::UndefValue::get(w.ty) : fill[i]);
+    }
   }
   llvm::Type* ret = w.ty;
   if (w.n > 1) ret = llvm::StructType::get(cg.ctx, std::vector<llvm::Type*>(w.n, w.ty));
@@ -152,7 +143,33 @@ Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& oth
   if (w.n == 1) words.push_back(res);
   else
     for (int i = 0; i < w.n; ++i) words.push_back(b.CreateExtractValue(res, i));
-  return from_words(cg, words, dt, vec, w);
+  return words;
+}
+
+}  // namespace
+
+Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, Evict ev) {
+  auto& b = cg.b;
+  llvm::Type* mt = cg.mem_type(dt);
+  int es = byte_size(dt);
+  if (!pred && ev == Evict::Normal) {
+    llvm::Type* ty = vec == 1 ? mt : llvm::FixedVectorType::get(mt, vec);
+    llvm::Value* v = b.CreateAlignedLoad(ty, ptr, llvm::Align(es * vec));
+    Regs out;
+    for (int i = 0; i < vec; ++i) {
+      llvm::Value* e = vec == 1 ? v : b.CreateExtractElement(v, i);
+      out.push_back(dt == DType::i1 ? b.CreateICmpNE(e, llvm::ConstantInt::get(mt, 0)) : e);
+    }
+    return out;
+  }
+  Words w = words_for(cg, dt, vec);
+  std::vector<llvm::Value*> fill;
+  if (pred) {
+    Regs f = other;
+    if (f.empty()) f.assign(vec, llvm::Constant::getNullValue(cg.elem_type(dt)));
+    fill = to_words(cg, f, dt, w);
+  }
+  return from_words(cg, load_words(cg, ptr, pred, fill, w, ev), dt, vec, w);
 }
 
 void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pred, DType dt, Evict ev) {
@@ -197,6 +214,175 @@ llvm::Value* and_pred(Codegen& cg, llvm::Value* a, llvm::Value* b) {
   return cg.b.CreateAnd(a, b);
 }
 
+// Whether mask `m`, read along `dim` in aligned runs of `vec` elements, holds on an
+// interval of each run (so the run is all valid iff its first and last elements are):
+// constant over the run, a signed order comparison of an increasing run (contiguous)
+// with a value constant over it, or a conjunction of such.
+bool interval_on_runs(const GpuPlan& plan, const ir::Value* m, int dim, int vec) {
+  if (plan.axis.has(m) && plan.axis.get(m).constancy[dim] >= vec) return true;
+  const ir::Op* d = m->def;
+  if (!d) return false;
+  switch (d->kind) {
+    case OpKind::Binary:
+      return d->bin() == ir::BinaryOp::And && interval_on_runs(plan, d->operand(0), dim, vec) &&
+             interval_on_runs(plan, d->operand(1), dim, vec);
+    case OpKind::Compare: {
+      const ir::Value* a = d->operand(0);
+      const ir::Value* b = d->operand(1);
+      bool order = d->cmp() != ir::CmpPred::Eq && d->cmp() != ir::CmpPred::Ne;
+      if (!order || a->type.is_ptr || !is_signed_int(a->type.dtype) || !plan.axis.has(a) || !plan.axis.has(b))
+        return false;
+      const AxisInfo& x = plan.axis.get(a);
+      const AxisInfo& y = plan.axis.get(b);
+      return (x.contiguity[dim] >= vec && y.constancy[dim] >= vec) ||
+             (y.contiguity[dim] >= vec && x.constancy[dim] >= vec);
+    }
+    case OpKind::Broadcast: {
+      const ir::Value* x = d->operand(0);
+      return x->type.is_scalar() || x->type.shape[dim] == 1 || interval_on_runs(plan, x, dim, vec);
+    }
+    case OpKind::ExpandDims:
+      if (d->axis == dim) return true;
+      return d->operand(0)->type.is_scalar() || interval_on_runs(plan, d->operand(0), dim > d->axis ? dim - 1 : dim, vec);
+    default: return false;
+  }
+}
+
+// Whether every element of the run at `r` is valid: its first and last when the mask is
+// an interval on runs, else all of them.
+llvm::Value* run_all_valid(Codegen& cg, const Regs& mask, int r, int vec, bool interval) {
+  if (interval) return cg.b.CreateAnd(mask[r], mask[r + vec - 1]);
+  llvm::Value* all = mask[r];
+  for (int i = 1; i < vec; ++i) all = cg.b.CreateAnd(all, mask[r + i]);
+  return all;
+}
+
+llvm::Value* any_valid(Codegen& cg, const Regs& mask) {
+  llvm::Value* any = mask[0];
+  for (size_t i = 1; i < mask.size(); ++i) any = cg.b.CreateOr(any, mask[i]);
+  return any;
+}
+
+// `v` computed again at the insert point when it is cheap integer or predicate
+// arithmetic (up to `depth` levels deep): the per-element masks of a run are then
+// computed only where the run is partly valid, not for every run.
+llvm::Value* recompute_here(Codegen& cg, llvm::Value* v, int depth,
+                            std::unordered_map<llvm::Value*, llvm::Value*>& memo) {
+  auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+  if (!inst || depth == 0) return v;
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  switch (inst->getOpcode()) {
+    case llvm::Instruction::ICmp: case llvm::Instruction::And: case llvm::Instruction::Or:
+    case llvm::Instruction::Xor: case llvm::Instruction::Add: case llvm::Instruction::Sub:
+    case llvm::Instruction::Shl: case llvm::Instruction::LShr: case llvm::Instruction::AShr:
+    case llvm::Instruction::ZExt: case llvm::Instruction::SExt: case llvm::Instruction::Trunc:
+    case llvm::Instruction::Select:
+      break;
+    default: return v;
+  }
+  llvm::Instruction* c = inst->clone();
+  for (unsigned i = 0; i < c->getNumOperands(); ++i)
+    c->setOperand(i, recompute_here(cg, inst->getOperand(i), depth - 1, memo));
+  cg.b.Insert(c);
+  memo[v] = c;
+  return c;
+}
+
+Regs run_masks_here(Codegen& cg, const Regs& mask, int r, int vec) {
+  std::unordered_map<llvm::Value*, llvm::Value*> memo;
+  Regs m;
+  for (int i = 0; i < vec; ++i) m.push_back(recompute_here(cg, mask[r + i], 5, memo));
+  return m;
+}
+
+// Branches to a block built by `part` when `whole` does not hold; returns the values
+// merged after it (`kept` from before the branch, part()'s from the block).
+std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vector<llvm::Value*>& kept,
+                                 const std::function<std::vector<llvm::Value*>()>& part) {
+  auto& b = cg.b;
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  auto* body = llvm::BasicBlock::Create(cg.ctx, "run.part", f);
+  auto* join = llvm::BasicBlock::Create(cg.ctx, "run.join", f);
+  b.CreateCondBr(whole, join, body);
+  b.SetInsertPoint(body);
+  std::vector<llvm::Value*> got = part();
+  llvm::BasicBlock* body_end = b.GetInsertBlock();
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  std::vector<llvm::Value*> out;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    llvm::PHINode* phi = b.CreatePHI(kept[i]->getType(), 2);
+    phi->addIncoming(kept[i], from);
+    phi->addIncoming(got[i], body_end);
+    out.push_back(phi);
+  }
+  return out;
+}
+
+// The element-wise part of checked loads: runs only partly valid load element by
+// element, runs with nothing valid take `other`.
+Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other, int vec, DType dt,
+                          Evict ev, const Words& w, const std::vector<llvm::Value*>& all,
+                          const std::vector<std::vector<llvm::Value*>>& words) {
+  int n = static_cast<int>(ptrs.size());
+  auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
+  Regs out;
+  for (int r = 0, k = 0; r < n; r += vec, ++k) {
+    auto got = unless(cg, all[k], words[k], [&] {
+      Regs m = run_masks_here(cg, mask, r, vec);
+      Regs elems;
+      for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
+      std::vector<llvm::Value*> none = to_words(cg, elems, dt, w);
+      return unless(cg, cg.b.CreateNot(any_valid(cg, m)), none, [&] {
+        Regs part;
+        for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
+        return to_words(cg, part, dt, w);
+      });
+    });
+    for (auto* e : from_words(cg, got, dt, vec, w)) out.push_back(e);
+  }
+  return out;
+}
+
+// Loads whose runs test their mask at run time (OpPlan::checked): every run's vector
+// load is issued first, predicated on the whole run being valid, so all are in flight
+// together, those of the next load ops too (Codegen::defer_load finishes them later).
+void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask, const Regs& other,
+                   int vec, bool interval, DType dt, Evict ev) {
+  Words w = words_for(cg, dt, vec);
+  std::vector<llvm::Value*> all;
+  std::vector<std::vector<llvm::Value*>> words;
+  for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
+    all.push_back(run_all_valid(cg, mask, r, vec, interval));
+    words.push_back(load_words(cg, ptrs[r], all.back(), {}, w, ev));
+  }
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, dt, ev, w, all, words] {
+    return finish_checked_loads(cg, ptrs, mask, other, vec, dt, ev, w, all, words);
+  });
+}
+
+// Stores likewise: each run's vector store predicated on the whole run being valid,
+// then the runs only partly valid element by element.
+void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs& mask, llvm::Value* owner,
+                    uint32_t dup_regs, int vec, bool interval, DType dt, Evict ev) {
+  int n = static_cast<int>(ptrs.size());
+  std::vector<llvm::Value*> all;
+  for (int r = 0; r < n; r += vec) {
+    all.push_back(run_all_valid(cg, mask, r, vec, interval));
+    if (r & dup_regs) continue;
+    emit_store(cg, ptrs[r], Regs(vals.begin() + r, vals.begin() + r + vec), and_pred(cg, all.back(), owner), dt, ev);
+  }
+  for (int r = 0, k = 0; r < n; r += vec, ++k) {
+    if (r & dup_regs) continue;
+    unless(cg, all[k], {}, [&] {
+      Regs m = run_masks_here(cg, mask, r, vec);
+      for (int i = 0; i < vec; ++i) emit_store(cg, ptrs[r + i], {vals[r + i]}, and_pred(cg, m[i], owner), dt, ev);
+      return std::vector<llvm::Value*>{};
+    });
+  }
+}
+
 }  // namespace
 
 void lower_memory(Codegen& cg, const ir::Op& op) {
@@ -217,8 +403,11 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
   int vec = l ? p.vec : 1;
   bool realign = l && p.realign;
+  bool checked = l && p.checked && !mask.empty();
+  bool interval = checked && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
+  if (is_load && checked) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
   if (is_load) {
     Regs out(n);
     for (int r = 0; r < n; r += vec) {
@@ -231,6 +420,7 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   }
   llvm::Value* owner = l ? cg.owner_predicate(l->ll) : cg.b.CreateICmpEQ(cg.tid(), cg.c32(0));
   uint32_t dup_regs = l ? l->ll.redundancy().reg : 0;
+  if (checked) return checked_stores(cg, ptrs, vals, mask, owner, dup_regs, vec, interval, dt, op.evict);
   for (int r = 0; r < n; r += vec) {
     if (r & dup_regs) continue;
     if (realign)

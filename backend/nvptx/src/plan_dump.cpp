@@ -82,7 +82,8 @@ class PlanPrinter {
       if (r->type.is_ptr || (is_int(r->type.dtype) && p_.axis.has(r))) os_ << " " << p_.axis.get(r).str();
     }
     if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && op.operand(0)->type.is_tile())
-      os_ << " vec " << pl.vec << " along dim " << pl.fast_dim;
+      os_ << " vec " << pl.vec << " along dim " << pl.fast_dim << (pl.checked ? " checked" : "")
+          << (pl.realign ? " realigned" : "");
     if (pl.async_copy) {
       if (pl.tma_map >= 0) os_ << " tma (tensor map " << pl.tma_map << ")";
       else os_ << (pl.staged ? " staged cp.async #" : " cp.async #") << pl.async_index << "/" << pl.async_count;

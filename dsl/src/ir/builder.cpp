@@ -285,6 +285,20 @@ Value* Builder::add_ptr(Value* ptr, Value* offset) {
   return create(OpKind::AddPtr, {broadcast_to(ptr, s), broadcast_to(offset, s)}, {ptr->type.with_shape(s)})->result();
 }
 
+Value* Builder::align_ptr(Value* ptr, int64_t bytes, bool elements) {
+  if (!ptr->type.is_ptr || !ptr->type.is_scalar())
+    fail("align_down of " + ptr->type.str() + ", which is not a scalar pointer",
+         "Round a row's start pointer (e.g. x + row * stride) before adding the column offsets");
+  int64_t es = byte_size(ptr->type.dtype);
+  if (bytes < es || bytes > 128 || (bytes & (bytes - 1)))
+    fail("align_down to " + std::to_string(bytes) + " bytes for " + ptr->type.str() + " pointers",
+         "Use a power of two between the element size (" + std::to_string(es) + " bytes) and 128");
+  Op* op = create(OpKind::AlignPtr, {ptr}, {elements ? Type::scalar(DType::i32) : ptr->type});
+  op->ival = bytes;
+  op->code = elements ? 1 : 0;
+  return op->result();
+}
+
 Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
   if (!ptr->type.is_ptr) fail("load from " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
   std::vector<Value*> ops{ptr};

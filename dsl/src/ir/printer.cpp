@@ -104,6 +104,9 @@ class Printer {
       case OpKind::Fma: os_ << "fma " << list(op.operands); break;
       case OpKind::Cast: os_ << "cast " << list(op.operands); break;
       case OpKind::AddPtr: os_ << "add_ptr " << list(op.operands); break;
+      case OpKind::AlignPtr:
+        os_ << (op.code ? "align_elements " : "align_down ") << op.ival << " " << list(op.operands);
+        break;
       case OpKind::Load:
         os_ << "load" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "")
             << (op.view_rank ? ".view" + std::to_string(op.view_rank) : "") << " " << list(op.operands);

@@ -306,6 +306,14 @@ class Verifier {
                        shape_str(o[0]->type.shape));
         result_is(op, o[0]->type);
         break;
+      case OpKind::AlignPtr:
+        counts(op, 1, 1, 1);
+        if (!o[0]->type.is_ptr || !o[0]->type.is_scalar()) fail(op, "operand " + o[0]->type.str() + " is not a scalar pointer");
+        if (op.ival < byte_size(o[0]->type.dtype) || op.ival > 128 || (op.ival & (op.ival - 1)))
+          fail(op, "alignment " + std::to_string(op.ival) + " is not a power of two in [element size, 128]");
+        if (op.code > 1) fail(op, "code " + std::to_string(op.code) + " is not 0 (pointer) or 1 (elements)");
+        result_is(op, op.code ? Type::scalar(DType::i32) : o[0]->type);
+        break;
       case OpKind::Load: {
         if (op.view_rank) {
           size_t r = static_cast<size_t>(op.view_rank);

@@ -298,6 +298,29 @@ auto cumsum(const Tile<T, R>& x, int axis, TF_HERE) {
   return Tile<E, R>(detail::builder("cumsum", loc).scan(x.value, axis, ir::ReduceKind::Sum));
 }
 
+// ---- rows that do not start on a 16-byte boundary ----
+// A pointer rounded down to a multiple of `bytes` (a power of two up to 128), and the
+// number of elements it dropped. A row of 16-bit data whose width is not a multiple of
+// 8 starts anywhere in a 16-byte chunk; indexed from its rounded-down start, every
+// access is aligned and moves whole 16-byte vectors, the dropped head and the tail
+// masked off (the compiler tests such masks per run at run time):
+//   auto [base, head] = align_down(x + row * stride);
+//   auto pos = arange(0, BLOCK);                      // from the aligned start
+//   auto col = pos - head;                            // the row's column
+//   auto v = load(base + pos, col >= 0 && col < n_cols);
+// The tile then needs BLOCK >= n_cols + 16 / sizeof(T) - 1 positions. Another row (an
+// output) indexed the same way must start at the same offset within its chunk.
+template <class E>
+struct AlignedDown {
+  Tile<PtrTo<E>, 0> base;  // the rounded-down pointer (known to be `bytes`-aligned)
+  I32 head;                // elements between it and the original pointer
+};
+template <class E>
+AlignedDown<E> align_down(const Tile<PtrTo<E>, 0>& p, int64_t bytes = 16, TF_HERE) {
+  ir::Builder& b = detail::builder("align_down", loc);
+  return {Tile<PtrTo<E>, 0>(b.align_ptr(p.value, bytes, false)), I32(b.align_ptr(p.value, bytes, true))};
+}
+
 // ---- thread-block clusters (launch Config with cluster(c); sm_90+ on the GPU) ----
 // Programs c*C .. c*C + C-1 along grid x (C = the cluster size) form cluster c: they
 // run at the same time and combine one number each with cluster_sum/max/min, e.g. one

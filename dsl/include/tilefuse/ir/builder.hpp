@@ -48,6 +48,9 @@ class Builder {
   Value* select(Value* cond, Value* a, Value* b);
   Value* fma(Value* a, Value* b, Value* c);
   Value* add_ptr(Value* ptr, Value* offset);
+  // A scalar pointer rounded down to a multiple of `bytes` (elements = false), or the
+  // number of elements it was rounded down by (elements = true, i32).
+  Value* align_ptr(Value* ptr, int64_t bytes, bool elements);
 
   // Memory.
   Value* load(Value* ptr, Value* mask = nullptr, Value* other = nullptr, Evict e = Evict::Normal);

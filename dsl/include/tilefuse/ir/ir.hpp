@@ -45,7 +45,7 @@ struct Op {
   // Attributes (which ones are meaningful depends on kind; see op_kinds.hpp).
   int axis = 0;                   // ProgramId, NumPrograms, ExpandDims, Reduce, Scan
   int64_t start = 0, end = 0;     // Arange
-  int64_t ival = 0;               // Constant of integer type (also i1)
+  int64_t ival = 0;               // Constant of integer type (also i1); AlignPtr: bytes
   double fval = 0;                // Constant of float type
   uint8_t code = 0;               // BinaryOp / UnaryOp / CmpPred / ReduceKind / AtomicOp
   std::vector<int> perm;          // Trans

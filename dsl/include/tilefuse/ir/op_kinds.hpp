@@ -22,6 +22,7 @@ namespace tilefuse::ir {
   X(Fma)         /* (a, b, c) float, same type: a*b+c */                      \
   X(Cast)        /* (x) -> dtype of result (bitcast=false) */                 \
   X(AddPtr)      /* (ptr, offset int) same shape; offset in elements */       \
+  X(AlignPtr)    /* (ptr scalar) attr ival bytes; code 0: ptr rounded down, 1: i32 elements dropped */ \
   X(Load)        /* (ptr [, mask [, other]]) attr evict */                    \
   X(Store)       /* (ptr, value [, mask]) attr evict; no result */            \
   X(AtomicRMW)   /* (ptr, value [, mask]) attr code = AtomicOp; -> old */     \

@@ -12,6 +12,7 @@
 #include "tilefuse/cuda/driver.hpp"
 #include "tilefuse/dsl/config.hpp"
 #include "tilefuse/dsl/element.hpp"
+#include "tilefuse/dsl/kernel.hpp"
 #include "tilefuse/gpu.hpp"
 #include "tilefuse/ir/errors.hpp"
 #include "tilefuse/ir/kernel_args.hpp"
@@ -156,6 +157,45 @@ int64_t persistent_clusters(const Config& c, int64_t rows) {
   int64_t sms = 1;
   if constexpr (requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); }) sms = cuda::device_info().sm_count;
   return std::clamp<int64_t>(per_sm * sms / c.cluster, 1, rows);
+}
+
+// A buffer's address (host or device) and the row stride of a row kernel's matrix in it.
+struct RowBuffer {
+  uint64_t address;
+  int64_t stride;  // elements
+};
+template <class B>
+RowBuffer row_buffer(const B& buf, int64_t stride) {
+  return {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(tilefuse::detail::to_arg(buf).ptr)), stride};
+}
+
+// Whether a row program should index its rows from their starts rounded down to 16
+// bytes (ALIGN_ROWS, row_chunks.hpp) so that every access moves whole 16-byte vectors:
+// some row of the first buffer does not start on 16 bytes (a width that is not a
+// multiple of 16 bytes, or a misaligned base), and row r of every buffer starts at the
+// same offset within its 16-byte chunk as row r of the first.
+inline bool rows_need_alignment(DType dtype, std::initializer_list<RowBuffer> bufs) {
+  int64_t es = byte_size(dtype);
+  const RowBuffer& f = *bufs.begin();
+  for (const RowBuffer& b : bufs)
+    if ((b.address - f.address) % 16 != 0 || ((b.stride - f.stride) * es) % 16 != 0) return false;
+  return f.address % 16 != 0 || (f.stride * es) % 16 != 0;
+}
+// Positions an aligned row program needs: the row and up to 15 bytes before it.
+inline int64_t aligned_row_span(int64_t cols, DType dtype) { return cols + 16 / byte_size(dtype) - 1; }
+// The positions a row program covers for contiguous rows of `cols` (16-byte-aligned
+// base): the aligned span when the width leaves rows misaligned.
+inline int64_t contiguous_row_span(int64_t cols, DType dtype) {
+  return (cols * byte_size(dtype)) % 16 ? aligned_row_span(cols, dtype) : cols;
+}
+
+// ALIGN_ROWS is the host's to set (it depends on the buffers' addresses): on when the
+// rows need it and the config's programs cover the aligned span, unless the config
+// turns it off (ALIGN_ROWS=0).
+inline void set_align_rows(Config& c, bool align, int64_t span) {
+  bool off = c.has("ALIGN_ROWS") && c.get("ALIGN_ROWS") == 0;
+  c.meta.erase("ALIGN_ROWS");
+  if (align && !off && !row_uses_loop(c, span)) c.set("ALIGN_ROWS", 1);
 }
 
 // Optional launch config; when empty the kernel's heuristic picks one.

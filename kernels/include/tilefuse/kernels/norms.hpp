@@ -22,18 +22,23 @@ const auto& rmsnorm_row_kernel() {
       {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
          F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD,
-         Meta<"CHUNKS", int64_t, 1> CHUNKS) {
+         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         auto row = cluster_id();
-        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
+        auto base = row * stride;
+        auto in_row = in + base, res_row = res + base;
+        auto out_row = out + base, res_out_row = res_out + base;
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols,
+                    RESIDUAL ? align_rows(ALIGN_ROWS, in_row, out_row, res_row, res_out_row)
+                             : align_rows(ALIGN_ROWS, in_row, out_row));
         Cache first = RELOAD ? Cache::Normal : Cache::EvictFirst;
         std::vector<Tile<float, 1>> x, sq;
         for (int64_t i = 0; i < CHUNKS; ++i) {
-          auto offs = row * stride + c.cols[i];
-          auto xi = load(in + offs, c.mask[i], 0.0f, first).template cast<f32>();
+          auto xi = load(in_row + c.pos[i], c.mask[i], 0.0f, first).template cast<f32>();
           if (RESIDUAL) {
             // The sum is rounded to T once and normalized from there, as it is stored.
-            auto s = (xi + load(res + offs, c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>()).template cast<T>();
-            store(res_out + offs, s, c.mask[i]);
+            auto s = (xi + load(res_row + c.pos[i], c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>())
+                         .template cast<T>();
+            store(res_out_row + c.pos[i], s, c.mask[i]);
             xi = s.template cast<f32>();
           }
           x.push_back(xi);
@@ -41,12 +46,11 @@ const auto& rmsnorm_row_kernel() {
         }
         auto rstd = rsqrt(cluster_sum(sum(combine(sq, [](auto a, auto b) { return a + b; }), 0)) / n_cols + eps);
         for (int64_t i = 0; i < CHUNKS; ++i) {
-          auto offs = row * stride + c.cols[i];
           if (RELOAD)
-            x[i] = (RESIDUAL ? load(res_out + offs, c.mask[i], 0.0f)
-                             : load(in + offs, c.mask[i], 0.0f, Cache::EvictFirst)).template cast<f32>();
+            x[i] = (RESIDUAL ? load(res_out_row + c.pos[i], c.mask[i], 0.0f)
+                             : load(in_row + c.pos[i], c.mask[i], 0.0f, Cache::EvictFirst)).template cast<f32>();
           auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
-          store(out + offs, (x[i] * rstd * w).template cast<T>(), c.mask[i]);
+          store(out_row + c.pos[i], (x[i] * rstd * w).template cast<T>(), c.mask[i]);
         }
       });
   return k;
@@ -95,30 +99,33 @@ const auto& layernorm_row_kernel() {
       {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
          Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED, Meta<"RELOAD", bool, false> RELOAD,
-         Meta<"CHUNKS", int64_t, 1> CHUNKS) {
+         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         auto row = cluster_id();
-        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
+        auto first_col = in + row * stride;
+        auto in_row = first_col, out_row = out + row * stride;
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
         auto plus = [](auto a, auto b) { return a + b; };
-        auto offs = [&](int64_t i) { return row * stride + c.cols[i]; };
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(load(in + offs(i), c.mask[i], 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst)
+          x.push_back(load(in_row + c.pos[i], c.mask[i], 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst)
                           .template cast<f32>());
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
-        auto again = [&](int64_t i) { return load(in + offs(i), c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>(); };
+        auto again = [&](int64_t i) {
+          return load(in_row + c.pos[i], c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>();
+        };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
         auto affine = [&](int64_t i, auto normalized) {
           auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
           auto b = load(bias + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
-          store(out + offs(i), (normalized * w + b).template cast<T>(), c.mask[i]);
+          store(out_row + c.pos[i], (normalized * w + b).template cast<T>(), c.mask[i]);
         };
         std::vector<Tile<float, 1>> d, d2;
         if (SHIFTED) {
           // Shifted sums: with d = x - x[0], mean = x[0] + E[d] and var = E[d^2] - E[d]^2.
           // The two reductions are independent (no mean-then-variance chain), and the
           // shift keeps them stable when |mean| >> std.
-          auto shift = load(in + row * stride).template cast<f32>();
+          auto shift = load(first_col).template cast<f32>();
           for (int64_t i = 0; i < CHUNKS; ++i) {
             d.push_back(where(c.mask[i], x[i] - shift, 0.0f));
             d2.push_back(d[i] * d[i]);
@@ -216,11 +223,14 @@ template <class Out, class In, class W>
 void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t cols, float eps = 1e-6f,
              ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
+  bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
+  int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
+  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(span, dtype_v<T>, clusters_usable<Out>()), rows,
                                                 cols, dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false);  // split_norms.hpp
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
+  set_align_rows(c, align, span);
   check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, weight, cols,
               cols, eps);
@@ -231,11 +241,15 @@ template <class Out, class ResOut, class In, class Res, class W>
 void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, const W& weight, int64_t rows,
                  int64_t cols, float eps = 1e-6f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config c = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), true), rows,
+  bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols), row_buffer(res, cols),
+                                                row_buffer(res_out, cols)});
+  int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
+  Config c = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(span, dtype_v<T>, clusters_usable<Out>(), true), rows,
                                                 cols, dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
+  set_align_rows(c, align, span);
   check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, weight,
               cols, cols, eps);
@@ -257,11 +271,14 @@ template <class Out, class In, class W, class B>
 void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
                float eps = 1e-5f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
+  bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
+  int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
+  Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(span, dtype_v<T>, clusters_usable<Out>()), rows,
                                                      cols, dtype_v<T>);
   if (row_uses_split(picked)) return layernorm_split(out, in, weight, bias, picked, rows, cols, eps);
   picked.meta.erase("SPLIT");
   Config c = layernorm_config(picked, cols, dtype_v<T>);
+  set_align_rows(c, align, span);
   check_row_cover(c, cols, "layernorm");
   launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, in, weight, bias, cols,
               cols, eps);

@@ -5,6 +5,7 @@
 // not one 8192 tile); their values are combined elementwise before each reduction, so
 // a reduction still exchanges one value per thread between warps.
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,19 +14,45 @@
 
 namespace tilefuse::kernels {
 
+//
+// With `head` (rows indexed from their start rounded down to 16 bytes, align_down),
+// position p of the program's tiles is column p - head: pos[i] indexes the rounded-down
+// row, cols[i] the row itself, and the mask drops the head and the tail, so every run
+// of 16 bytes is aligned whatever the row's width (the compiler tests the mask per run).
 struct RowChunks {
+  std::vector<Tile<int32_t, 1>> pos;   // offsets of chunk i from the row pointer
   std::vector<Tile<int32_t, 1>> cols;  // column indices of chunk i
-  std::vector<Tile<bool, 1>> mask;     // cols[i] < n_cols
+  std::vector<Tile<bool, 1>> mask;     // 0 <= cols[i] < n_cols
 
-  RowChunks(const I32& rank, int64_t block, int64_t chunks, const I32& n_cols, TF_HERE) {
+  RowChunks(const I32& rank, int64_t block, int64_t chunks, const I32& n_cols, std::optional<I32> head = {},
+            TF_HERE) {
     if (chunks < 1) (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks}});  // the user error
     auto first = rank * (block * chunks);
     for (int64_t i = 0; i < chunks; ++i) {
-      cols.push_back(first + i * block + arange(0, block, loc));
-      mask.push_back(cols.back() < n_cols);
+      pos.push_back(first + i * block + arange(0, block, loc));
+      if (head) {
+        cols.push_back(pos.back() - *head);
+        mask.push_back(cols.back() >= 0 && cols.back() < n_cols);
+      } else {
+        cols.push_back(pos.back());
+        mask.push_back(cols.back() < n_cols);
+      }
     }
   }
 };
+
+// The row pointers of a row program: `in` and the rows it writes, each rounded down to
+// 16 bytes when `align` (ALIGN_ROWS), with the elements dropped (the same for all of
+// them: the host launches ALIGN_ROWS only when every row of its buffers starts at the
+// same offset within a 16-byte chunk; rows_share_offsets).
+template <class E, class... Others>
+std::optional<I32> align_rows(bool align, Tile<PtrTo<E>, 0>& in, Others&... others) {
+  if (!align) return std::nullopt;
+  auto a = align_down(in);
+  in = a.base;
+  ((others = align_down(others).base), ...);
+  return a.head;
+}
 
 // a[0] op a[1] op ... (elementwise), e.g. the sum of the chunks before a row reduction.
 template <class V, class Op>

@@ -20,13 +20,16 @@ template <class T>
 const auto& softmax_row_kernel() {
   static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
       [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK,
-         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"PERSISTENT", bool, false> PERSISTENT) {
-        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
+         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"PERSISTENT", bool, false> PERSISTENT,
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         auto one_row = [&](I32 row) {
           auto r = row.template cast<i64>();
+          auto in_row = in + r * in_stride;
+          auto out_row = out + r * out_stride;
+          RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
           std::vector<Tile<float, 1>> x;
           for (int64_t i = 0; i < CHUNKS; ++i)
-            x.push_back(load(in + r * in_stride + c.cols[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
+            x.push_back(load(in_row + c.pos[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
           // ex2.approx (2 instructions) instead of the libdevice expf (~8): the row is
           // issue-bound on bf16 otherwise. Relative error ~2^-22, far below bf16/f16 rounding.
           // Each program's own max m and sum s of exp(x - m); one cluster exchange gives
@@ -39,7 +42,7 @@ const auto& softmax_row_kernel() {
           auto [row_max, row_sum] = cluster_max_sumexp(std::array{m, s});
           auto scale = fast_exp(m - row_max) / row_sum;  // once per row
           for (int64_t i = 0; i < CHUNKS; ++i)
-            store(out + r * out_stride + c.cols[i], (e[i] * scale).template cast<T>(), c.mask[i]);
+            store(out_row + c.pos[i], (e[i] * scale).template cast<T>(), c.mask[i]);
         };
         // PERSISTENT: clusters loop over the rows (num_stages > 1 stages the next row).
         // Opt-in: measured slower than one row per cluster except at odd widths (H200
@@ -128,8 +131,11 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   static_assert(std::is_same_v<T, buffer_elem_t<In>>, "softmax: in and out must have the same dtype");
   if (out_stride < 0) out_stride = cols;
   if (in_stride < 0) in_stride = cols;
-  Config c = cfg ? *cfg : with_split_rows<Out>(softmax_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows, cols,
+  bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, in_stride), row_buffer(out, out_stride)});
+  int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
+  Config c = cfg ? *cfg : with_split_rows<Out>(softmax_heuristic(span, dtype_v<T>, clusters_usable<Out>()), rows, cols,
                                                 dtype_v<T>);
+  set_align_rows(c, align, span);
   if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride);  // split_softmax.hpp
   c.meta.erase("SPLIT");
   if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {
@@ -140,6 +146,7 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
       user_error("softmax: the config {" + c.str() + "} combines ROWS with CHUNKS", SourceLoc{},
                  "Use ROWS (several short rows per program) or CHUNKS (one row as several tiles), not both");
     int64_t per = c.get("ROWS");
+    c.meta.erase("ALIGN_ROWS");  // short rows: a [ROWS, BLOCK] tile, not the row programs
     softmax_rows_kernel<T>().launch(grid((rows + per - 1) / per), c, out, in, rows, cols, out_stride, in_stride);
     return;
   }

@@ -38,6 +38,11 @@ struct OpPlan {
   // width plain accesses would have (what cp.async copies use).
   bool realign = false;
   int aligned_vec = 1;
+  // Load/Store: runs known to be aligned whose mask may change inside a run (a row
+  // indexed from its rounded-down start): each run tests its mask at run time and moves
+  // as one vector when all of it is valid, element by element when only part is, not
+  // at all when none is (lower_memory.cpp). `aligned_vec` keeps the mask-limited width.
+  bool checked = false;
   // Shared-memory scratch this op uses while it runs (conversions, reductions, dot).
   int smem_offset = 0;
   int smem_bytes = 0;
