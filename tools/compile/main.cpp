@@ -40,7 +40,7 @@ int run(int argc, char** argv) {
   tools::style_app(app, "  Without --set a kernel compiles with its default config (see --list).\n");
   bool list_only = false, run_ptxas = false, no_specialize = false, timing = false;
   std::string kernel, dtype_name, target_name = "sm_90a", emit = "ptx", out_path;
-  std::vector<std::string> set_args;
+  std::vector<std::string> set_args, div_args;
   app.add_flag("--list", list_only, "list the gallery kernels, their meta-parameters and default configs");
   app.add_option("KERNEL", kernel, "the gallery kernel to compile");
   app.add_option("--dtype", dtype_name, "f32, f16 or bf16 (default: the kernel's last dtype)");
@@ -54,6 +54,10 @@ int run(int argc, char** argv) {
   app.add_flag("--no-specialize", no_specialize,
                "drop the assumption that pointers are 16-byte aligned and sizes divisible by 16");
   app.add_flag("--time", timing, "print the time each compiler stage takes");
+  app.add_option("--divisibility", div_args,
+                 "INDEX=D: runtime parameter INDEX (0-based) is known to be divisible by D (default 16, or 1 with "
+                 "--no-specialize); repeatable")
+      ->allow_extra_args(false);
   if (argc == 1) {
     std::fputs(app.help().c_str(), stdout);
     return 2;
@@ -80,8 +84,15 @@ int run(int argc, char** argv) {
   const KernelBase& k = g.get(dtype);
   auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> div;
-  if (specialize)
-    for (int i = 0; i < k.num_runtime_params(); ++i) div.push_back(16);
+  for (int i = 0; i < k.num_runtime_params(); ++i) div.push_back(specialize ? 16 : 1);
+  for (auto& kv : div_args) {
+    auto eq = kv.find('=');
+    size_t index = eq == std::string::npos ? div.size() : std::stoul(kv.substr(0, eq));
+    if (index >= div.size())
+      user_error("--divisibility expects INDEX=D with INDEX below " + std::to_string(div.size()) + ", got '" + kv + "'",
+                 SourceLoc{});
+    div[index] = std::stoll(kv.substr(eq + 1));
+  }
   auto f = k.specialize(cfg, div);
   auto t1 = std::chrono::steady_clock::now();
   std::string text;

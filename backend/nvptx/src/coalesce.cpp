@@ -21,6 +21,9 @@ UnalignedMode unaligned_mode() {
   return UnalignedMode::Scalar;
 }
 bool realign_enabled() { return unaligned_mode() == UnalignedMode::Realign; }
+// Runs whose mask is tested at run time (OpPlan::checked) and the layout rule that keeps
+// whole runs for aligned rows with unaligned weights; TILEFUSE_CHECKED=0 turns both off.
+bool checked_runs_enabled() { return knob("TILEFUSE_CHECKED") != "0"; }
 
 bool is_memory_op(OpKind k) {
   return k == OpKind::Load || k == OpKind::Store || k == OpKind::AtomicRMW || k == OpKind::AtomicCas;
@@ -100,7 +103,7 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
         (o.narrowed ? narrowed : aligned) += 1;
         narrowed_store |= o.narrowed && o.op->kind != OpKind::Load;
       }
-      bool narrow = scalar_mode && narrowed > 0 && (narrowed_store || narrowed > aligned);
+      bool narrow = scalar_mode && narrowed > 0 && (narrowed_store || narrowed > aligned || !checked_runs_enabled());
       for (auto& o : mem)
         if (related(o)) per_thread = narrow ? std::min(per_thread, o.own_vec) : std::max(per_thread, o.own_vec);
       int64_t numel = ptr->type.numel();
@@ -139,7 +142,7 @@ void choose_vector_widths(const ir::Function& f, GpuPlan& plan) {
     // runs limited by the mask test it per run; loads of unknown alignment that share
     // a layout of whole runs (choose_memory_anchors) are realigned.
     bool whole = vec < limit && std::min({limit, contig, regs}) == limit;
-    bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar;
+    bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar && checked_runs_enabled();
     p.realign = whole && (realign_enabled() || (scalar_mode && align < limit && op.kind == OpKind::Load));
     p.checked = whole && scalar_mode && align >= limit;
     if (p.realign || p.checked) p.vec = static_cast<int>(limit);

@@ -263,29 +263,54 @@ llvm::Value* any_valid(Codegen& cg, const Regs& mask) {
   return any;
 }
 
-// `v` computed again at the insert point when it is cheap integer or predicate
-// arithmetic (up to `depth` levels deep): the per-element masks of a run are then
-// computed only where the run is partly valid, not for every run.
-llvm::Value* recompute_here(Codegen& cg, llvm::Value* v, int depth,
-                            std::unordered_map<llvm::Value*, llvm::Value*>& memo) {
-  auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
-  if (!inst || depth == 0) return v;
-  if (auto it = memo.find(v); it != memo.end()) return it->second;
-  switch (inst->getOpcode()) {
-    case llvm::Instruction::ICmp: case llvm::Instruction::And: case llvm::Instruction::Or:
-    case llvm::Instruction::Xor: case llvm::Instruction::Add: case llvm::Instruction::Sub:
-    case llvm::Instruction::Shl: case llvm::Instruction::LShr: case llvm::Instruction::AShr:
-    case llvm::Instruction::ZExt: case llvm::Instruction::SExt: case llvm::Instruction::Trunc:
-    case llvm::Instruction::Select:
-      break;
+// An opaque copy of `v` (an integer or predicate) at the insert point: what is computed
+// from it there cannot be merged with the same computation elsewhere and hoisted.
+llvm::Value* opaque_copy(Codegen& cg, llvm::Value* v) {
+  llvm::Type* t = v->getType();
+  if (!t->isIntegerTy() || llvm::isa<llvm::Constant>(v)) return v;
+  switch (t->getIntegerBitWidth()) {
+    case 1: return cg.inline_asm(t, "mov.pred $0, $1;", "=b,b", {v}, false);
+    case 16: return cg.inline_asm(t, "mov.b16 $0, $1;", "=h,h", {v}, false);
+    case 32: return cg.inline_asm(t, "mov.b32 $0, $1;", "=r,r", {v}, false);
+    case 64: return cg.inline_asm(t, "mov.b64 $0, $1;", "=l,l", {v}, false);
     default: return v;
   }
-  llvm::Instruction* c = inst->clone();
-  for (unsigned i = 0; i < c->getNumOperands(); ++i)
-    c->setOperand(i, recompute_here(cg, inst->getOperand(i), depth - 1, memo));
-  cg.b.Insert(c);
-  memo[v] = c;
-  return c;
+}
+
+// `v` computed again at the insert point when it is cheap integer or predicate
+// arithmetic (up to `depth` levels deep), from opaque copies of what it reads: the
+// per-element masks of a run are then computed only where the run is partly valid
+// (LLVM would otherwise merge the copies of the load's and the store's and keep them
+// in registers from one to the other).
+llvm::Value* recompute_here(Codegen& cg, llvm::Value* v, int depth,
+                            std::unordered_map<llvm::Value*, llvm::Value*>& memo) {
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+  bool cheap = false;
+  if (inst && depth > 0) {
+    switch (inst->getOpcode()) {
+      case llvm::Instruction::ICmp: case llvm::Instruction::And: case llvm::Instruction::Or:
+      case llvm::Instruction::Xor: case llvm::Instruction::Add: case llvm::Instruction::Sub:
+      case llvm::Instruction::Shl: case llvm::Instruction::LShr: case llvm::Instruction::AShr:
+      case llvm::Instruction::ZExt: case llvm::Instruction::SExt: case llvm::Instruction::Trunc:
+      case llvm::Instruction::Select:
+        cheap = true;
+        break;
+      default: break;
+    }
+  }
+  llvm::Value* out;
+  if (!cheap) {
+    out = opaque_copy(cg, v);
+  } else {
+    llvm::Instruction* c = inst->clone();
+    for (unsigned i = 0; i < c->getNumOperands(); ++i)
+      c->setOperand(i, recompute_here(cg, inst->getOperand(i), depth - 1, memo));
+    cg.b.Insert(c);
+    out = c;
+  }
+  memo[v] = out;
+  return out;
 }
 
 Regs run_masks_here(Codegen& cg, const Regs& mask, int r, int vec) {

@@ -23,6 +23,7 @@ bool is_memory_op(ir::OpKind k);
 enum class UnalignedMode { Realign, Scalar, Narrow };
 UnalignedMode unaligned_mode();
 bool realign_enabled();
+bool checked_runs_enabled();
 bool is_elementwise(ir::OpKind k);
 
 }  // namespace tilefuse::nvptx
