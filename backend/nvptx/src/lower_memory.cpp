@@ -148,6 +148,10 @@ std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value*
 
 }  // namespace
 
+std::vector<llvm::Value*> load_words_pred(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Words& w, Evict ev) {
+  return load_words(cg, ptr, pred, {}, w, ev);
+}
+
 Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, Evict ev) {
   auto& b = cg.b;
   llvm::Type* mt = cg.mem_type(dt);
@@ -257,6 +261,33 @@ llvm::Value* run_all_valid(Codegen& cg, const Regs& mask, int r, int vec, bool i
   return all;
 }
 
+// The conjuncts of a mask element (the operands of nested `and`s).
+void conjuncts(llvm::Value* m, std::vector<llvm::Value*>& out) {
+  auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(m);
+  if (bin && bin->getOpcode() == llvm::Instruction::And) {
+    conjuncts(bin->getOperand(0), out);
+    conjuncts(bin->getOperand(1), out);
+  } else {
+    out.push_back(m);
+  }
+}
+
+// Whether nothing of the run at `r` is valid, known from its first and last elements
+// alone (false when unknown): of an interval mask, a conjunct false at both ends (each
+// conjunct is a threshold along the run) is false all along it. Runs past a row's end
+// then cost a test, not a mask per element.
+llvm::Value* run_surely_empty(Codegen& cg, const Regs& mask, int r, int vec, bool interval) {
+  if (!interval) return cg.b.getFalse();
+  std::vector<llvm::Value*> first, last;
+  conjuncts(mask[r], first);
+  conjuncts(mask[r + vec - 1], last);
+  if (first.size() != last.size()) return cg.b.getFalse();
+  llvm::Value* empty = cg.b.getFalse();
+  for (size_t i = 0; i < first.size(); ++i)
+    empty = cg.b.CreateOr(empty, cg.b.CreateNot(cg.b.CreateOr(first[i], last[i])));
+  return empty;
+}
+
 llvm::Value* any_valid(Codegen& cg, const Regs& mask) {
   llvm::Value* any = mask[0];
   for (size_t i = 1; i < mask.size(); ++i) any = cg.b.CreateOr(any, mask[i]);
@@ -347,19 +378,19 @@ std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vec
 
 // The element-wise part of checked loads: runs only partly valid load element by
 // element, runs with nothing valid take `other`.
-Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other, int vec, DType dt,
-                          Evict ev, const Words& w, const std::vector<llvm::Value*>& all,
+Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other, int vec, bool interval,
+                          DType dt, Evict ev, const Words& w, const std::vector<llvm::Value*>& all,
                           const std::vector<std::vector<llvm::Value*>>& words) {
   int n = static_cast<int>(ptrs.size());
   auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
   Regs out;
   for (int r = 0, k = 0; r < n; r += vec, ++k) {
     auto got = unless(cg, all[k], words[k], [&] {
-      Regs m = run_masks_here(cg, mask, r, vec);
       Regs elems;
       for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
       std::vector<llvm::Value*> none = to_words(cg, elems, dt, w);
-      return unless(cg, cg.b.CreateNot(any_valid(cg, m)), none, [&] {
+      return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
+        Regs m = run_masks_here(cg, mask, r, vec);
         Regs part;
         for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
         return to_words(cg, part, dt, w);
@@ -382,8 +413,41 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
     all.push_back(run_all_valid(cg, mask, r, vec, interval));
     words.push_back(load_words(cg, ptrs[r], all.back(), {}, w, ev));
   }
-  cg.defer_load(result, [&cg, ptrs, mask, other, vec, dt, ev, w, all, words] {
-    return finish_checked_loads(cg, ptrs, mask, other, vec, dt, ev, w, all, words);
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words] {
+    return finish_checked_loads(cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words);
+  });
+}
+
+// Realigned loads (runs of unknown alignment in a layout of whole runs) whose mask is an
+// interval on runs: like checked_loads, each run's two chunks are loaded first where the
+// whole run is valid; the shifts follow (deferred), and only runs partly valid take the
+// masked path with a bit per element.
+void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
+                             const Regs& other, int vec, DType dt, Evict ev) {
+  std::vector<llvm::Value*> all;
+  std::vector<RealignedChunks> chunks;
+  for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
+    all.push_back(run_all_valid(cg, mask, r, vec, true));
+    chunks.push_back(load_realigned_chunks(cg, ptrs[r], all.back(), dt, ev));
+  }
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, dt, ev, all, chunks] {
+    Regs out;
+    auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
+    for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
+      Regs whole = realigned_elements(cg, chunks[k], dt);
+      Regs got = unless(cg, all[k], whole, [&] {
+        Regs none;
+        for (int i = 0; i < vec; ++i) none.push_back(fill(r + i));
+        return unless(cg, run_surely_empty(cg, mask, r, vec, true), none, [&] {
+          Regs m = run_masks_here(cg, mask, r, vec);
+          Regs o;
+          for (int i = 0; i < vec; ++i) o.push_back(fill(r + i));
+          return realigned_load(cg, ptrs[r], m, o, dt, ev);
+        });
+      });
+      out.insert(out.end(), got.begin(), got.end());
+    }
+    return out;
   });
 }
 
@@ -401,9 +465,11 @@ void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs&
   for (int r = 0, k = 0; r < n; r += vec, ++k) {
     if (r & dup_regs) continue;
     unless(cg, all[k], {}, [&] {
-      Regs m = run_masks_here(cg, mask, r, vec);
-      for (int i = 0; i < vec; ++i) emit_store(cg, ptrs[r + i], {vals[r + i]}, and_pred(cg, m[i], owner), dt, ev);
-      return std::vector<llvm::Value*>{};
+      return unless(cg, run_surely_empty(cg, mask, r, vec, interval), {}, [&] {
+        Regs m = run_masks_here(cg, mask, r, vec);
+        for (int i = 0; i < vec; ++i) emit_store(cg, ptrs[r + i], {vals[r + i]}, and_pred(cg, m[i], owner), dt, ev);
+        return std::vector<llvm::Value*>{};
+      });
     });
   }
 }
@@ -433,6 +499,8 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
   if (is_load && checked) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
+  if (is_load && realign && !mask.empty() && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec))
+    return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
   if (is_load) {
     Regs out(n);
     for (int r = 0; r < n; r += vec) {

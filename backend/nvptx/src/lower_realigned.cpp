@@ -136,6 +136,27 @@ llvm::Value* from_lane(Codegen& cg, llvm::Value* v, bool next) {
 
 }  // namespace
 
+RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, Evict ev) {
+  auto& b = cg.b;
+  RunAddress ra = run_address(cg, ptr, dt);
+  llvm::Value* hi_pred = b.CreateICmpNE(ra.m, cg.c32(0));
+  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
+  Words w = words_for(cg, DType::i32, 4);
+  std::vector<llvm::Value*> lo = load_words_pred(cg, ra.chunk, pred, w, ev);
+  std::vector<llvm::Value*> hi = load_words_pred(cg, second, b.CreateAnd(pred, hi_pred), w, ev);
+  RealignedChunks out;
+  out.shift = ra.m;
+  out.words = {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+  return out;
+}
+
+Regs realigned_elements(Codegen& cg, const RealignedChunks& c, DType dt) {
+  Words8 w;
+  for (int i = 0; i < 8; ++i) w[i] = c.words[i];
+  int es = byte_size(dt);
+  return elements_of(cg, window16(cg, w, c.shift, es >= 4), dt, 16 / es);
+}
+
 Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, Evict ev) {
   auto& b = cg.b;
   int es = byte_size(dt), vec = 16 / es;

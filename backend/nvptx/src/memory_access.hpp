@@ -1,6 +1,7 @@
 #pragma once
 // Internal: single global accesses of a run of elements (lower_memory.cpp), shared by
 // the plain and the realigned lowering of loads and stores.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,17 @@ void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pr
 // thread) says whether this thread stores its elements. Every thread of the warp must
 // call realigned_store together: it exchanges runs with the neighbouring lanes.
 Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, ir::Evict ev);
+// The two aligned chunks a run of 16 bytes straddles, loaded where `pred` holds (the
+// second only when the run is misaligned), and the run's bytes shifted out of them.
+struct RealignedChunks {
+  std::array<llvm::Value*, 8> words;
+  llvm::Value* shift;  // the run's misalignment in bytes
+};
+RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, ir::Evict ev);
+Regs realigned_elements(Codegen& cg, const RealignedChunks& c, DType dt);
+// `w.n` words at ptr where pred holds (undefined elsewhere).
+std::vector<llvm::Value*> load_words_pred(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Words& w,
+                                          ir::Evict ev);
 void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,
                      ir::Evict ev);
 
