@@ -491,6 +491,42 @@ TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or real
   unsetenv("TILEFUSE_UNALIGNED");
 }
 
+TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and stores at any width, no spills") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
+  for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+    const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                  [&](const auto& k) { return k.name == kname; });
+    for (DType d : {DType::bf16, DType::f32}) {
+      for (int64_t cols : {4099, 30011}) {
+        Config cfg = kernels::chunked_row_heuristic(kernels::aligned_row_span(cols, d), d, true);
+        for (auto& [key, v] : g.default_config.meta)
+          if (!cfg.has(key)) cfg.set(key, v);
+        cfg.set("ALIGN_ROWS", 1);
+        CAPTURE(kname);
+        CAPTURE(name(d));
+        CAPTURE(cfg.str());
+        const KernelBase& k = g.get(d);
+        // Divisibility 1 for every argument: pointers and widths of any alignment.
+        auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
+        nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+        tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+        CHECK_MESSAGE(r.ok, r.log);
+        CHECK(r.spill_stores == 0);
+        // Every row access of the row moves as whole 16-byte runs (one per CHUNK per thread
+        // at least); the weight's (RMSNorm, LayerNorm) as two aligned chunks per run.
+        int64_t chunks = cfg.has("CHUNKS") ? cfg.get("CHUNKS") : 1;
+        CHECK(count(ck.ptx, ld128) >= chunks);
+        CHECK(count(ck.ptx, st128) >= chunks);
+        CHECK(ck.ptx.find("shfl.sync.down") == std::string::npos);  // no realigned stores
+      }
+    }
+  }
+}
+
 TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps the registers to fit them") {
   const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                 [](const auto& k) { return k.name == "cross_entropy"; });

@@ -53,6 +53,81 @@ TEST_CASE_TEMPLATE("softmax, rmsnorm and layernorm over CHUNKS tiles per program
   }
 }
 
+TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_ROWS), at misaligned bases too", T,
+                   float, bfloat16) {
+  struct Case { int64_t rows, cols; Config cfg; };
+  for (auto& s : {Case{3, 301, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
+                  Case{4, 129, Config{{"BLOCK", 32}, {"CHUNKS", 7}, num_warps(1)}},
+                  Case{2, 701, Config{{"BLOCK", 64}, {"CHUNKS", 3}, num_warps(2), cluster(4)}}}) {
+    // x and y at the same offset from an aligned start (ALIGN_ROWS applies), or at
+    // different ones (it must not: the host falls back to the plain rows).
+    for (auto [x_off, y_off] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{3, 3}, std::pair{1, 2}}) {
+      for (int align : {0, 1}) {
+        CAPTURE(s.cols);
+        CAPTURE(x_off);
+        CAPTURE(y_off);
+        CAPTURE(align);
+        Config cfg = Config(s.cfg).set("ALIGN_ROWS", align);
+        size_t n = size_t(s.rows * s.cols);
+        auto xs = ref::random_vec<T>(n + 8, 11 + s.cols, -6.0f, 6.0f);
+        std::vector<T> ys(n + 8), ss(n + 8);
+        std::span<const T> x(xs.data() + x_off, n);
+        std::span<T> y(ys.data() + y_off, n), so(ss.data() + y_off, n);
+        auto xv = std::vector<T>(x.begin(), x.end());
+        auto w = ref::random_vec<T>(s.cols, 8, 0.5f, 1.5f), b = ref::random_vec<T>(s.cols, 9);
+        auto r = ref::random_vec<T>(n, 10);
+        std::vector<double> want;
+        tk::softmax(y, x, s.rows, s.cols, -1, -1, cfg);
+        ref::softmax(want, ref::to_float(xv), s.rows, s.cols);
+        CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-6, rtol<T>()) <= 1.0);
+        tk::rmsnorm(y, x, w, s.rows, s.cols, 1e-6f, cfg);
+        ref::rmsnorm(want, ref::to_float(xv), ref::to_float(w), s.rows, s.cols, 1e-6);
+        CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-5, rtol<T>()) <= 1.0);
+        tk::add_rmsnorm(y, so, x, std::span<const T>(r), w, s.rows, s.cols, 1e-6f, cfg);
+        std::vector<float> summed(n);
+        for (size_t i = 0; i < n; ++i) summed[i] = static_cast<float>(T(float(xv[i]) + float(r[i])));
+        CHECK(ref::max_rel_err(std::vector<T>(so.begin(), so.end()), std::vector<double>(summed.begin(), summed.end()),
+                               0, 0) <= 1.0);
+        ref::rmsnorm(want, summed, ref::to_float(w), s.rows, s.cols, 1e-6);
+        CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-5, rtol<T>()) <= 1.0);
+        tk::layernorm(y, x, w, b, s.rows, s.cols, 1e-5f, cfg);
+        ref::layernorm(want, ref::to_float(xv), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+        CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-4, rtol<T>()) <= 1.0);
+        // Nothing before or after the matrix was written.
+        for (int i = 0; i < y_off; ++i) CHECK(float(ys[i]) == 0.0f);
+        for (size_t i = n + y_off; i < ys.size(); ++i) CHECK(float(ys[i]) == 0.0f);
+      }
+    }
+  }
+}
+
+TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share the offset, where it pays") {
+  using tk::RowBuffer;
+  // bf16 rows of 4099 from aligned bases: misaligned rows, same offsets.
+  CHECK(tk::rows_need_alignment(DType::bf16, {RowBuffer{4096, 4099}, RowBuffer{8192, 4099}}));
+  // Aligned widths from aligned bases need nothing; a misaligned base does.
+  CHECK_FALSE(tk::rows_need_alignment(DType::bf16, {RowBuffer{4096, 4104}, RowBuffer{8192, 4104}}));
+  CHECK(tk::rows_need_alignment(DType::bf16, {RowBuffer{4098, 4104}, RowBuffer{8194, 4104}}));
+  // Rows of the buffers at different offsets (bases, or strides differing by 2 bytes).
+  CHECK_FALSE(tk::rows_need_alignment(DType::bf16, {RowBuffer{4096, 4099}, RowBuffer{8194, 4099}}));
+  CHECK_FALSE(tk::rows_need_alignment(DType::bf16, {RowBuffer{4096, 4099}, RowBuffer{8192, 4100}}));
+  CHECK(tk::rows_need_alignment(DType::bf16, {RowBuffer{4096, 4099}, RowBuffer{8192, 4107}}));  // 16 bytes apart
+  CHECK(tk::rows_need_alignment(DType::f32, {RowBuffer{4096, 4099}}));
+  // Pays on clusters for rows of 2-byte alignment only.
+  Config one{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4)};
+  Config four = Config(one);
+  four.cluster = 4;
+  CHECK(tk::aligned_rows_pay(four, 16383, DType::bf16));
+  CHECK_FALSE(tk::aligned_rows_pay(four, 16386, DType::bf16));
+  CHECK_FALSE(tk::aligned_rows_pay(one, 4099, DType::bf16));
+  CHECK_FALSE(tk::aligned_rows_pay(four, 16383, DType::f32));
+  // The heuristic covers the aligned span (the row and its head) where it pays.
+  auto h = [](int64_t n) { return tk::softmax_heuristic(n, DType::bf16, true); };
+  Config c = tk::aligned_rows_heuristic(true, true, 30011, DType::bf16, h);
+  CHECK(tk::row_cover(c) >= tk::aligned_row_span(30011, DType::bf16));
+  CHECK(tk::aligned_rows_heuristic(true, true, 4099, DType::bf16, h) == h(4099));
+}
+
 TEST_CASE("the heuristic covers a width that is not a power of two with few masked columns") {
   auto check = [](int64_t cols, DType d, int64_t block, int64_t chunks, int warps) {
     CAPTURE(cols);

@@ -183,19 +183,38 @@ inline bool rows_need_alignment(DType dtype, std::initializer_list<RowBuffer> bu
 }
 // Positions an aligned row program needs: the row and up to 15 bytes before it.
 inline int64_t aligned_row_span(int64_t cols, DType dtype) { return cols + 16 / byte_size(dtype) - 1; }
-// The positions a row program covers for contiguous rows of `cols` (16-byte-aligned
-// base): the aligned span when the width leaves rows misaligned.
-inline int64_t contiguous_row_span(int64_t cols, DType dtype) {
-  return (cols * byte_size(dtype)) % 16 ? aligned_row_span(cols, dtype) : cols;
+// Whether contiguous rows of `cols` (from a 16-byte-aligned base) start misaligned.
+inline bool contiguous_rows_misaligned(int64_t cols, DType dtype) { return (cols * byte_size(dtype)) % 16 != 0; }
+
+// Where indexing rows from their aligned start measured faster (H200, bf16,
+// bench/NOTES.md): rows of 2-byte alignment only (odd widths of 16-bit data) split over a
+// cluster, in softmax and the residual RMSNorm (4096x16383 softmax 56.8% -> 61.6% of
+// copy, residual 48.7% -> 58.8%; 4096x30011 64.1% -> 69.5%, 56.9% -> 71.4%). Rows in one
+// program, rows of 4-byte alignment (their accesses were 4 bytes wide already) and
+// RMSNorm/LayerNorm (the weight read at the row's offset is realigned per run) lost.
+inline bool aligned_rows_pay(const Config& c, int64_t cols, DType dtype) {
+  return c.cluster > 1 && (cols * byte_size(dtype)) % 4 != 0;
 }
 
 // ALIGN_ROWS is the host's to set (it depends on the buffers' addresses): on when the
-// rows need it and the config's programs cover the aligned span, unless the config
-// turns it off (ALIGN_ROWS=0).
-inline void set_align_rows(Config& c, bool align, int64_t span) {
-  bool off = c.has("ALIGN_ROWS") && c.get("ALIGN_ROWS") == 0;
+// rows need it, the config's programs cover the aligned span and it pays (or the config
+// asks for it with ALIGN_ROWS=1; ALIGN_ROWS=0 turns it off).
+inline void set_align_rows(Config& c, bool align, int64_t span, bool pays) {
+  bool want = c.has("ALIGN_ROWS") ? c.get("ALIGN_ROWS") != 0 : pays;
   c.meta.erase("ALIGN_ROWS");
-  if (align && !off && !row_uses_loop(c, span)) c.set("ALIGN_ROWS", 1);
+  if (align && want && !row_uses_loop(c, span)) c.set("ALIGN_ROWS", 1);
+}
+
+// A row kernel's heuristic config and whether it indexes rows from their aligned start:
+// `heuristic(positions)` for the aligned span when that pays (aligned_rows_pay, and
+// `kernel_pays`), else for the width itself.
+template <class Heuristic>
+Config aligned_rows_heuristic(bool align, bool kernel_pays, int64_t cols, DType dtype, const Heuristic& heuristic) {
+  if (align && kernel_pays) {
+    Config c = heuristic(aligned_row_span(cols, dtype));
+    if (aligned_rows_pay(c, cols, dtype)) return c;
+  }
+  return heuristic(cols);
 }
 
 // Optional launch config; when empty the kernel's heuristic picks one.

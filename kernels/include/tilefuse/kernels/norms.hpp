@@ -225,12 +225,12 @@ void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t col
   using T = buffer_elem_t<Out>;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(span, dtype_v<T>, clusters_usable<Out>()), rows,
+  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
                                                 cols, dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false);  // split_norms.hpp
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
-  set_align_rows(c, align, span);
+  set_align_rows(c, align, span, false);  // measured slower (the weight's realigned runs): opt-in
   check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, weight, cols,
               cols, eps);
@@ -244,12 +244,14 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols), row_buffer(res, cols),
                                                 row_buffer(res_out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config c = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(span, dtype_v<T>, clusters_usable<Out>(), true), rows,
-                                                cols, dtype_v<T>);
+  auto heuristic = [&](int64_t n) { return norm_heuristic(n, dtype_v<T>, clusters_usable<Out>(), true); };
+  Config c = cfg ? *cfg
+                 : with_split_rows<Out>(aligned_rows_heuristic(align, true, cols, dtype_v<T>, heuristic), rows, cols,
+                                        dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
-  set_align_rows(c, align, span);
+  set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
   check_row_cover(c, cols, "rmsnorm");
   launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, weight,
               cols, cols, eps);
@@ -273,12 +275,12 @@ void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t 
   using T = buffer_elem_t<Out>;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(span, dtype_v<T>, clusters_usable<Out>()), rows,
+  Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
                                                      cols, dtype_v<T>);
   if (row_uses_split(picked)) return layernorm_split(out, in, weight, bias, picked, rows, cols, eps);
   picked.meta.erase("SPLIT");
   Config c = layernorm_config(picked, cols, dtype_v<T>);
-  set_align_rows(c, align, span);
+  set_align_rows(c, align, span, false);  // measured slower (weight and bias realigned per run): opt-in
   check_row_cover(c, cols, "layernorm");
   launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, in, weight, bias, cols,
               cols, eps);

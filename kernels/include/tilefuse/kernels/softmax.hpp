@@ -133,9 +133,11 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (in_stride < 0) in_stride = cols;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, in_stride), row_buffer(out, out_stride)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config c = cfg ? *cfg : with_split_rows<Out>(softmax_heuristic(span, dtype_v<T>, clusters_usable<Out>()), rows, cols,
-                                                dtype_v<T>);
-  set_align_rows(c, align, span);
+  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype_v<T>, clusters_usable<Out>()); };
+  Config c = cfg ? *cfg
+                 : with_split_rows<Out>(aligned_rows_heuristic(align, true, cols, dtype_v<T>, heuristic), rows, cols,
+                                        dtype_v<T>);
+  set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
   if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride);  // split_softmax.hpp
   c.meta.erase("SPLIT");
   if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {

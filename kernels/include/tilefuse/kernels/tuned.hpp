@@ -123,7 +123,11 @@ const auto& softmax_tuner() {
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(softmax_heuristic(contiguous_row_span(k["n_cols"], dtype_v<T>), dtype_v<T>, gpu_has_clusters()),
+                        return with_split_rows_any(aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>), true,
+                                                                          k["n_cols"], dtype_v<T>, [](int64_t n) {
+                                                                            return softmax_heuristic(n, dtype_v<T>,
+                                                                                                     gpu_has_clusters());
+                                                                          }),
                                                    k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
@@ -148,7 +152,7 @@ const auto& rmsnorm_tuner() {
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(rmsnorm_heuristic(contiguous_row_span(k["n_cols"], dtype_v<T>), dtype_v<T>, gpu_has_clusters()),
+                        return with_split_rows_any(rmsnorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
                                                    k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
@@ -175,7 +179,7 @@ const auto& layernorm_tuner() {
       TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(norm_heuristic(contiguous_row_span(k["n_cols"], dtype_v<T>), dtype_v<T>, gpu_has_clusters()),
+                        return with_split_rows_any(norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
                                                    k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,

@@ -1,0 +1,77 @@
+// Rows indexed from their 16-byte-aligned start (align_down, ALIGN_ROWS) on the GPU:
+// whole 128-bit runs whose mask is tested at run time (runs with nothing, part or all of
+// them valid), at every width remainder and at a misaligned base, against plain C++;
+// the gallery's row kernels with ALIGN_ROWS against the interpreter. Label: gpu.
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "aligned_rows_kernels.hpp"
+#include "differential.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+using difftest::gpu_matches_interp;
+
+TEST_CASE_TEMPLATE("gpu: rows read and written from their aligned start, every width remainder", T, float, bfloat16) {
+  if (!difftest::have_gpu()) return;
+  for (int64_t n : {1, 7, 9, 10, 12, 15, 100, 1001, 4099}) {
+    for (int64_t offset : {0, 1, 3}) {  // elements from the buffer's (aligned) start
+      for (int warps : {1, 4}) {
+        CAPTURE(n);
+        CAPTURE(offset);
+        CAPTURE(warps);
+        int64_t rows = 13, stride = n + (n % 2 ? 0 : 1);
+        auto x = ref::random_vec<T>(size_t(rows * stride + offset), 7 + n, -3, 3);
+        DeviceBuffer<T> xd = to_device(std::span<const T>(x)), yd(x.size());
+        DeviceBuffer<float> sums(rows);
+        DeviceBuffer<int32_t> heads(rows);
+        DevicePtr<T> xv = xd.view().subview(offset, x.size() - offset), yv = yd.view().subview(offset, x.size() - offset);
+        int64_t B = std::max<int64_t>(aligned_rows::positions_for<T>(n), 32 * warps * (16 / int64_t(sizeof(T))));
+        aligned_rows::scale_rows_kernel<T>().launch(Grid(rows), Config{{"B", B}, num_warps(warps)}, yv, sums, heads,
+                                                    DevicePtr<const T>(xv.data(), xv.size()), int32_t(n), stride);
+        auto y = yd.to_host();
+        auto s = sums.to_host();
+        auto h = heads.to_host();
+        int bad = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          CHECK(h[r] == aligned_rows::head_of(xv.data() + r * stride));
+          double want = -1.0 * double(B - n);
+          for (int64_t c = 0; c < n; ++c) {
+            float v = float(x[offset + r * stride + c]);
+            want += v;
+            bad += float(y[offset + r * stride + c]) != float(T(v * 2.0f + float(c)));
+          }
+          CHECK(s[r] == doctest::Approx(want).epsilon(1e-4));
+          // Nothing outside the row was written (the gaps between rows hold zeros).
+          for (int64_t c = n; c < stride; ++c) bad += float(y[offset + r * stride + c]) != 0.0f;
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: gallery row kernels with ALIGN_ROWS at odd widths and on clusters", T, float, bfloat16) {
+  difftest::Tolerance tol = std::is_same_v<T, float> ? difftest::Tolerance{1e-6, 1e-5} : difftest::Tolerance{1e-3, 1.6e-2};
+  struct Case { int64_t rows, cols; Config cfg; };
+  for (auto& s : {Case{5, 4099, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4)}},
+                  Case{4, 3001, Config{{"BLOCK", 512}, {"CHUNKS", 3}, num_warps(4), cluster(2)}},
+                  Case{3, 16383, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4), cluster(4)}},
+                  Case{6, 302, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}}}) {
+    CAPTURE(s.cols);
+    CAPTURE(s.cfg.str());
+    Config cfg = Config(s.cfg).set("ALIGN_ROWS", 1);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 3 + s.cols, -5, 5), r = ref::random_vec<T>(s.rows * s.cols, 4);
+    auto w = ref::random_vec<T>(s.cols, 5, 0.5, 1.5), b = ref::random_vec<T>(s.cols, 6);
+    std::vector<T> y(x.size()), so(x.size());
+    Grid g(s.rows * s.cfg.cluster);
+    int32_t n = static_cast<int32_t>(s.cols);
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), g, cfg, tol, y, x, int32_t(s.rows), n, s.cols, s.cols);
+    for (int res : {0, 1})
+      gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g, Config(cfg).set("RESIDUAL", res), tol, y, so, x, r, w, n,
+                         s.cols, 1e-6f);
+    for (int shifted : {0, 1})
+      gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted), tol, y, x, w, b, n,
+                         s.cols, 1e-5f);
+  }
+}
