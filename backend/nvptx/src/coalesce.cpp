@@ -152,7 +152,8 @@ void choose_vector_widths(const ir::Function& f, GpuPlan& plan) {
     bool whole = vec < limit && std::min({limit, contig, regs}) == limit;
     bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar && checked_runs_enabled();
     p.realign = whole && (realign_enabled() || (scalar_mode && align < limit && op.kind == OpKind::Load));
-    p.checked = whole && scalar_mode && align >= limit && !(op.kind == OpKind::Load && dot_operands.count(op.result()));
+    p.checked = whole && scalar_mode && (align >= limit || p.realign) &&
+                !(op.kind == OpKind::Load && dot_operands.count(op.result()));
     if (p.realign || p.checked) p.vec = static_cast<int>(limit);
     if (debug && contig > 1 && vec < std::min(limit, contig) && !p.realign && !p.checked) {
       std::string why;

@@ -419,9 +419,9 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 }
 
 // Realigned loads (runs of unknown alignment in a layout of whole runs) whose mask is an
-// interval on runs: like checked_loads, each run's two chunks are loaded first where the
-// whole run is valid; the shifts follow (deferred), and only runs partly valid take the
-// masked path with a bit per element.
+// interval on runs: like checked_loads, each run's first chunk is loaded first where the
+// whole run is valid; the second chunks and shifts follow (deferred: realigned_whole_run),
+// and runs only partly valid load element by element.
 void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                              const Regs& other, int vec, DType dt, Evict ev) {
   std::vector<llvm::Value*> all;
@@ -434,15 +434,15 @@ void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& p
     Regs out;
     auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
     for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
-      Regs whole = realigned_elements(cg, chunks[k], dt);
+      Regs whole = realigned_whole_run(cg, chunks[k], all[k], dt, ev);
       Regs got = unless(cg, all[k], whole, [&] {
         Regs none;
         for (int i = 0; i < vec; ++i) none.push_back(fill(r + i));
         return unless(cg, run_surely_empty(cg, mask, r, vec, true), none, [&] {
           Regs m = run_masks_here(cg, mask, r, vec);
           Regs o;
-          for (int i = 0; i < vec; ++i) o.push_back(fill(r + i));
-          return realigned_load(cg, ptrs[r], m, o, dt, ev);
+          for (int i = 0; i < vec; ++i) o.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
+          return o;
         });
       });
       out.insert(out.end(), got.begin(), got.end());
@@ -498,9 +498,9 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   bool interval = checked && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
-  if (is_load && checked) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
-  if (is_load && realign && !mask.empty() && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec))
+  if (is_load && checked && realign && interval)
     return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
+  if (is_load && checked && !realign) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
   if (is_load) {
     Regs out(n);
     for (int r = 0; r < n; r += vec) {
@@ -513,7 +513,7 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   }
   llvm::Value* owner = l ? cg.owner_predicate(l->ll) : cg.b.CreateICmpEQ(cg.tid(), cg.c32(0));
   uint32_t dup_regs = l ? l->ll.redundancy().reg : 0;
-  if (checked) return checked_stores(cg, ptrs, vals, mask, owner, dup_regs, vec, interval, dt, op.evict);
+  if (checked && !realign) return checked_stores(cg, ptrs, vals, mask, owner, dup_regs, vec, interval, dt, op.evict);
   for (int r = 0; r < n; r += vec) {
     if (r & dup_regs) continue;
     if (realign)
