@@ -517,12 +517,12 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
         CHECK_MESSAGE(r.ok, r.log);
         CHECK(r.spill_stores == 0);
         // Every access of the row moves as whole 16-byte runs (one per CHUNK per thread at
-        // least); the weight's (RMSNorm, LayerNorm) as aligned chunks, each run's second
-        // taken from the next lane (shfl.sync.down).
+        // least); the weight's (RMSNorm, LayerNorm) as the two aligned chunks of each run.
         int64_t chunks = cfg.has("CHUNKS") ? cfg.get("CHUNKS") : 1;
-        CHECK(count(ck.ptx, ld128) >= chunks);
+        int64_t weights = kname == "softmax" ? 0 : kname == "rmsnorm" ? 2 : 4;  // chunks per run
+        CHECK(count(ck.ptx, ld128) >= chunks * (1 + weights));
         CHECK(count(ck.ptx, st128) >= chunks);
-        CHECK((ck.ptx.find("shfl.sync.down") != std::string::npos) == (kname != "softmax"));
+        CHECK(ck.ptx.find("shfl.sync.down") == std::string::npos);  // no realigned stores
       }
     }
   }

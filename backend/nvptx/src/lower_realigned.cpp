@@ -137,55 +137,24 @@ llvm::Value* from_lane(Codegen& cg, llvm::Value* v, bool next) {
 }  // namespace
 
 RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, Evict ev) {
+  auto& b = cg.b;
   RunAddress ra = run_address(cg, ptr, dt);
-  std::vector<llvm::Value*> lo = load_words_pred(cg, ra.chunk, pred, words_for(cg, DType::i32, 4), ev);
-  return {{lo[0], lo[1], lo[2], lo[3]}, ra.addr, ra.m, ra.k, ra.chunk};
+  llvm::Value* hi_pred = b.CreateICmpNE(ra.m, cg.c32(0));
+  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
+  Words w = words_for(cg, DType::i32, 4);
+  std::vector<llvm::Value*> lo = load_words_pred(cg, ra.chunk, pred, w, ev);
+  std::vector<llvm::Value*> hi = load_words_pred(cg, second, b.CreateAnd(pred, hi_pred), w, ev);
+  RealignedChunks out;
+  out.shift = ra.m;
+  out.words = {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+  return out;
 }
 
-Regs realigned_whole_run(Codegen& cg, const RealignedChunks& c, llvm::Value* whole, DType dt, Evict ev) {
-  auto& b = cg.b;
-  int es = byte_size(dt), vec = 16 / es;
-  // The next lane's first chunk is this run's second when its run follows this one and
-  // was loaded (whole); shuffles run in every lane, before any branch.
-  llvm::Value* next_whole = from_lane(cg, b.CreateZExt(whole, cg.i32()), true);
-  llvm::Value* next_addr = from_lane(cg, c.addr, true);
+Regs realigned_elements(Codegen& cg, const RealignedChunks& c, DType dt) {
   Words8 w;
-  for (int i = 0; i < 4; ++i) {
-    w[i] = c.first[i];
-    w[4 + i] = from_lane(cg, c.first[i], true);
-  }
-  llvm::Value* chunk_addr = b.CreateAnd(c.addr, ~uint64_t(15));
-  llvm::Value* next_chunk = b.CreateAnd(next_addr, ~uint64_t(15));
-  llvm::Value* shared = b.CreateAnd(b.CreateICmpNE(next_whole, cg.c32(0)),
-                                    b.CreateICmpEQ(next_chunk, b.CreateAdd(chunk_addr, b.getInt64(16))));
-  shared = b.CreateAnd(shared, b.CreateICmpNE(cg.lane(), cg.c32(31)));
-  // Otherwise this run's tail (its last k elements) is read element by element: a whole
-  // second chunk may reach past the end of the buffer.
-  llvm::Value* need_own = b.CreateAnd(b.CreateICmpNE(c.m, cg.c32(0)), b.CreateNot(shared));
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* from = b.GetInsertBlock();
-  auto* own = llvm::BasicBlock::Create(cg.ctx, "run.tail", f);
-  auto* join = llvm::BasicBlock::Create(cg.ctx, "run.tail.join", f);
-  b.CreateCondBr(need_own, own, join);
-  b.SetInsertPoint(own);
-  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), c.chunk, cg.c32(16));
-  Regs tail;
-  for (int i = 0; i < vec; ++i) {
-    llvm::Value* valid = b.CreateICmpULT(cg.c32(i), c.k);
-    llvm::Value* p = b.CreateGEP(b.getInt8Ty(), second, cg.c32(i * es));
-    tail.push_back(emit_load(cg, p, valid, {}, dt, 1, ev)[0]);
-  }
-  Words4 tw = words_of(cg, tail, dt);
-  llvm::BasicBlock* own_end = b.GetInsertBlock();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-  for (int i = 0; i < 4; ++i) {
-    llvm::PHINode* phi = b.CreatePHI(cg.i32(), 2);
-    phi->addIncoming(w[4 + i], from);
-    phi->addIncoming(tw[i], own_end);
-    w[4 + i] = phi;
-  }
-  return elements_of(cg, window16(cg, w, c.m, es >= 4), dt, vec);
+  for (int i = 0; i < 8; ++i) w[i] = c.words[i];
+  int es = byte_size(dt);
+  return elements_of(cg, window16(cg, w, c.shift, es >= 4), dt, 16 / es);
 }
 
 Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, Evict ev) {

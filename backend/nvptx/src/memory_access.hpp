@@ -31,20 +31,14 @@ void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pr
 // thread) says whether this thread stores its elements. Every thread of the warp must
 // call realigned_store together: it exchanges runs with the neighbouring lanes.
 Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, ir::Evict ev);
-// A whole run of 16 bytes at an unknown alignment, in two steps: the aligned chunk
-// holding its first element, loaded where `pred` holds; then (every lane of the warp
-// together, runs laid out lane after lane) the run shifted out of it and the next
-// chunk, taken from the next lane's first chunk where that lane loaded it, else read
-// element by element (never past the run: memcheck-clean at a buffer's end).
+// The two aligned chunks a run of 16 bytes straddles, loaded where `pred` holds (the
+// second only when the run is misaligned), and the run's bytes shifted out of them.
 struct RealignedChunks {
-  std::array<llvm::Value*, 4> first;
-  llvm::Value* addr;   // i64 address of the run's first element
-  llvm::Value* m;      // misalignment in bytes
-  llvm::Value* k;      // misalignment in elements
-  llvm::Value* chunk;  // pointer to the first chunk
+  std::array<llvm::Value*, 8> words;
+  llvm::Value* shift;  // the run's misalignment in bytes
 };
 RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, ir::Evict ev);
-Regs realigned_whole_run(Codegen& cg, const RealignedChunks& c, llvm::Value* whole, DType dt, ir::Evict ev);
+Regs realigned_elements(Codegen& cg, const RealignedChunks& c, DType dt);
 // `w.n` words at ptr where pred holds (undefined elsewhere).
 std::vector<llvm::Value*> load_words_pred(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Words& w,
                                           ir::Evict ev);
