@@ -420,8 +420,8 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 
 // Realigned loads (runs of unknown alignment in a layout of whole runs) whose mask is an
 // interval on runs: like checked_loads, each run's two chunks are loaded first where the
-// whole run is valid; the shifts follow (deferred), and runs only partly valid load
-// element by element. The second chunk of a whole run may reach up to 14 bytes past the
+// whole run is valid; the shifts follow (deferred), and runs only partly valid take the
+// masked path with a bit per element. The second chunk of a whole run may reach up to 14 bytes past the
 // buffer's end (never past its 16-byte chunk, so never onto another page): memcheck
 // reports such reads (bench/NOTES.md).
 void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
@@ -443,8 +443,8 @@ void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& p
         return unless(cg, run_surely_empty(cg, mask, r, vec, true), none, [&] {
           Regs m = run_masks_here(cg, mask, r, vec);
           Regs o;
-          for (int i = 0; i < vec; ++i) o.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
-          return o;
+          for (int i = 0; i < vec; ++i) o.push_back(fill(r + i));
+          return realigned_load(cg, ptrs[r], m, o, dt, ev);
         });
       });
       out.insert(out.end(), got.begin(), got.end());
