@@ -94,6 +94,13 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy rows split over thread-block clusters", T
   check_gpu<T>(3, 200003, smooth, false, Config{{"BLOCK", 16384}, num_warps(16), cluster(16)}, 14);
   // The heuristic's config for these buffers (a cluster on sm_90).
   check_gpu<T>(4, 30011, {}, true, tk::cross_entropy_heuristic(30011, dtype_v<T>, true), 15);
+  // Rows indexed from their aligned start (ALIGN_ROWS), in one program and on a cluster.
+  Config aligned{{"BLOCK", 1024}, {"CHUNKS", 5}, {"ALIGN_ROWS", 1}, num_warps(4)};
+  check_gpu<T>(6, 4099, smooth, true, aligned, 16);
+  check_gpu<T>(6, 16383, {.reduction = LossReduction::none}, false, Config(aligned).set("CHUNKS", 4), 17);
+  Config aligned_cluster = aligned;
+  aligned_cluster.cluster = 4;
+  check_gpu<T>(5, 16383, smooth, false, aligned_cluster, 18);
 }
 
 TEST_CASE_TEMPLATE("gpu: cross_entropy with CHUNKS tiles per program, alone and in clusters", T, float, bfloat16) {

@@ -221,6 +221,12 @@ TEST_CASE_TEMPLATE("cross_entropy: CHUNKS tiles per program, alone and in cluste
                 Config{{"BLOCK", 32}, {"CHUNKS", 3}, num_warps(1), cluster(4)});
   check_case<T>(5, 373, {.ignore_index = 7, .label_smoothing = 0.2f}, false,
                 Config{{"BLOCK", 32}, {"CHUNKS", 3}, num_warps(1), cluster(4)});
+  // Rows indexed from their 16-byte-aligned start (on by the rule above at odd V on
+  // clusters of 16-bit logits; forced here in one program and with a strided row).
+  check_case<T>(5, 301, {.label_smoothing = 0.1f, .z_loss = 1e-3f}, true,
+                Config{{"BLOCK", 64}, {"CHUNKS", 5}, {"ALIGN_ROWS", 1}, num_warps(2)});
+  check_case<T>(5, 301, {.reduction = LossReduction::none, .logits_stride = 305, .dlogits_stride = 305}, false,
+                Config{{"BLOCK", 64}, {"CHUNKS", 5}, {"ALIGN_ROWS", 1}, num_warps(1)});
 }
 
 TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {

@@ -100,20 +100,26 @@ const auto& cross_entropy_row_kernel() {
          Ptr<const float> inv_count,
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"REDUCTION"> REDUCTION,
-         Meta<"SMOOTHING", bool, true> SMOOTHING) {
+         Meta<"SMOOTHING", bool, true> SMOOTHING, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         auto row = cluster_id();
         auto in_row = logits + row * logits_stride;
-        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols);
+        // ALIGN_ROWS: the row and its gradient indexed from their 16-byte-aligned starts
+        // (row_chunks.hpp); the target logit is still read at its column.
+        auto x_row = in_row;
+        auto d_row = dlogits + row * dlogits_stride;
+        auto head = align_rows(ALIGN_ROWS, x_row, d_row);
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, head);
         // Issue order matters: the row's loads first, then the loads that wait on the
         // target (the target logit) or are needed only after the exchanges; a load placed
         // after a use of the target would wait one memory latency before the row's loads.
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(load(in_row + c.cols[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
+          x.push_back(load(x_row + c.pos[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
         auto target = load(targets + row);
         auto factor = detail::ce_grad_factor(REDUCTION, grad_scale, inv_count);
         auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
         auto first = cluster_rank() * (BLOCK * CHUNKS);
+        if (head) first = first - *head;  // the program's first column
         auto owns = t.col >= first && t.col < first + BLOCK * CHUNKS;
         auto x_t = detail::ce_target_logit(in_row, t, owns);
         // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and its
@@ -133,8 +139,7 @@ const auto& cross_entropy_row_kernel() {
         auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
         mine.coef_p = r.coef_p * fast_exp(m - row_max);
         for (int64_t i = 0; i < CHUNKS; ++i)
-          store(dlogits + row * dlogits_stride + c.cols[i],
-                detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
+          store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
         store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
         store(loss + row, r.loss, cluster_rank() == 0);
       });

@@ -504,7 +504,11 @@ const auto& cross_entropy_tuner() {
       TuneOptions{.name = "cross_entropy", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return cross_entropy_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>), true,
+                                                      k["n_cols"], dtype_v<T>, [](int64_t n) {
+                                                        return cross_entropy_heuristic(n, dtype_v<T>,
+                                                                                       gpu_has_clusters());
+                                                      });
                       }},
       [](const Config& c, const auto& loss, const auto& dlogits, const auto& logits, const auto& targets, int64_t M,
          int64_t V, CrossEntropyOptions o) {
