@@ -55,4 +55,7 @@ TEST_CASE_TEMPLATE("gpu: softmax backward with rows split over a thread-block cl
   check<T>(9, 3000, Config{{"BLOCK", 1024}, num_warps(4), cluster(4)});
   check<T>(3, 20000, Config{{"BLOCK", 8192}, num_warps(16), cluster(4)});
   check<T>(2, 65536, tk::softmax_backward_heuristic(65536, dtype_v<T>, true));
+  // Odd widths: rows from their aligned start (on by the rule on clusters; forced in one program).
+  check<T>(5, 16383, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)});
+  check<T>(5, 4099, Config{{"BLOCK", 8192}, {"ALIGN_ROWS", 1}, num_warps(8)});
 }

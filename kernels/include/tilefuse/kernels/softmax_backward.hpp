@@ -10,6 +10,7 @@
 
 #include "tilefuse/kernels/buffer_checks.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -17,15 +18,18 @@ namespace tilefuse::kernels {
 template <class T>
 const auto& softmax_backward_row_kernel() {
   static auto k = kernel(std::string("softmax_bwd_") + name(dtype_v<T>), {"dx", "dy", "y", "n_cols", "stride"},
-      [](Ptr<T> dx, Ptr<const T> dy, Ptr<const T> y, I32 n_cols, I64 stride, Meta<"BLOCK"> BLOCK) {
+      [](Ptr<T> dx, Ptr<const T> dy, Ptr<const T> y, I32 n_cols, I64 stride, Meta<"BLOCK"> BLOCK,
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         auto row = cluster_id();
-        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
-        auto mask = cols < n_cols;
-        auto offs = row * stride + cols;
-        auto g = load(dy + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
-        auto yv = load(y + offs, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto base = row * stride;
+        auto dy_row = dy + base, y_row = y + base;
+        auto dx_row = dx + base;
+        // ALIGN_ROWS: the three rows indexed from their 16-byte-aligned starts (row_chunks.hpp).
+        RowChunks c(cluster_rank(), BLOCK, 1, n_cols, align_rows(ALIGN_ROWS, dy_row, y_row, dx_row));
+        auto g = load(dy_row + c.pos[0], c.mask[0], 0.0f, Cache::EvictFirst).template cast<f32>();
+        auto yv = load(y_row + c.pos[0], c.mask[0], 0.0f, Cache::EvictFirst).template cast<f32>();
         auto dot = cluster_sum(sum(g * yv, 0));
-        store(dx + offs, (yv * (g - dot)).template cast<T>(), mask);
+        store(dx_row + c.pos[0], (yv * (g - dot)).template cast<T>(), c.mask[0]);
       });
   return k;
 }
@@ -75,8 +79,11 @@ void softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int64_t c
   check_buffer_size(fn, "dx", dx, rows, cols, "rows x cols");
   check_buffer_size(fn, "dy", dy, rows, cols, "rows x cols");
   check_buffer_size(fn, "y", y, rows, cols, "rows x cols");
-  Config c = cfg ? *cfg : softmax_backward_heuristic(cols, dtype_v<T>, clusters_usable<DX>());
+  bool align = rows_need_alignment(dtype_v<T>, {row_buffer(dy, cols), row_buffer(y, cols), row_buffer(dx, cols)});
+  auto heuristic = [&](int64_t n) { return softmax_backward_heuristic(n, dtype_v<T>, clusters_usable<DX>()); };
+  Config c = cfg ? *cfg : aligned_rows_heuristic(align, true, cols, dtype_v<T>, heuristic);
   check_row_cover(c, cols, fn);
+  set_align_rows(c, align, aligned_row_span(cols, dtype_v<T>), aligned_rows_pay(c, cols, dtype_v<T>));
   launch_rows(softmax_backward_row_kernel<T>(), softmax_backward_looped_kernel<T>(), c, rows, cols, dx, dy, y, cols,
               cols);
 }

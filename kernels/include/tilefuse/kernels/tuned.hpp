@@ -412,7 +412,11 @@ const auto& softmax_backward_tuner() {
       TuneOptions{.name = "softmax_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return softmax_backward_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters());
+                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>), true,
+                                                      k["n_cols"], dtype_v<T>, [](int64_t n) {
+                                                        return softmax_backward_heuristic(n, dtype_v<T>,
+                                                                                          gpu_has_clusters());
+                                                      });
                       }},
       [](const Config& c, const auto& dx, const auto& dy, const auto& y, int64_t, int64_t cols) {
         const KernelBase& k = row_uses_loop(c, cols)
