@@ -39,6 +39,18 @@ int count(const std::string& s, const std::regex& re) {
   return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
 }
 
+// A gallery row kernel compiled for sm_90a with every argument of divisibility 1
+// (pointers and widths of any alignment), the kernel's defaults filling in `cfg`.
+nvptx::CompiledKernel compile_unaligned(const std::string& kname, DType d, Config cfg) {
+  const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                [&](const auto& k) { return k.name == kname; });
+  for (auto& [key, v] : g.default_config.meta)
+    if (!cfg.has(key)) cfg.set(key, v);
+  const KernelBase& k = g.get(d);
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
+  return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+}
+
 }  // namespace
 
 TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
@@ -462,21 +474,14 @@ TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or real
     setenv("TILEFUSE_UNALIGNED", mode, 1);
     bool realign = std::string(mode) == "realign";
     for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
-      const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
-                                    [&](const auto& k) { return k.name == kname; });
       for (DType d : {DType::bf16, DType::f32}) {
         for (int64_t cols : {4099, 30011}) {
           Config cfg = kernels::row_heuristic(cols, d, true);
-          for (auto& [key, v] : g.default_config.meta)
-            if (!cfg.has(key)) cfg.set(key, v);
           CAPTURE(mode);
           CAPTURE(kname);
           CAPTURE(name(d));
           CAPTURE(cfg.str());
-          const KernelBase& k = g.get(d);
-          // Divisibility 1 for every argument: pointers and widths of any alignment.
-          auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
-          nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+          nvptx::CompiledKernel ck = compile_unaligned(kname, d, cfg);
           tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
           CHECK_MESSAGE(r.ok, r.log);
           CHECK(r.spill_stores == 0);
@@ -498,21 +503,14 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
   }
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
   for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
-    const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
-                                  [&](const auto& k) { return k.name == kname; });
     for (DType d : {DType::bf16, DType::f32}) {
       for (int64_t cols : {4099, 30011}) {
         Config cfg = kernels::chunked_row_heuristic(kernels::aligned_row_span(cols, d), d, true);
-        for (auto& [key, v] : g.default_config.meta)
-          if (!cfg.has(key)) cfg.set(key, v);
         cfg.set("ALIGN_ROWS", 1);
         CAPTURE(kname);
         CAPTURE(name(d));
         CAPTURE(cfg.str());
-        const KernelBase& k = g.get(d);
-        // Divisibility 1 for every argument: pointers and widths of any alignment.
-        auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
-        nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+        nvptx::CompiledKernel ck = compile_unaligned(kname, d, cfg);
         tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
         CHECK_MESSAGE(r.ok, r.log);
         CHECK(r.spill_stores == 0);
