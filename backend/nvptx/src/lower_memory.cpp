@@ -288,12 +288,6 @@ llvm::Value* run_surely_empty(Codegen& cg, const Regs& mask, int r, int vec, boo
   return empty;
 }
 
-llvm::Value* any_valid(Codegen& cg, const Regs& mask) {
-  llvm::Value* any = mask[0];
-  for (size_t i = 1; i < mask.size(); ++i) any = cg.b.CreateOr(any, mask[i]);
-  return any;
-}
-
 // An opaque copy of `v` (an integer or predicate) at the insert point: what is computed
 // from it there cannot be merged with the same computation elsewhere and hoisted.
 llvm::Value* opaque_copy(Codegen& cg, llvm::Value* v) {
