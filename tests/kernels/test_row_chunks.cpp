@@ -123,9 +123,9 @@ TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share 
   CHECK_FALSE(tk::aligned_rows_pay(four, 16383, DType::f32));
   // The heuristic covers the aligned span (the row and its head) where it pays.
   auto h = [](int64_t n) { return tk::softmax_heuristic(n, DType::bf16, true); };
-  Config c = tk::aligned_rows_heuristic(true, true, 30011, DType::bf16, h);
+  Config c = tk::aligned_rows_heuristic(true, 30011, DType::bf16, h);
   CHECK(tk::row_cover(c) >= tk::aligned_row_span(30011, DType::bf16));
-  CHECK(tk::aligned_rows_heuristic(true, true, 4099, DType::bf16, h) == h(4099));
+  CHECK(tk::aligned_rows_heuristic(true, 4099, DType::bf16, h) == h(4099));
 }
 
 TEST_CASE("the heuristic covers a width that is not a power of two with few masked columns") {

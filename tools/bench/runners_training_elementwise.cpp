@@ -115,7 +115,7 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
       err = std::max(worst_error(sample(out.to_host(), M, N), want_a), worst_error(sample(db.to_host(), M, N), want_b));
     }
   } else {  // softmax_bwd: y = x0, dy = x1
-    Config cfg = with_sets(tk::aligned_rows_heuristic(tk::contiguous_rows_misaligned(N, dtype_v<T>), true, N, dtype_v<T>,
+    Config cfg = with_sets(tk::aligned_rows_heuristic(tk::contiguous_rows_misaligned(N, dtype_v<T>), N, dtype_v<T>,
                                                       [](int64_t n) {
                                                         return tk::softmax_backward_heuristic(n, dtype_v<T>,
                                                                                               gpu_has_clusters());

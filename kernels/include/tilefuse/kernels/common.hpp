@@ -188,10 +188,11 @@ inline bool contiguous_rows_misaligned(int64_t cols, DType dtype) { return (cols
 
 // Where indexing rows from their aligned start measured faster (H200, bf16,
 // bench/NOTES.md): rows of 2-byte alignment only (odd widths of 16-bit data) split over a
-// cluster, in softmax and the residual RMSNorm (4096x16383 softmax 56.8% -> 61.6% of
-// copy, residual 48.7% -> 58.8%; 4096x30011 64.1% -> 69.5%, 56.9% -> 71.4%). Rows in one
-// program, rows of 4-byte alignment (their accesses were 4 bytes wide already) and
-// RMSNorm/LayerNorm (the weight read at the row's offset is realigned per run) lost.
+// cluster, in softmax, softmax backward, the residual RMSNorm and cross-entropy (4096x16383
+// softmax 56.8% -> 61.6% of copy, residual 48.7% -> 58.8%; 4096x30011 64.1% -> 69.5%,
+// 56.9% -> 71.4%). Rows in one program, rows of 4-byte alignment (their accesses were 4
+// bytes wide already) and RMSNorm/LayerNorm (the weight read at the row's offset is
+// realigned per run) lost.
 inline bool aligned_rows_pay(const Config& c, int64_t cols, DType dtype) {
   return c.cluster > 1 && (cols * byte_size(dtype)) % 4 != 0;
 }
@@ -205,12 +206,12 @@ inline void set_align_rows(Config& c, bool align, int64_t span, bool pays) {
   if (align && want && !row_uses_loop(c, span)) c.set("ALIGN_ROWS", 1);
 }
 
-// A row kernel's heuristic config and whether it indexes rows from their aligned start:
-// `heuristic(positions)` for the aligned span when that pays (aligned_rows_pay, and
-// `kernel_pays`), else for the width itself.
+// A row kernel's heuristic config for rows that may be indexed from their aligned start
+// (`align`: rows_need_alignment): `heuristic(positions)` for the aligned span where that
+// pays (aligned_rows_pay), else for the width itself.
 template <class Heuristic>
-Config aligned_rows_heuristic(bool align, bool kernel_pays, int64_t cols, DType dtype, const Heuristic& heuristic) {
-  if (align && kernel_pays) {
+Config aligned_rows_heuristic(bool align, int64_t cols, DType dtype, const Heuristic& heuristic) {
+  if (align) {
     Config c = heuristic(aligned_row_span(cols, dtype));
     if (aligned_rows_pay(c, cols, dtype)) return c;
   }

@@ -195,7 +195,7 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
 
     bool align = rows_need_alignment(dtype_v<T>, {row_buffer(logits, ls), row_buffer(dlogits, ds)});
     auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype_v<T>, clusters_usable<Logits>()); };
-    Config c = cross_entropy_config(cfg ? *cfg : aligned_rows_heuristic(align, true, V, dtype_v<T>, heuristic), V, o);
+    Config c = cross_entropy_config(cfg ? *cfg : aligned_rows_heuristic(align, V, dtype_v<T>, heuristic), V, o);
     set_align_rows(c, align, aligned_row_span(V, dtype_v<T>), aligned_rows_pay(c, V, dtype_v<T>));
     bool mean = o.reduction == LossReduction::mean;
     // Scratch: the row losses of a sum or mean (none writes `loss` itself), then the

@@ -246,7 +246,7 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   auto heuristic = [&](int64_t n) { return norm_heuristic(n, dtype_v<T>, clusters_usable<Out>(), true); };
   Config c = cfg ? *cfg
-                 : with_split_rows<Out>(aligned_rows_heuristic(align, true, cols, dtype_v<T>, heuristic), rows, cols,
+                 : with_split_rows<Out>(aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic), rows, cols,
                                         dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true);
   c.meta.erase("SPLIT");

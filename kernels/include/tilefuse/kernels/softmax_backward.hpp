@@ -81,7 +81,7 @@ void softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int64_t c
   check_buffer_size(fn, "y", y, rows, cols, "rows x cols");
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(dy, cols), row_buffer(y, cols), row_buffer(dx, cols)});
   auto heuristic = [&](int64_t n) { return softmax_backward_heuristic(n, dtype_v<T>, clusters_usable<DX>()); };
-  Config c = cfg ? *cfg : aligned_rows_heuristic(align, true, cols, dtype_v<T>, heuristic);
+  Config c = cfg ? *cfg : aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic);
   check_row_cover(c, cols, fn);
   set_align_rows(c, align, aligned_row_span(cols, dtype_v<T>), aligned_rows_pay(c, cols, dtype_v<T>));
   launch_rows(softmax_backward_row_kernel<T>(), softmax_backward_looped_kernel<T>(), c, rows, cols, dx, dy, y, cols,

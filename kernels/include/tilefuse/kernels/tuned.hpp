@@ -123,7 +123,7 @@ const auto& softmax_tuner() {
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>), true,
+                        return with_split_rows_any(aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
                                                                           k["n_cols"], dtype_v<T>, [](int64_t n) {
                                                                             return softmax_heuristic(n, dtype_v<T>,
                                                                                                      gpu_has_clusters());
@@ -412,7 +412,7 @@ const auto& softmax_backward_tuner() {
       TuneOptions{.name = "softmax_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>), true,
+                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
                                                       k["n_cols"], dtype_v<T>, [](int64_t n) {
                                                         return softmax_backward_heuristic(n, dtype_v<T>,
                                                                                           gpu_has_clusters());
@@ -508,7 +508,7 @@ const auto& cross_entropy_tuner() {
       TuneOptions{.name = "cross_entropy", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>), true,
+                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
                                                       k["n_cols"], dtype_v<T>, [](int64_t n) {
                                                         return cross_entropy_heuristic(n, dtype_v<T>,
                                                                                        gpu_has_clusters());
