@@ -39,8 +39,9 @@ TEST_CASE_TEMPLATE("align_down: rows of any width read and written from their 16
 TEST_CASE("align_down: the alignment must be a power of two from the element size to 128 bytes") {
   for (int64_t bytes : {3, 2, 256}) {
     CAPTURE(bytes);
-    auto k = kernel("align_bad", [bytes](Ptr<f32> out) {
-      auto a = align_down(out, bytes);
+    unsigned line = 0;
+    auto k = kernel("align_bad", [bytes, &line](Ptr<f32> out) {
+      line = __LINE__; auto a = align_down(out, bytes);
       store(a.base + arange(0, 4), zeros<f32>({4}));
     });
     try {
@@ -50,6 +51,7 @@ TEST_CASE("align_down: the alignment must be a power of two from the element siz
       std::string msg = e.what();
       CHECK(msg.find("align_down to " + std::to_string(bytes) + " bytes for ptr<f32> pointers") != std::string::npos);
       CHECK(msg.find("power of two between the element size (4 bytes) and 128") != std::string::npos);
+      CHECK(msg.find("test_aligned_rows.cpp:" + std::to_string(line)) != std::string::npos);  // the user's line
     }
   }
 }

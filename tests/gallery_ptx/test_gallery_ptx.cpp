@@ -39,16 +39,24 @@ int count(const std::string& s, const std::regex& re) {
   return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
 }
 
-// A gallery row kernel compiled for sm_90a with every argument of divisibility 1
-// (pointers and widths of any alignment), the kernel's defaults filling in `cfg`.
-nvptx::CompiledKernel compile_unaligned(const std::string& kname, DType d, Config cfg) {
+// The PTX of a gallery row kernel compiled for sm_90a with every argument of
+// divisibility 1 (pointers and widths of any alignment), the kernel's defaults filling in
+// `cfg`; checks that ptxas assembles it without spills.
+std::string assemble_unaligned(const std::string& kname, DType d, Config cfg) {
   const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                 [&](const auto& k) { return k.name == kname; });
   for (auto& [key, v] : g.default_config.meta)
     if (!cfg.has(key)) cfg.set(key, v);
+  CAPTURE(kname);
+  CAPTURE(name(d));
+  CAPTURE(cfg.str());
   const KernelBase& k = g.get(d);
   auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
-  return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+  CHECK_MESSAGE(r.ok, r.log);
+  CHECK(r.spill_stores == 0);
+  return ptx;
 }
 
 }  // namespace
@@ -476,19 +484,14 @@ TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or real
     for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
       for (DType d : {DType::bf16, DType::f32}) {
         for (int64_t cols : {4099, 30011}) {
-          Config cfg = kernels::row_heuristic(cols, d, true);
           CAPTURE(mode);
           CAPTURE(kname);
           CAPTURE(name(d));
-          CAPTURE(cfg.str());
-          nvptx::CompiledKernel ck = compile_unaligned(kname, d, cfg);
-          tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
-          CHECK_MESSAGE(r.ok, r.log);
-          CHECK(r.spill_stores == 0);
-          CHECK((count(ck.ptx, ld128) > 0) == realign);
-          CHECK((count(ck.ptx, st128) > 0) == realign);
-          CHECK((ck.ptx.find("shfl.sync.down") != std::string::npos) == realign);
-          if (!realign && d == DType::bf16) CHECK(count(ck.ptx, st16) > 0);
+          std::string ptx = assemble_unaligned(kname, d, kernels::row_heuristic(cols, d, true));
+          CHECK((count(ptx, ld128) > 0) == realign);
+          CHECK((count(ptx, st128) > 0) == realign);
+          CHECK((ptx.find("shfl.sync.down") != std::string::npos) == realign);
+          if (!realign && d == DType::bf16) CHECK(count(ptx, st16) > 0);
         }
       }
     }
@@ -509,18 +512,14 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
         cfg.set("ALIGN_ROWS", 1);
         CAPTURE(kname);
         CAPTURE(name(d));
-        CAPTURE(cfg.str());
-        nvptx::CompiledKernel ck = compile_unaligned(kname, d, cfg);
-        tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
-        CHECK_MESSAGE(r.ok, r.log);
-        CHECK(r.spill_stores == 0);
+        std::string ptx = assemble_unaligned(kname, d, cfg);
         // Every access of the row moves as whole 16-byte runs (one per CHUNK per thread at
         // least); the weight's (RMSNorm, LayerNorm) as the two aligned chunks of each run.
         int64_t chunks = cfg.has("CHUNKS") ? cfg.get("CHUNKS") : 1;
         int64_t weights = kname == "softmax" ? 0 : kname == "rmsnorm" ? 2 : 4;  // chunks per run
-        CHECK(count(ck.ptx, ld128) >= chunks * (1 + weights));
-        CHECK(count(ck.ptx, st128) >= chunks);
-        CHECK(ck.ptx.find("shfl.sync.down") == std::string::npos);  // no realigned stores
+        CHECK(count(ptx, ld128) >= chunks * (1 + weights));
+        CHECK(count(ptx, st128) >= chunks);
+        CHECK(ptx.find("shfl.sync.down") == std::string::npos);  // no realigned stores
       }
     }
   }
