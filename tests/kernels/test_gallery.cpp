@@ -108,7 +108,7 @@ TEST_CASE_TEMPLATE("layernorm matches the reference", T, float, half, bfloat16) 
 }
 
 TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfloat16) {
-  struct Case { int64_t bh, n, d; bool causal; Config cfg; };
+  struct Case { int64_t bh, n, d; bool causal; Config cfg; float scale = 0.0f; };
   Case cases[] = {
       {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
       {1, 50, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, num_warps(2)}},
@@ -125,19 +125,25 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {2, 83, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
       {1, 70, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(2)}},
       {1, 32, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}},
+      // explicit scales: the row max over raw scores (positive) and over scaled ones
+      // (negative: SCALE_NEG), with and without masks and the lagged P.V
+      {1, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, 0.9f},
+      {1, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, -0.7f},
+      {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}, -0.4f},
   };
   for (auto& c : cases) {
     CAPTURE(c.n);
     CAPTURE(c.d);
     CAPTURE(c.causal);
+    CAPTURE(c.scale);
     size_t sz = c.bh * c.n * c.d;
     auto q = ref::random_vec<T>(sz, 41, -1.0f, 1.0f);
     auto k = ref::random_vec<T>(sz, 42, -1.0f, 1.0f);
     auto v = ref::random_vec<T>(sz, 43, -1.0f, 1.0f);
     std::vector<T> o(sz);
     std::vector<float> lse(c.bh * c.n);
-    double scale = 1.0 / std::sqrt(double(c.d));
-    tk::attention_fwd(o, lse, q, k, v, c.bh, c.n, c.d, c.causal, 0.0f, c.cfg);
+    double scale = c.scale != 0.0f ? c.scale : 1.0 / std::sqrt(double(c.d));
+    tk::attention_fwd(o, lse, q, k, v, c.bh, c.n, c.d, c.causal, c.scale, c.cfg);
     std::vector<double> want_o, want_lse;
     ref::attention(want_o, want_lse, ref::to_float(q), ref::to_float(k), ref::to_float(v), c.bh, c.n, c.d, c.causal,
                    scale);

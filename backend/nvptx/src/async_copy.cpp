@@ -13,6 +13,7 @@
 // persistent and looped programs). A load is not staged when a store in the loop may
 // write what it reads (the same base argument, or one not known).
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <unordered_set>
 
@@ -27,10 +28,6 @@ using ir::OpKind;
 using ir::Value;
 
 namespace {
-
-bool is_zero_constant(const Value* v) {
-  return v->def && v->def->kind == OpKind::Constant && v->def->fval == 0 && v->def->ival == 0;
-}
 
 // Ops that may be evaluated again for a later iteration (pure, cheap, no shared memory).
 bool recomputable(OpKind k) {
@@ -106,6 +103,11 @@ bool stageable(const Op& op, const GpuPlan& plan) {
 }
 
 }  // namespace
+
+bool is_zero_constant(const Value* v) {
+  return v->def && v->def->kind == OpKind::Constant && v->def->fval == 0 && !std::signbit(v->def->fval) &&
+         v->def->ival == 0;
+}
 
 SharedEncoding async_encoding(const GpuPlan& plan, const ir::Op* ld) {
   const LinearLayout& l = plan.layout(ld->result())->ll;

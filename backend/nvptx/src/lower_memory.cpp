@@ -42,9 +42,9 @@ std::string operand_list(int first, int n) {
   return s + "}";
 }
 
-// f32 -> bf16/f16 roundings of adjacent elements as one cvt.rn.{bf16,f16}x2.f32 per
-// 32-bit word (instead of a cvt per element and a move to pack them); null when the
-// elements are not such roundings.
+}  // namespace
+
+// One cvt per word instead of a cvt per element and a move to pack them.
 llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt) {
   auto* tl = llvm::dyn_cast<llvm::FPTruncInst>(lo);
   auto* th = llvm::dyn_cast<llvm::FPTruncInst>(hi);
@@ -53,8 +53,6 @@ llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt
   std::string text = std::string("cvt.rn.") + (dt == DType::bf16 ? "bf16x2" : "f16x2") + ".f32 $0, $1, $2;";
   return cg.inline_asm(cg.i32(), text, "=r,f,f", {th->getOperand(0), tl->getOperand(0)}, false);
 }
-
-}  // namespace
 
 // Elements (register values) <-> words.
 std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "codegen.hpp"
+#include "memory_access.hpp"
 #include "passes.hpp"
 
 namespace tilefuse::nvptx {
@@ -167,6 +168,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   std::string shape = "m64n" + std::to_string(t.instr_n) + "k16";
   auto* pair = llvm::FixedVectorType::get(cg.elem_type(ta.dtype), 2);
   auto word = [&](int base, int w) {
+    if (llvm::Value* packed = packed_pair(cg, A[base + 2 * w], A[base + 2 * w + 1], ta.dtype)) return packed;
     llvm::Value* v = llvm::PoisonValue::get(pair);
     v = b.CreateInsertElement(v, A[base + 2 * w], uint64_t{0});
     v = b.CreateInsertElement(v, A[base + 2 * w + 1], uint64_t{1});
@@ -184,7 +186,13 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
       }
   Regs out(C.begin(), C.end());
   pingpong_take_turn(cg);
-  out = thread_through(cg, "wgmma.fence.sync.aligned;", out);
+  // A zero accumulator is not read: the first K step writes it (scale-d = 0), so no
+  // registers are zeroed per dot (attention's Q.K^T, once per key block).
+  bool zero_acc = is_zero_constant(op.operand(2));
+  if (zero_acc)
+    cg.inline_asm(b.getVoidTy(), "wgmma.fence.sync.aligned;", "~{memory}", {}, true);
+  else
+    out = thread_through(cg, "wgmma.fence.sync.aligned;", out);
   std::vector<llvm::Type*> acc_tys(per_instr, b.getFloatTy());
   auto* ret = llvm::StructType::get(cg.ctx, acc_tys);
   for (int ki = 0; ki < kreps; ++ki)
@@ -216,14 +224,18 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         args.push_back(descriptor(tile_b, nn, int64_t{ki} * kWgmmaK));
         cons += ",l";
         std::string b_text = "$" + std::to_string(next++);
-        for (int i = 0; i < per_instr; ++i) {
-          args.push_back(out[c0 + i]);
-          cons += "," + std::to_string(i);
-        }
-        // scale-d = 1 (accumulate), no negation; transpose bits: 1 = M/N-major in shared memory.
+        bool first_write = zero_acc && ki == 0;
+        if (!first_write)
+          for (int i = 0; i < per_instr; ++i) {
+            args.push_back(out[c0 + i]);
+            cons += "," + std::to_string(i);
+          }
+        // scale-d = 1 (accumulate) or 0 (D = A.B), no negation; transpose bits: 1 =
+        // M/N-major in shared memory.
         std::string trans = (src_a ? std::string(tile_a.k_major ? "0" : "1") + ", " : std::string()) +
                             (tile_b.k_major ? "0" : "1");
-        text = "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32." + ty + "." +
+        text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + std::string(first_write ? "0" : "1") +
+               ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32." + ty + "." +
                ty + " {" + dl + "}, " + a_text + ", " + b_text + ", p, 1, 1, " + trans + ";\n}";
         llvm::Value* d = cg.inline_asm(ret, text, cons + ",~{memory}", args, true);
         for (int i = 0; i < per_instr; ++i) out[c0 + i] = b.CreateExtractValue(d, i);

@@ -17,6 +17,9 @@ struct Words {
   std::string ptx_type;
 };
 Words words_for(Codegen& cg, DType dt, int vec);
+// f32 -> bf16/f16 roundings of two elements as one cvt.rn.{bf16,f16}x2.f32 word (lo in
+// the low half); null when the elements are not such roundings.
+llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt);
 // The elements of a run packed into words (f32 -> 16-bit roundings as cvt.rn.*x2 pairs).
 std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w);
 

@@ -25,6 +25,8 @@ UnalignedMode unaligned_mode();
 bool realign_enabled();
 bool checked_runs_enabled();
 bool is_elementwise(ir::OpKind k);
+// A constant +0 (a tile of zeros): a dot's accumulator the MMA need not read.
+bool is_zero_constant(const ir::Value* v);
 
 }  // namespace tilefuse::nvptx
 

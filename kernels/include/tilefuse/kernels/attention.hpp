@@ -23,7 +23,8 @@ const auto& attention_fwd_kernel() {
       {"out", "lse", "q", "k", "v", "seq_len", "stride_h", "stride_n", "sm_scale"},
       [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
-         Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG) {
+         Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
+         Meta<"SCALE_NEG", bool, false> SCALE_NEG) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -47,16 +48,19 @@ const auto& attention_fwd_kernel() {
         auto load_v = [&](auto start_n, bool) { return load(v_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM}); };
         // The online softmax of one block's scores: updates m and l, returns P and the
         // factor alpha that rescales the accumulator before P.V is added.
+        // With a positive scale the row max is taken over the raw scores and scaled once
+        // per row, so each score costs one fma (s * scale - m) before its exp2;
+        // SCALE_NEG (a negative sm_scale, set by the host) scales every score first.
         auto softmax = [&](auto qk, auto start_n, bool masked) {
-          auto s = qk * qk_scale;
+          auto s = SCALE_NEG ? qk * qk_scale : qk;
           if (masked) {
             auto kn = start_n + offs_n;
             auto col_ok = kn < seq_len;
             auto keep = CAUSAL ? (col_ok.row() && (offs_m.col() >= kn.row())) : col_ok.row();
             s = where(keep, s, -inf);
           }
-          auto m_new = maximum(m_i, max(s, 1));
-          auto p = exp2(s - m_new.col());
+          auto m_new = SCALE_NEG ? maximum(m_i, max(s, 1)) : maximum(m_i, max(s, 1) * qk_scale);
+          auto p = SCALE_NEG ? exp2(s - m_new.col()) : exp2(s * qk_scale - m_new.col());
           auto alpha = exp2(m_i - m_new);
           l_i = l_i * alpha + sum(p, 1);
           m_i = m_new;
@@ -102,7 +106,7 @@ const auto& attention_fwd_kernel() {
           for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, false)), start_n, false); });
         }
         for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, true)), start_n, true); });
-        auto o = acc / l_i.col();
+        auto o = acc * (1.0f / l_i).col();  // one division per row, not per element
         store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
         store(lse + head * seq_len + offs_m, (m_i + log2(l_i)) * 0.6931471805599453f, row_ok);
@@ -139,6 +143,11 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
 }
 
+// The meta-parameters a launch takes from its arguments rather than from the config.
+inline Config attention_launch_config(Config c, int64_t head_dim, bool causal, float sm_scale) {
+  return c.set("HEAD_DIM", head_dim).set("CAUSAL", causal).set("SCALE_NEG", sm_scale < 0.0f);
+}
+
 // attention_fwd(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal[, sm_scale]):
 // softmax(q k^T * sm_scale [+ causal mask]) v for contiguous [batch_heads, seq_len, head_dim] tensors.
 template <class Out, class Lse, class Q, class K, class V>
@@ -146,9 +155,8 @@ void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int
                    int64_t head_dim, bool causal, float sm_scale = 0.0f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
   if (sm_scale == 0.0f) sm_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  Config c = cfg ? *cfg : attention_heuristic(seq_len, head_dim, causal, warpgroup_mma_usable<Q>());
-  c.set("HEAD_DIM", head_dim);
-  c.set("CAUSAL", causal);
+  Config c = attention_launch_config(cfg ? *cfg : attention_heuristic(seq_len, head_dim, causal, warpgroup_mma_usable<Q>()),
+                                     head_dim, causal, sm_scale);
   int64_t bm = c.get("BLOCK_M");
   attention_fwd_kernel<T>().launch(grid((seq_len + bm - 1) / bm, batch_heads), c, out, lse, q, k, v, seq_len,
                                    seq_len * head_dim, head_dim, sm_scale);

@@ -292,7 +292,7 @@ const auto& attention_tuner() {
          int64_t seq, int64_t d, bool causal, float scale) {
         // The same launch attention_fwd() makes.
         if (scale == 0.0f) scale = 1.0f / std::sqrt(static_cast<float>(d));
-        Config lc = Config(c).set("HEAD_DIM", d).set("CAUSAL", causal);
+        Config lc = attention_launch_config(c, d, causal, scale);
         return tuning::specialization(attention_fwd_kernel<T>(), lc, out, lse, q, k, v, seq, seq * d, d, scale);
       });
   return t;
