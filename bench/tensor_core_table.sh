@@ -4,6 +4,7 @@
 #   bundle/tensor_core_table.sh OUTDIR
 # Writes OUTDIR/ours.txt (tilefuse-bench, heuristic configs) and OUTDIR/peers.txt
 # (peers.py summaries: cuBLAS, cuBLAS + eager epilogue, Triton, SDPA flash, cuDNN).
+# Attention shapes are the peers': 16 heads and batch = 32768 / seq_len.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${1:?usage: tensor_core_table.sh OUTDIR}
@@ -12,7 +13,7 @@ export LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 {
   "$here/tilefuse-bench" matmul --dtype bf16,f16 --reps 20
   "$here/tilefuse-bench" attention --dtype f16,bf16 --reps 10 \
-    --shape 4x16x1024x64,4x16x4096x64,1x16x16384x64,4x16x4096x64c,1x16x16384x64c,4x16x1024x128,4x16x4096x128,1x16x16384x128,4x16x4096x128c,1x16x16384x128c
+    --shape 32x16x1024x64,8x16x4096x64,2x16x16384x64,8x16x4096x64c,2x16x16384x64c,32x16x1024x128,8x16x4096x128,2x16x16384x128,8x16x4096x128c,2x16x16384x128c
 } 2>&1 | tee "$out/ours.txt"
 {
   python3 "$here/peers.py" gemm --dtype bf16 --shape 4096x4096x4096 --shape 8192x8192x8192 --shape 8192x8192x1024 \

@@ -1,10 +1,11 @@
-// Structured control flow: for loops with loop-carried tiles (one phi per register)
-// and if/else with results. Conditions and bounds are scalars, hence uniform across
+// Structured control flow: for loops with loop-carried tiles (one phi per register,
+// 16-bit floats one per pair) and if/else with results. Conditions and bounds are scalars, hence uniform across
 // the CTA, so barriers inside the bodies are safe.
 #include <algorithm>
 #include <tuple>
 
 #include "codegen.hpp"
+#include "memory_access.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -18,6 +19,43 @@ std::vector<Regs> yields(Codegen& cg, const ir::Block& block) {
   TF_ASSERT(y.kind == OpKind::Yield, "region without yield");
   std::vector<Regs> out;
   for (int i = 0; i < y.num_operands(); ++i) out.push_back(cg.operand(y, i));
+  return out;
+}
+
+// 16-bit float registers travel around a loop in pairs, one 32-bit register each (the
+// packed cvt makes them so and MMA operands read them so); as separate phis ptxas gives
+// each its own 32-bit register (FlashAttention's lagged P tile: 32 registers more).
+bool carried_in_pairs(const Regs& r) {
+  if (r.size() < 2 || r.size() % 2) return false;
+  for (llvm::Value* v : r)
+    if (!v->getType()->isHalfTy() && !v->getType()->isBFloatTy()) return false;
+  return true;
+}
+
+Regs pack_pairs(Codegen& cg, const Regs& r) {
+  if (!carried_in_pairs(r)) return r;
+  auto& b = cg.b;
+  llvm::Type* et = r[0]->getType();
+  auto* pair = llvm::FixedVectorType::get(et, 2);
+  Regs out;
+  for (size_t i = 0; i < r.size(); i += 2) {
+    if (llvm::Value* w = packed_pair(cg, r[i], r[i + 1], et->isBFloatTy() ? DType::bf16 : DType::f16)) {
+      out.push_back(b.CreateBitCast(w, pair));
+      continue;
+    }
+    llvm::Value* v = b.CreateInsertElement(llvm::PoisonValue::get(pair), r[i], uint64_t{0});
+    out.push_back(b.CreateInsertElement(v, r[i + 1], uint64_t{1}));
+  }
+  return out;
+}
+
+Regs unpack_pairs(Codegen& cg, const Regs& packed, const Regs& like) {
+  if (!carried_in_pairs(like)) return packed;
+  Regs out;
+  for (llvm::Value* v : packed) {
+    out.push_back(cg.b.CreateExtractElement(v, uint64_t{0}));
+    out.push_back(cg.b.CreateExtractElement(v, uint64_t{1}));
+  }
   return out;
 }
 
@@ -103,7 +141,10 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   std::vector<std::vector<llvm::PHINode*>> phis;
   for (auto& regs : inits) {
     std::vector<llvm::PHINode*> ps;
-    for (auto* r : regs) {
+    b.SetInsertPoint(pre->getTerminator());
+    Regs stored = pack_pairs(cg, regs);
+    b.SetInsertPoint(header);
+    for (auto* r : stored) {
       auto* phi = b.CreatePHI(r->getType(), 2);
       phi->addIncoming(r, pre);
       ps.push_back(phi);
@@ -150,10 +191,12 @@ void lower_for(Codegen& cg, const ir::Op& op) {
                         : b.CreateICmpUGE(iv, b.CreateAdd(lo, b.CreateMul(step, llvm::ConstantInt::get(iv->getType(), back))));
     cg.pipeline_state[&body] = st;
   }
-  for (size_t i = 0; i < phis.size(); ++i) cg.set(body.args[i + 1], Regs(phis[i].begin(), phis[i].end()));
+  for (size_t i = 0; i < phis.size(); ++i)
+    cg.set(body.args[i + 1], unpack_pairs(cg, Regs(phis[i].begin(), phis[i].end()), inits[i]));
   cg.smem_unknown();  // the previous iteration may still be reading shared memory
   cg.lower_block(body);
   std::vector<Regs> next = yields(cg, body);
+  for (size_t i = 0; i < next.size(); ++i) next[i] = pack_pairs(cg, next[i]);
   pingpong_pass_turn(cg);
   llvm::Value* iv_next = b.CreateAdd(iv, step);
   llvm::Value* slot_next = nullptr;
@@ -177,7 +220,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
   if (pl && !prefetched) inval_tma_barriers(cg, *pl);
   cg.smem_unknown();
   for (size_t i = 0; i < op.results.size(); ++i) {
-    Regs r(phis[i].begin(), phis[i].end());
+    Regs r = unpack_pairs(cg, Regs(phis[i].begin(), phis[i].end()), inits[i]);
     // The last iteration's MMAs were left in flight.
     if (auto w = cg.plan.wgmma_exit_waits.find(&op); w != cg.plan.wgmma_exit_waits.end())
       if (std::find(w->second.begin(), w->second.end(), static_cast<int>(i)) != w->second.end())
