@@ -81,6 +81,9 @@ class Codegen {
     std::unordered_map<const ir::Op*, llvm::Value*> write_base;
     llvm::Value* write_slot = nullptr;   // the stage those copies fill
     llvm::Value* release_ok = nullptr;   // warp-specialized: that stage was read before
+    // A CTA barrier was passed in this iteration: every buffer the copies issued ahead
+    // refill (those of iteration i - 1 - lag) is free from there on.
+    bool barrier_passed = false;
   };
   // TMA loads of the pipelined loop being lowered: this iteration's stage and the
   // phase parity its mbarrier completes with (lower_tma.cpp).

@@ -46,6 +46,16 @@ std::string operand_list(int first, int n) {
 
 // One cvt per word instead of a cvt per element and a move to pack them.
 llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt) {
+  // Both halves of one packed value (a pair carried around a loop): that value.
+  auto* el = llvm::dyn_cast<llvm::ExtractElementInst>(lo);
+  auto* eh = llvm::dyn_cast<llvm::ExtractElementInst>(hi);
+  if (el && eh && el->getVectorOperand() == eh->getVectorOperand() &&
+      llvm::cast<llvm::FixedVectorType>(el->getVectorOperandType())->getNumElements() == 2) {
+    auto* il = llvm::dyn_cast<llvm::ConstantInt>(el->getIndexOperand());
+    auto* ih = llvm::dyn_cast<llvm::ConstantInt>(eh->getIndexOperand());
+    if (il && ih && il->getZExtValue() == 0 && ih->getZExtValue() == 1)
+      return cg.b.CreateBitCast(el->getVectorOperand(), cg.i32());
+  }
   auto* tl = llvm::dyn_cast<llvm::FPTruncInst>(lo);
   auto* th = llvm::dyn_cast<llvm::FPTruncInst>(hi);
   if (!tl || !th || !tl->getOperand(0)->getType()->isFloatTy() || !th->getOperand(0)->getType()->isFloatTy())

@@ -121,8 +121,11 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
     fence_proxy_async(cg);
     // The copies of other threads become visible at the barrier, which also ends the
     // reads of the buffers refilled next; warp-specialized TMA stages need neither
-    // (their mbarriers carry both).
-    wrote = group_copies || !cg.plan.warp_specialized();
+    // (their mbarriers carry both), nor TMA operands after the iteration's first
+    // barrier (their mbarriers publish the data; the buffers refilled are free since).
+    auto st = cg.pipeline_state.find(op.parent);
+    bool refills_free = st != cg.pipeline_state.end() && st->second.barrier_passed;
+    wrote = group_copies || (!cg.plan.warp_specialized() && !refills_free);
   }
   std::function<Regs()> read_a;
   if (!src_a) read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
@@ -144,7 +147,10 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
     tile_b.k_major = true;
     tile_b.addr = cg.shared_addr32(cg.smem_addr(off_b));
   }
-  if (wrote) cg.smem_after_write();
+  if (wrote) {
+    cg.smem_after_write();
+    if (auto st = cg.pipeline_state.find(op.parent); st != cg.pipeline_state.end()) st->second.barrier_passed = true;
+  }
   issue_deferred_copies(cg, op);  // refill the buffers the previous iteration read
   Regs A = read_a ? read_a() : Regs{};
 
