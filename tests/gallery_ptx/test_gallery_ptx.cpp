@@ -375,6 +375,16 @@ TEST_CASE("attention with P.V one block behind: Q.K^T and P.V in flight together
     nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
     // The lagged loop waits with one group (its P.V) still in flight.
     CHECK(ck.ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
+    // Q.K^T starts from a zero accumulator: its first K step writes it (scale-d 0), no
+    // registers zeroed per block.
+    CHECK(ck.ptx.find("setp.ne.b32 p, 0, 0;\nwgmma.mma_async") != std::string::npos);
+    // P leaves the softmax as packed f16 pairs (one cvt per pair) and crosses the back
+    // edge as such: one 32-bit phi per pair, no 16-bit phis.
+    CHECK(ck.ptx.find("cvt.rn.f16x2.f32") != std::string::npos);
+    nvptx::CompileArtifacts art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    // 128x128 P over 256 threads: 32 words per loop (as i32 once LLVM folds the bitcasts)
+    CHECK(count(art.llvm_ir_opt, std::regex(R"(= phi (i32|<2 x half>) )")) >= 64);
+    CHECK(count(art.llvm_ir_opt, std::regex(R"(= phi half )")) == 0);
     if (!tools::find_ptxas().empty()) {
       tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
       CHECK_MESSAGE(r.ok, r.log);

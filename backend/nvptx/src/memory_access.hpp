@@ -18,8 +18,8 @@ struct Words {
 };
 Words words_for(Codegen& cg, DType dt, int vec);
 // Two 16-bit elements as one 32-bit word without moves: the halves of one packed value
-// (a pair carried around a loop) as that value, f32 -> bf16/f16 roundings as one cvt.rn.{bf16,f16}x2.f32 (lo in the
-// low half); null otherwise.
+// (a pair carried around a loop) as that value, f32 -> bf16/f16 roundings as one
+// cvt.rn.{bf16,f16}x2.f32 (lo in the low half); null otherwise.
 llvm::Value* packed_pair(Codegen& cg, llvm::Value* lo, llvm::Value* hi, DType dt);
 // The elements of a run packed into words (f32 -> 16-bit roundings as cvt.rn.*x2 pairs).
 std::vector<llvm::Value*> to_words(Codegen& cg, const Regs& elems, DType dt, const Words& w);
