@@ -1,6 +1,6 @@
 // Structured control flow: for loops with loop-carried tiles (one phi per register,
-// 16-bit floats one per pair) and if/else with results. Conditions and bounds are scalars, hence uniform across
-// the CTA, so barriers inside the bodies are safe.
+// 16-bit floats one per pair) and if/else with results. Conditions and bounds are
+// scalars, hence uniform across the CTA, so barriers inside the bodies are safe.
 #include <algorithm>
 #include <tuple>
 
