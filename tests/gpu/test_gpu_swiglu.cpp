@@ -11,7 +11,7 @@ namespace tk = tilefuse::kernels;
 
 namespace {
 
-// fast_exp (ex2.approx) on the GPU, exact exp on the interpreter: a few f32 ulps apart.
+// fast_sigmoid (ex2.approx, div.approx) on the GPU, exact on the interpreter: a few f32 ulps apart.
 template <class T>
 difftest::Tolerance tol() {
   if constexpr (std::is_same_v<T, float>) return {1e-5, 1e-5};

@@ -122,6 +122,7 @@ TF_UNARY_MATH(fast_tanh, Tanh, true)
 TF_UNARY_MATH(fast_exp, Exp, true)
 TF_UNARY_MATH(fast_exp2, Exp2, true)
 TF_UNARY_MATH(fast_rsqrt, Rsqrt, true)
+TF_UNARY_MATH(fast_sigmoid, Sigmoid, true)
 #undef TF_UNARY_MATH
 
 template <class T, int R>
