@@ -128,10 +128,10 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
   if (warpgroup_mma) {
     // K and V by TMA. Head dim 64 (H200, peers' shapes, bench/NOTES.md "Softmax with
     // fewer instructions"): 64x128 on one warpgroup, 2 stages, P.V one block behind
-    // (PV_LAG) with registers capped for 3 programs per SM (a few spilled bytes):
-    // 467-483 TFLOP/s non-causal, 411-459 causal, against 438 / 375-402 without the
-    // lag and 393 with it uncapped (2 programs per SM). Head dim 128: PV_LAG on 128x128
-    // over two warpgroups, one program per SM (+2-9% on every shape measured).
+    // (PV_LAG) with registers capped for 3 programs per SM (spill-free since loops
+    // carry P in packed pairs): 467-492 TFLOP/s non-causal N >= 4096, 411-465 causal,
+    // against 438 / 375-402 without the lag. Head dim 128: PV_LAG on 128x128 over two
+    // warpgroups, one program per SM (+2-9% on every shape measured).
     if (head_dim <= 64)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     num_warps(4), num_stages(2), min_programs_per_sm(3)};
