@@ -3,6 +3,7 @@
 #include <random>
 
 #include "differential.hpp"
+#include "loop_carry_kernels.hpp"
 
 using namespace tilefuse;
 using difftest::gpu_matches_interp;
@@ -179,6 +180,17 @@ TEST_CASE("gpu: loops with carried tiles, if_, 2-D/3-D grids and num_programs") 
   auto x = rnd<float>(n, 15);
   std::vector<float> out(2 * 2 * 3 * 2);
   gpu_matches_interp(k, Grid(2, 3, 2), {{"BLOCK", 128}, num_warps(4)}, {1e-4, 1e-5}, out, x, n);
+}
+
+TEST_CASE_TEMPLATE("gpu: 16-bit tiles carried around loops (packed pairs): loaded, rounded and constant", T, half,
+                   bfloat16) {
+  const auto& k = loop_carry::carry16_kernel<T>();
+  for (int n : {1, 300, 777}) {
+    CAPTURE(n);
+    auto x = rnd<T>(n, 16);
+    std::vector<T> out(3 * 128);
+    gpu_matches_interp(k, Grid(1), {{"BLOCK", 128}, num_warps(2)}, {1e-2, 1e-2}, out, x, n);  // fma contraction
+  }
 }
 
 TEST_CASE("gpu: atomics") {
