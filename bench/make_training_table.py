@@ -49,7 +49,8 @@ for (k, shape), r in sorted(ours.items()):
     if k == 'cross_entropy':
         row('cross-entropy fwd+bwd', shape, r['gbs'], ('cross_entropy', shape))
     elif k.endswith('_bwd') and k != 'swiglu_bwd':
-        fwd = ours.get((k[:-4], shape))
+        # LayerNorm's backward reads the statistics its forward saved: pair it with that forward.
+        fwd = ours.get(('layernorm_stats' if k == 'layernorm_bwd' else k[:-4], shape))
         if not fwd:
             continue
         es = 4 if r['dtype'] == 'f32' else 2

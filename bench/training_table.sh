@@ -17,7 +17,7 @@ rows="65536x1024,16384x4096,8192x16384,2048x65536,16384x5000"
 ce="8192x32000,4096x128256,2048x151936,16384x50304"
 {
   "$here/tilefuse-bench" cross_entropy --dtype "$dt" --shape "$ce" --json
-  "$here/tilefuse-bench" softmax,rmsnorm,layernorm,softmax_bwd,rmsnorm_bwd,layernorm_bwd,swiglu,swiglu_bwd \
+  "$here/tilefuse-bench" softmax,rmsnorm,layernorm_stats,softmax_bwd,rmsnorm_bwd,layernorm_bwd,swiglu,swiglu_bwd \
     --dtype "$dt" --shape "$rows" --json
 } >"$out/training_ours.json"
 pdt=$dt

@@ -70,8 +70,9 @@ TEST_CASE_TEMPLATE("gpu: gallery row kernels with ALIGN_ROWS at odd widths and o
     for (int res : {0, 1})
       gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g, Config(cfg).set("RESIDUAL", res), tol, y, so, x, r, w, n,
                          s.cols, 1e-6f);
+    std::vector<float> mean(s.rows), rstd(s.rows);  // written with STATS
     for (int shifted : {0, 1})
-      gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted), tol, y, x, w, b, n,
-                         s.cols, 1e-5f);
+      gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted).set("STATS", 1), tol, y,
+                         mean, rstd, x, w, b, n, s.cols, 1e-5f);
   }
 }

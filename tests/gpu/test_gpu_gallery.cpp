@@ -60,13 +60,17 @@ TEST_CASE_TEMPLATE("gpu: layernorm", T, float, bfloat16) {
     auto x = ref::random_vec<T>(rows * cols, 4, 1, 5);
     auto w = ref::random_vec<T>(cols, 5, 0.5, 1.5), b = ref::random_vec<T>(cols, 6);
     std::vector<T> y(x.size());
-    Config cfg{{"BLOCK", block}, num_warps(4)};
-    if (block < cols)
-      gpu_matches_interp(tk::layernorm_looped_kernel<T>(), Grid(rows), cfg, tol<T>(), y, x, w, b, cols, int64_t(cols), 1e-5f);
-    else
-      for (int shifted : {0, 1})
-        gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows), Config(cfg).set("SHIFTED", shifted), tol<T>(), y,
-                           x, w, b, cols, int64_t(cols), 1e-5f);
+    std::vector<float> mean(rows), rstd(rows);  // the row statistics, written with STATS
+    for (int stats : {0, 1}) {
+      Config cfg = Config{{"BLOCK", block}, num_warps(4)}.set("STATS", stats);
+      if (block < cols)
+        gpu_matches_interp(tk::layernorm_looped_kernel<T>(), Grid(rows), cfg, tol<T>(), y, mean, rstd, x, w, b, cols,
+                           int64_t(cols), 1e-5f);
+      else
+        for (int shifted : {0, 1})
+          gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows), Config(cfg).set("SHIFTED", shifted), tol<T>(),
+                             y, mean, rstd, x, w, b, cols, int64_t(cols), 1e-5f);
+    }
   }
 }
 
@@ -177,9 +181,11 @@ TEST_CASE_TEMPLATE("gpu: rows split over thread-block clusters", T, float, bfloa
         gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), g,
                            Config(cfg).set("RESIDUAL", residual).set("RELOAD", reload), tol<T>(), y, s, xf, r, w, cols,
                            int64_t(cols), 1e-6f);
+      std::vector<float> mean(rows), rstd(rows);  // written by each row's first program
       for (int shifted : {0, 1})
-        gpu_matches_interp(tk::layernorm_row_kernel<T>(), g, Config(cfg).set("SHIFTED", shifted).set("RELOAD", reload),
-                           tol<T>(), y, xf, w, b, cols, int64_t(cols), 1e-5f);
+        gpu_matches_interp(tk::layernorm_row_kernel<T>(), g,
+                           Config(cfg).set("SHIFTED", shifted).set("RELOAD", reload).set("STATS", 1), tol<T>(), y, mean,
+                           rstd, xf, w, b, cols, int64_t(cols), 1e-5f);
     }
   }
 }

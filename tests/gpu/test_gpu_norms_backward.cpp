@@ -19,6 +19,21 @@ difftest::Tolerance tol() {
   else return {1e-2, 1.6e-2};
 }
 
+// Each row's mean and rstd as the forward saves them (f32), computed in double.
+template <class T>
+void row_stats(const std::vector<T>& x, int rows, int cols, std::vector<float>& mean, std::vector<float>& rstd) {
+  mean.assign(rows, 0.0f);
+  rstd.assign(rows, 0.0f);
+  for (int r = 0; r < rows; ++r) {
+    double m = 0, v = 0;
+    for (int c = 0; c < cols; ++c) m += float(x[size_t(r) * cols + c]);
+    m /= cols;
+    for (int c = 0; c < cols; ++c) v += (float(x[size_t(r) * cols + c]) - m) * (float(x[size_t(r) * cols + c]) - m);
+    mean[r] = float(m);
+    rstd[r] = float(1.0 / std::sqrt(v / cols + 1e-5));
+  }
+}
+
 struct Case {
   int rows, cols, block, warps, programs, rows_per_step, prefetch = 0;
 };
@@ -60,18 +75,23 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
     auto x = ref::random_vec<T>(c.rows * c.cols, 5, 1, 5), dy = ref::random_vec<T>(c.rows * c.cols, 6);
     auto w = ref::random_vec<T>(c.cols, 7, 0.5, 1.5);
     std::vector<T> dx(x.size());
-    std::vector<float> partials(2 * c.programs * c.cols);
-    Config cfg{{"BLOCK", c.block}, {"ROWS", c.rows_per_step}, num_warps(c.warps)};
-    if (c.prefetch) cfg.set("PREFETCH", 1);
-    // One column: dx = rstd * (g - g/1) is 0 up to an ulp of g times rstd = 1/sqrt(eps),
-    // and the GPU's division rounds differently from the interpreter's.
-    auto t = tol<T>();
-    if (c.cols == 1) t.atol = 1e-4;
-    auto run = [&](const auto& k) {
-      gpu_matches_interp(k, Grid(c.programs), cfg, t, dx, partials, dy, x, w, c.rows, c.cols, int64_t(c.cols), 1e-5f);
-    };
-    if (c.block < c.cols) run(tk::layernorm_bwd_looped_kernel<T>());
-    else run(tk::layernorm_bwd_row_kernel<T>());
+    std::vector<float> partials(2 * c.programs * c.cols), mean, rstd;
+    row_stats(x, c.rows, c.cols, mean, rstd);
+    for (int saved : {0, 1}) {  // statistics recomputed, or the forward's
+      CAPTURE(saved);
+      Config cfg{{"BLOCK", c.block}, {"ROWS", c.rows_per_step}, {"SAVED", saved}, num_warps(c.warps)};
+      if (c.prefetch) cfg.set("PREFETCH", 1);
+      // One column: dx = rstd * (g - g/1) is 0 up to an ulp of g times rstd = 1/sqrt(eps),
+      // and the GPU's division rounds differently from the interpreter's.
+      auto t = tol<T>();
+      if (c.cols == 1) t.atol = 1e-4;
+      auto run = [&](const auto& k) {
+        gpu_matches_interp(k, Grid(c.programs), cfg, t, dx, partials, dy, x, w, mean, rstd, c.rows, c.cols,
+                           int64_t(c.cols), 1e-5f);
+      };
+      if (c.block < c.cols) run(tk::layernorm_bwd_looped_kernel<T>());
+      else run(tk::layernorm_bwd_row_kernel<T>());
+    }
   }
 }
 
@@ -86,7 +106,8 @@ TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, b
     auto dres = ref::random_vec<T>(rows * cols, 18);
     auto w = ref::random_vec<T>(cols, 19, 0.5, 1.5);
     std::vector<T> dx(x.size());
-    std::vector<float> partials(2 * clusters * cols);
+    std::vector<float> partials(2 * clusters * cols), mean, rstd;
+    row_stats(x, rows, cols, mean, rstd);
     for (int stages : {1, 2}) {
       CAPTURE(stages);
       for (int residual : {0, 1}) {
@@ -94,9 +115,11 @@ TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, b
         gpu_matches_interp(tk::rmsnorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy,
                            x, w, dres, rows, cols, int64_t(cols), 1e-6f);
       }
-      Config cfg{{"BLOCK", block}, num_warps(8), num_stages(stages), cluster(cl)};
-      gpu_matches_interp(tk::layernorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy,
-                         x, w, rows, cols, int64_t(cols), 1e-5f);
+      for (int saved : {0, 1}) {
+        Config cfg{{"BLOCK", block}, {"SAVED", saved}, num_warps(8), num_stages(stages), cluster(cl)};
+        gpu_matches_interp(tk::layernorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials,
+                           dy, x, w, mean, rstd, rows, cols, int64_t(cols), 1e-5f);
+      }
     }
   }
 }
@@ -142,6 +165,22 @@ TEST_CASE_TEMPLATE("gpu: norm backward host functions on device buffers match th
     tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols);
     same();
     difftest::compare(gdb.to_host(), db, t, 2);
+    // A training step's pair: the forward saving mean and rstd, the backward from them.
+    auto b = ref::random_vec<T>(cols, 13);
+    auto gb = to_device(b);
+    std::vector<T> y(x.size());
+    std::vector<float> mean(rows), rstd(rows);
+    DeviceBuffer<T> gy(x.size());
+    DeviceBuffer<float> gmean(rows), grstd(rows);
+    tk::layernorm(y, mean, rstd, x, w, b, rows, cols);
+    tk::layernorm(gy, gmean, grstd, gx, gw, gb, rows, cols);
+    difftest::compare(gy.to_host(), y, tol<T>(), 3);
+    difftest::compare(gmean.to_host(), mean, tol<float>(), 4);
+    difftest::compare(grstd.to_host(), rstd, tol<float>(), 5);
+    tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols);
+    tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, gmean, grstd, rows, cols);
+    same();
+    difftest::compare(gdb.to_host(), db, t, 6);
   }
 }
 

@@ -188,6 +188,79 @@ TEST_CASE_TEMPLATE("layernorm backward matches the reference", T, float, half, b
   }
 }
 
+// A training step: the forward saves each row's mean and rstd, the backward uses them.
+// The statistics are checked against double sums; the gradients against the chain rule,
+// for every backward config (one tile, several rows per step, prefetching, looped) and
+// for persistent clusters.
+TEST_CASE_TEMPLATE("layernorm backward from the forward's saved mean and rstd", T, float, half, bfloat16) {
+  struct Shape { int64_t rows, cols; };
+  for (Shape s : {Shape{5, 1}, Shape{7, 7}, Shape{5, 300}, Shape{2, 4099}}) {
+    CAPTURE(s.cols);
+    auto x = ref::random_vec<T>(s.rows * s.cols, 80 + s.cols, 2.0f, 6.0f);  // non-zero mean
+    auto dy = ref::random_vec<T>(s.rows * s.cols, 81 + s.cols);
+    auto w = ref::random_vec<T>(s.cols, 82, 0.5f, 1.5f), b = ref::random_vec<T>(s.cols, 83);
+    std::vector<T> y(x.size());
+    std::vector<float> mean(s.rows, -1.0f), rstd(s.rows, -1.0f);
+    tk::layernorm(y, mean, rstd, x, w, b, s.rows, s.cols);
+    std::vector<double> want_y;
+    ref::layernorm(want_y, ref::to_float(x), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+    CHECK(ref::max_rel_err(y, want_y, atol<T>(), rtol<T>()) <= 1.0);
+    for (int64_t r = 0; r < s.rows; ++r) {
+      double m = 0, v = 0;
+      for (int64_t j = 0; j < s.cols; ++j) m += float(x[r * s.cols + j]);
+      m /= s.cols;
+      for (int64_t j = 0; j < s.cols; ++j) v += (float(x[r * s.cols + j]) - m) * (float(x[r * s.cols + j]) - m);
+      CHECK(mean[r] == doctest::Approx(m).epsilon(1e-5));
+      CHECK(rstd[r] == doctest::Approx(1.0 / std::sqrt(v / s.cols + 1e-5)).epsilon(1e-4));
+    }
+    Grads want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), s.rows, s.cols, 1e-5);
+    std::vector<tk::ConfigOverride> cfgs = configs(s.cols);
+    cfgs.push_back(Config{{"BLOCK", tk::next_pow2(s.cols)}, {"PROGRAMS_PER_SM", 2}, num_warps(2), num_stages(2)});
+    // Persistent clusters of 4 programs (3 clusters looping over the rows; the last
+    // program partly or wholly masked).
+    cfgs.push_back(Config{{"BLOCK", tk::next_pow2((s.cols + 3) / 4)}, {"PROGRAMS_PER_SM", 12}, num_warps(2), cluster(4)});
+    for (auto& cfg : cfgs) {
+      if (cfg && s.cols == 4099 && cfg->get("BLOCK") == 64) continue;  // slow on the interpreter
+      CAPTURE((cfg ? cfg->str() : std::string("heuristic")));
+      std::vector<T> dx(x.size()), dw(s.cols), db(s.cols);
+      tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, s.rows, s.cols, cfg);
+      CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
+      CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
+      CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("layernorm's saved statistics: the looped and split-row forwards, and bad buffers") {
+  int64_t rows = 3, cols = 5000;
+  auto x = ref::random_vec<float>(rows * cols, 90, 1.0f, 4.0f);
+  auto w = ref::random_vec<float>(cols, 91, 0.5f, 1.5f), b = ref::random_vec<float>(cols, 92);
+  std::vector<double> want_y;
+  ref::layernorm(want_y, x, w, b, rows, cols, 1e-5);
+  std::vector<float> y0(x.size()), m0(rows), r0(rows);
+  tk::layernorm(y0, m0, r0, x, w, b, rows, cols);  // the heuristic: one tile
+  for (Config cfg : {Config{{"BLOCK", 1024}, num_warps(4)}, Config{{"BLOCK", 1024}, {"SPLIT", 1}, num_warps(4)}}) {
+    CAPTURE(cfg.str());
+    std::vector<float> y(x.size()), mean(rows), rstd(rows);
+    tk::layernorm(y, mean, rstd, x, w, b, rows, cols, 1e-5f, cfg);
+    CHECK(ref::max_rel_err(y, want_y, 1e-4, 1e-5) <= 1.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      CHECK(mean[r] == doctest::Approx(m0[r]).epsilon(1e-6));
+      CHECK(rstd[r] == doctest::Approx(r0[r]).epsilon(1e-5));
+    }
+  }
+  // The plain forward ignores a config asking for statistics (it has nowhere to put them).
+  std::vector<float> y(x.size());
+  tk::layernorm(y, x, w, b, rows, cols, 1e-5f, Config{{"BLOCK", 1024}, {"STATS", 1}, num_warps(4)});
+  CHECK(ref::max_rel_err(y, want_y, 1e-4, 1e-5) <= 1.0);
+  std::vector<float> short_stats(rows - 1), dx(x.size()), dw(cols), db(cols);
+  std::string m = error_of([&] { tk::layernorm(y, short_stats, r0, x, w, b, rows, cols); });
+  CHECK(m.find("layernorm: mean has 2 elements, but rows = 3 needs 3") != std::string::npos);
+  CHECK(m.find("Pass mean with at least rows = 3 elements") != std::string::npos);
+  m = error_of([&] { tk::layernorm_backward(dx, dw, db, x, x, w, m0, short_stats, rows, cols); });
+  CHECK(m.find("layernorm_backward: rstd has 2 elements, but rows = 3 needs 3") != std::string::npos);
+}
+
 TEST_CASE("norm backward: the looped program over a 4099-column row") {
   int64_t rows = 3, cols = 4099;
   Config cfg{{"BLOCK", 1024}, {"PROGRAMS_PER_SM", 2}, num_warps(4)};

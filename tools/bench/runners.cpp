@@ -80,6 +80,7 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
   auto b = random_host<T>(s.cols, 4, -1.0f, 1.0f);
   auto dx = to_device(x), dr = to_device(r), dw = to_device(w), db = to_device(b);
   DeviceBuffer<T> dy(n), ds(n);
+  DeviceBuffer<float> stats_mean(kernel == "layernorm_stats" ? s.rows : 1), stats_rstd(stats_mean.size());
   Config cfg;
   size_t es = sizeof(T);
   double bytes = 0;
@@ -107,6 +108,14 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     gpu = [&] { tk::layernorm(dy, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::layernorm(y, xs, w, b, rows, s.cols, 1e-5f, cfg); };
     bytes = 2.0 * n * es + 2.0 * s.cols * es;
+  } else if (kernel == "layernorm_stats") {  // the training forward: also writes each row's mean and rstd
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::norm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), s.rows, s.cols, dtype_v<T>), sets);
+    gpu = [&] { tk::layernorm(dy, stats_mean, stats_rstd, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
+    host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) {
+      std::vector<float> mean(rows), rstd(rows);
+      tk::layernorm(y, mean, rstd, xs, w, b, rows, s.cols, 1e-5f, cfg);
+    };
+    bytes = 2.0 * n * es + 2.0 * s.cols * es + 8.0 * s.rows;
   } else if (kernel == "bias_relu_log") {
     cfg = apply(tk::elementwise_heuristic(), sets);
     gpu = [&] { tk::bias_relu_log(dy, dx, db, s.rows, s.cols, cfg); };
@@ -240,8 +249,8 @@ Result dispatch(const std::string& kernel, const std::string& shape,
 }  // namespace
 
 std::string runner_names() {
-  return "cross_entropy,softmax,rmsnorm,add_rmsnorm,layernorm,bias_relu_log,attention,matmul"
-         ",swiglu,swiglu_bwd,softmax_bwd,rmsnorm_bwd,add_rmsnorm_bwd,layernorm_bwd";
+  return "cross_entropy,softmax,rmsnorm,add_rmsnorm,layernorm,layernorm_stats,bias_relu_log,attention,matmul"
+         ",swiglu,swiglu_bwd,softmax_bwd,rmsnorm_bwd,add_rmsnorm_bwd,layernorm_bwd,layernorm_bwd_recompute";
 }
 
 std::vector<std::string> default_shapes(const std::string& kernel) {

@@ -1,5 +1,6 @@
-// tilefuse-bench runners of the norm backward passes: rmsnorm_bwd, add_rmsnorm_bwd and
-// layernorm_bwd on ROWSxCOLS. GB/s counts the minimal bytes: x and dy read, dx written
+// tilefuse-bench runners of the norm backward passes: rmsnorm_bwd, add_rmsnorm_bwd,
+// layernorm_bwd (from the forward's saved mean and rstd, + 8 bytes per row counted) and
+// layernorm_bwd_recompute on ROWSxCOLS. GB/s counts the minimal bytes: x and dy read, dx written
 // (3 M N elements; + M N for dres_out read by add_rmsnorm_bwd), plus the weight read and
 // dw (and db) written (N elements each). The dW/dB partial sums are the implementation's
 // own traffic and are not counted (their scratch is cached, not allocated per call, so
@@ -80,7 +81,10 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
   if (std::sscanf(shape.c_str(), "%lldx%lld%c", &m, &n, &extra) != 2 || m < 1 || n < 1)
     user_error(kernel + " shape '" + shape + "' is not ROWSxCOLS", SourceLoc{}, "Write shapes like 16384x4096");
   const int64_t M = m, N = n;
-  const bool layer = kernel == "layernorm_bwd", residual = kernel == "add_rmsnorm_bwd";
+  // layernorm_bwd: from the mean and rstd our forward saved (as a training step runs it);
+  // layernorm_bwd_recompute: the statistics recomputed from x.
+  const bool saved = kernel == "layernorm_bwd", layer = saved || kernel == "layernorm_bwd_recompute";
+  const bool residual = kernel == "add_rmsnorm_bwd";
   const float eps = layer ? 1e-5f : 1e-6f;
   size_t elems = size_t(M) * N;
   auto x = random_values<T>(elems, 1, layer ? 1.0f : -3.0f, 3.0f);
@@ -89,30 +93,40 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
   auto w = random_values<T>(N, 4, 0.5f, 1.5f);
   auto gx = to_device(x), gdy = to_device(dy), gres = to_device(dres), gw = to_device(w);
   DeviceBuffer<T> gdx(elems), gdw(N), gdb(N);
+  DeviceBuffer<float> gmean(saved ? M : 1), grstd(saved ? M : 1);
+  if (saved) tk::layernorm(gdx, gmean, grstd, gx, gw, gw, M, N, eps);  // dx is overwritten below
   Config cfg = tk::norm_backward_heuristic(N, dtype_v<T>,
-                                           layer      ? tk::NormBackwardKind::layer
+                                           saved      ? tk::NormBackwardKind::layer_saved
+                                           : layer    ? tk::NormBackwardKind::layer
                                            : residual ? tk::NormBackwardKind::rms_residual
                                                       : tk::NormBackwardKind::rms,
                                            gpu_has_clusters());
   for (auto& [k, v] : sets) cfg.set(k, v);
   // The same call on device buffers (timed) and on host vectors (the check).
   auto call = [&](auto& dx, auto& dw, auto& db, const auto& dyv, const auto& resv, const auto& xv, const auto& wv,
-                  int64_t rows) {
-    if (layer) tk::layernorm_backward(dx, dw, db, dyv, xv, wv, rows, N, eps, cfg);
+                  const auto& mean, const auto& rstd, int64_t rows) {
+    if (saved) tk::layernorm_backward(dx, dw, db, dyv, xv, wv, mean, rstd, rows, N, cfg);
+    else if (layer) tk::layernorm_backward(dx, dw, db, dyv, xv, wv, rows, N, eps, cfg);
     else if (residual) tk::add_rmsnorm_backward(dx, dw, dyv, resv, xv, wv, rows, N, eps, cfg);
     else tk::rmsnorm_backward(dx, dw, dyv, xv, wv, rows, N, eps, cfg);
   };
   Result res;
   res.config = cfg.str();
-  res.ms = time_ms([&] { call(gdx, gdw, gdb, gdy, gres, gx, gw, M); }, reps);
-  double bytes = (residual ? 4.0 : 3.0) * elems * sizeof(T) + (layer ? 3.0 : 2.0) * N * sizeof(T);
+  res.ms = time_ms([&] { call(gdx, gdw, gdb, gdy, gres, gx, gw, gmean, grstd, M); }, reps);
+  double bytes = (residual ? 4.0 : 3.0) * elems * sizeof(T) + (layer ? 3.0 : 2.0) * N * sizeof(T) +
+                 (saved ? 8.0 * M : 0.0);
   res.gbs = bytes / (res.ms * 1e-3) / 1e9;
 
   std::vector<int64_t> rows = {0, M / 2, M - 1};
   auto xs = sample_rows(x, rows, N), dys = sample_rows(dy, rows, N);
   auto ress = residual ? sample_rows(dres, rows, N) : std::vector<T>(1);
   std::vector<T> want_dx(xs.size()), sdw(N), sdb(N);
-  call(want_dx, sdw, sdb, dys, ress, xs, w, int64_t(rows.size()));
+  std::vector<float> smean, srstd;  // the sampled rows' saved statistics
+  if (saved) {
+    auto mean = gmean.to_host(), rstd = grstd.to_host();
+    for (int64_t r : rows) smean.push_back(mean[r]), srstd.push_back(rstd[r]);
+  }
+  call(want_dx, sdw, sdb, dys, ress, xs, w, smean, srstd, int64_t(rows.size()));
   std::vector<double> want;
   for (const T& v : want_dx) want.push_back(float(v));
   res.max_err = worst_error(sample_rows(gdx.to_host(), rows, N), want);
@@ -127,7 +141,8 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
 }  // namespace
 
 bool is_norm_backward(const std::string& kernel) {
-  return kernel == "rmsnorm_bwd" || kernel == "add_rmsnorm_bwd" || kernel == "layernorm_bwd";
+  return kernel == "rmsnorm_bwd" || kernel == "add_rmsnorm_bwd" || kernel == "layernorm_bwd" ||
+         kernel == "layernorm_bwd_recompute";
 }
 
 Result run_norm_backward(const std::string& kernel, DType dtype, const std::string& shape,

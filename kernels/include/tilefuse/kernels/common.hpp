@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tilefuse/cuda/driver.hpp"
+#include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/dsl/config.hpp"
 #include "tilefuse/dsl/element.hpp"
 #include "tilefuse/dsl/kernel.hpp"
@@ -30,6 +31,33 @@ auto buffer_elem() {
 }  // namespace detail
 template <class B>
 using buffer_elem_t = typename decltype(detail::buffer_elem<B>())::type;
+
+template <class Buffer>
+constexpr bool is_device_buffer_v = requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); };
+
+// An f32 buffer of the kind of `Like` (device pointer or host vector) for a kernel
+// parameter that the launch's config never touches: no memory behind it.
+template <class Like>
+auto unused_f32_buffer() {
+  if constexpr (is_device_buffer_v<Like>) return DevicePtr<float>();
+  else return std::vector<float>();
+}
+
+// A buffer argument must hold at least `need` elements.
+template <class B>
+void check_norm_arg(const char* fn, const char* arg, const B& b, int64_t need, const char* shape) {
+  if (static_cast<int64_t>(b.size()) < need)
+    user_error(std::string(fn) + ": " + arg + " has " + std::to_string(b.size()) + " elements, but " + shape +
+                   " needs " + std::to_string(need),
+               SourceLoc{}, std::string("Pass ") + arg + " with at least " + shape + " elements");
+}
+
+inline void check_norm_shape(const char* fn, int64_t rows, int64_t cols) {
+  if (rows < 1 || cols < 1)
+    user_error(std::string(fn) + ": rows and cols must be positive, got " + std::to_string(rows) + " x " +
+                   std::to_string(cols),
+               SourceLoc{}, "Pass the shape [rows, cols] of x");
+}
 
 constexpr int64_t next_pow2(int64_t v) {
   int64_t p = 1;

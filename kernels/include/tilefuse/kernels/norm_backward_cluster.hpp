@@ -41,33 +41,55 @@ const auto& rmsnorm_bwd_cluster_kernel() {
   return k;
 }
 
+// SAVED: mean and rstd from the forward (as layernorm_bwd_row_kernel): two cluster sums
+// per row instead of four.
 template <class T>
 const auto& layernorm_bwd_cluster_kernel() {
   static auto k = kernel(std::string("layernorm_bwd_cluster_") + name(dtype_v<T>),
-      {"dx", "partials", "dy", "x", "weight", "n_rows", "n_cols", "stride", "eps"},
-      [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, I32 n_rows,
-         I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK) {
+      {"dx", "partials", "dy", "x", "weight", "mean_in", "rstd_in", "n_rows", "n_cols", "stride", "eps"},
+      [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight,
+         Ptr<const float> mean_in, Ptr<const float> rstd_in, I32 n_rows, I32 n_cols, I64 stride, F32 eps,
+         Meta<"BLOCK"> BLOCK, Meta<"SAVED", bool, false> SAVED) {
         auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto cmask = cols < n_cols;
         auto clusters = num_programs(0) / cluster_size();
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>();
         auto dw = zeros<f32>({BLOCK});
         auto db = zeros<f32>({BLOCK});
+        // Saved statistics are read a row ahead: their latency would otherwise come
+        // before each row's sums (the rows themselves are staged by num_stages).
+        auto stat = [&](Ptr<const float> p, I32 row) { return load(p + row, row < n_rows, 0.0f); };
+        F32 next_mean, next_rstd;
+        if (SAVED) {
+          next_mean = stat(mean_in, cluster_id());
+          next_rstd = stat(rstd_in, cluster_id());
+        }
         for_range(cluster_id(), n_rows, clusters, [&](I32 row) {
           auto start = row.template cast<i64>() * stride;
-          // Sums of x - x[row, 0] (shifted: no cancellation for rows far from 0).
-          auto shift = load(x + start).template cast<f32>();
           auto xv = load(x + (start + cols), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto dyv = load(dy + (start + cols), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto d = where(cmask, xv - shift, 0.0f);
           auto g = dyv * w;
-          auto mean_d = cluster_sum(sum(d, 0)) / n_cols;
-          auto mean_dd = cluster_sum(sum(d * d, 0)) / n_cols;
-          auto mean_g = cluster_sum(sum(g, 0)) / n_cols;
-          auto mean_gd = cluster_sum(sum(g * d, 0)) / n_cols;
-          auto rstd = rsqrt(maximum(mean_dd - mean_d * mean_d, 0.0f) + eps);
-          auto mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
-          auto xhat = (d - mean_d) * rstd;
+          Tile<float, 1> xhat;
+          F32 rstd, mean_g, mean_gxhat;
+          if (SAVED) {
+            auto mean = next_mean;
+            rstd = next_rstd;
+            next_mean = stat(mean_in, row + clusters);
+            next_rstd = stat(rstd_in, row + clusters);
+            xhat = xv * rstd - mean * rstd;
+            mean_g = cluster_sum(sum(g, 0)) / n_cols;
+            mean_gxhat = cluster_sum(sum(g * xhat, 0)) / n_cols;  // g is 0 where masked
+          } else {
+            // Sums of x - x[row, 0] (shifted: no cancellation for rows far from 0).
+            auto d = where(cmask, xv - load(x + start).template cast<f32>(), 0.0f);
+            auto mean_d = cluster_sum(sum(d, 0)) / n_cols;
+            auto mean_dd = cluster_sum(sum(d * d, 0)) / n_cols;
+            mean_g = cluster_sum(sum(g, 0)) / n_cols;
+            auto mean_gd = cluster_sum(sum(g * d, 0)) / n_cols;
+            rstd = rsqrt(maximum(mean_dd - mean_d * mean_d, 0.0f) + eps);
+            mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
+            xhat = (d - mean_d) * rstd;
+          }
           store(dx + (start + cols), (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), cmask);
           dw = dw + dyv * xhat;
           db = db + dyv;

@@ -21,9 +21,6 @@
 
 namespace tilefuse::kernels {
 
-template <class Buffer>
-constexpr bool is_device_buffer_v = requires(const std::remove_cvref_t<Buffer>& b) { b.arg(); };
-
 // f32 scratch of the device kind: one grow-only buffer per (device, stream) on each host
 // thread, reused by every call (a cuMemAlloc/cuMemFree per call would cost more than a
 // small backward, and cuMemFree synchronizes the device). Launches on one stream run in
@@ -74,8 +71,9 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
 }
 
 // Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
-// change what measured best.
-enum class NormBackwardKind { rms, rms_residual, layer };
+// change what measured best. LayerNorm from the saved mean and rstd (two sums per row,
+// like RMSNorm's) takes RMSNorm's configs.
+enum class NormBackwardKind { rms, rms_residual, layer, layer_saved };
 
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
 // are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
@@ -166,22 +164,6 @@ void reduce_norm_partials(DW& dw, DB& db, const P& partials, int64_t n_parts, in
   Config c = norm_partials_config(n_parts).set("BIAS", bias);
   norm_partials_reduce_kernel<buffer_elem_t<DW>>().launch(norm_partials_grid(c, cols), c, dw, db, partials, n_parts,
                                                           cols);
-}
-
-// A buffer argument must hold at least `need` elements.
-template <class B>
-void check_norm_arg(const char* fn, const char* arg, const B& b, int64_t need, const char* shape) {
-  if (static_cast<int64_t>(b.size()) < need)
-    user_error(std::string(fn) + ": " + arg + " has " + std::to_string(b.size()) + " elements, but " + shape +
-                   " needs " + std::to_string(need),
-               SourceLoc{}, std::string("Pass ") + arg + " with at least " + shape + " elements");
-}
-
-inline void check_norm_shape(const char* fn, int64_t rows, int64_t cols) {
-  if (rows < 1 || cols < 1)
-    user_error(std::string(fn) + ": rows and cols must be positive, got " + std::to_string(rows) + " x " +
-                   std::to_string(cols),
-               SourceLoc{}, "Pass the shape [rows, cols] of x");
 }
 
 }  // namespace tilefuse::kernels

@@ -92,15 +92,23 @@ const auto& rmsnorm_looped_kernel() {
 }
 
 // y = (x - mean) * rsqrt(var + eps) * w + b. A program holds CHUNKS tiles of BLOCK
-// columns (row_chunks.hpp).
+// columns (row_chunks.hpp). With STATS the row's mean and rstd (f32) are also written to
+// mean_out[row] and rstd_out[row], for the backward (layernorm_backward.hpp); without,
+// those pointers are never touched.
 template <class T>
 const auto& layernorm_row_kernel() {
   static auto k = kernel(std::string("layernorm_") + name(dtype_v<T>),
-      {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
-      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
-         Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED, Meta<"RELOAD", bool, false> RELOAD,
-         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+      {"out", "mean_out", "rstd_out", "in", "weight", "bias", "n_cols", "stride", "eps"},
+      [](Ptr<T> out, Ptr<float> mean_out, Ptr<float> rstd_out, Ptr<const T> in, Ptr<const T> weight,
+         Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED,
+         Meta<"RELOAD", bool, false> RELOAD, Meta<"CHUNKS", int64_t, 1> CHUNKS,
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"STATS", bool, false> STATS) {
         auto row = cluster_id();
+        auto save_stats = [&](auto mean, auto rstd) {
+          if (!STATS) return;
+          store(mean_out + row, mean, cluster_rank() == 0);
+          store(rstd_out + row, rstd, cluster_rank() == 0);
+        };
         auto first_col = in + row * stride;
         auto in_row = first_col, out_row = out + row * stride;
         RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
@@ -132,6 +140,7 @@ const auto& layernorm_row_kernel() {
           }
           auto mean_d = cluster_sum(sum(combine(d, plus), 0)) / n_cols;
           auto rstd = rsqrt(maximum(cluster_sum(sum(combine(d2, plus), 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          save_stats(shift + mean_d, rstd);
           for (int64_t i = 0; i < CHUNKS; ++i) {
             if (RELOAD) d[i] = again(i) - shift;
             affine(i, d[i] * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
@@ -143,6 +152,7 @@ const auto& layernorm_row_kernel() {
             d2.push_back(d[i] * d[i]);
           }
           auto rstd = rsqrt(cluster_sum(sum(combine(d2, plus), 0)) / n_cols + eps);
+          save_stats(mean, rstd);
           for (int64_t i = 0; i < CHUNKS; ++i) {
             if (RELOAD) d[i] = again(i) - mean;
             affine(i, d[i] * rstd);
@@ -155,9 +165,9 @@ const auto& layernorm_row_kernel() {
 template <class T>
 const auto& layernorm_looped_kernel() {
   static auto k = kernel(std::string("layernorm_looped_") + name(dtype_v<T>),
-      {"out", "in", "weight", "bias", "n_cols", "stride", "eps"},
-      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps,
-         Meta<"BLOCK"> BLOCK) {
+      {"out", "mean_out", "rstd_out", "in", "weight", "bias", "n_cols", "stride", "eps"},
+      [](Ptr<T> out, Ptr<float> mean_out, Ptr<float> rstd_out, Ptr<const T> in, Ptr<const T> weight,
+         Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"STATS", bool, false> STATS) {
         auto row = program_id(0);
         auto cols = arange(0, BLOCK);
         auto base = row * stride;
@@ -176,6 +186,10 @@ const auto& layernorm_looped_kernel() {
         auto mean_d = sum(acc, 0) / n_cols;
         auto mean = shift + mean_d;
         auto rstd = rsqrt(maximum(sum(acc2, 0) / n_cols - mean_d * mean_d, 0.0f) + eps);
+        if (STATS) {
+          store(mean_out + row, mean);
+          store(rstd_out + row, rstd);
+        }
         for_range(0, n_cols, BLOCK, [&](I32 start) {
           auto c = start + cols;
           auto mask = c < n_cols;
@@ -269,21 +283,50 @@ inline Config layernorm_config(Config c, int64_t cols, DType) {
   return c;
 }
 
-template <class Out, class In, class W, class B>
-void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
-               float eps = 1e-5f, ConfigOverride cfg = {}) {
+namespace detail {
+// The LayerNorm launch; with `stats`, the rows' mean and rstd go to mean/rstd (f32), else
+// those are unused_f32_buffer()s.
+template <class Out, class Mean, class Rstd, class In, class W, class B>
+void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, const In& in, const W& weight,
+                      const B& bias, int64_t rows, int64_t cols, float eps, ConfigOverride cfg) {
   using T = buffer_elem_t<Out>;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
                                                      cols, dtype_v<T>);
-  if (row_uses_split(picked)) return layernorm_split(out, in, weight, bias, picked, rows, cols, eps);
+  if (stats) picked.set("STATS", 1);
+  else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
+  if (row_uses_split(picked)) return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps);
   picked.meta.erase("SPLIT");
   Config c = layernorm_config(picked, cols, dtype_v<T>);
   set_align_rows(c, align, span, false);  // measured slower (weight and bias realigned per run): opt-in
   check_row_cover(c, cols, "layernorm");
-  launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, in, weight, bias, cols,
-              cols, eps);
+  launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, mean, rstd, in, weight,
+              bias, cols, cols, eps);
+}
+}  // namespace detail
+
+template <class Out, class In, class W, class B>
+void layernorm(Out&& out, const In& in, const W& weight, const B& bias, int64_t rows, int64_t cols,
+               float eps = 1e-5f, ConfigOverride cfg = {}) {
+  auto none = unused_f32_buffer<Out>();
+  detail::layernorm_launch(out, none, none, false, in, weight, bias, rows, cols, eps, cfg);
+}
+
+// The forward of a training step: also writes each row's mean and rstd = 1/sqrt(var + eps)
+// (f32, `rows` elements each) for layernorm_backward(..., mean, rstd, ...), which then
+// needs two row sums instead of four. 8 bytes per row more than layernorm().
+template <class Out, class Mean, class Rstd, class In, class W, class B>
+  requires(!std::is_arithmetic_v<std::remove_cvref_t<W>>)
+void layernorm(Out&& out, Mean&& mean, Rstd&& rstd, const In& in, const W& weight, const B& bias, int64_t rows,
+               int64_t cols, float eps = 1e-5f, ConfigOverride cfg = {}) {
+  static_assert(std::is_same_v<buffer_elem_t<Mean>, float> && std::is_same_v<buffer_elem_t<Rstd>, float>,
+                "layernorm: mean and rstd are f32 buffers (one value per row)");
+  check_norm_shape("layernorm", rows, cols);
+  std::string r = "rows = " + std::to_string(rows);
+  check_norm_arg("layernorm", "mean", mean, rows, r.c_str());
+  check_norm_arg("layernorm", "rstd", rstd, rows, r.c_str());
+  detail::layernorm_launch(out, mean, rstd, true, in, weight, bias, rows, cols, eps, cfg);
 }
 
 }  // namespace tilefuse::kernels

@@ -83,9 +83,10 @@ const auto& layernorm_split_reduce_kernel() {
 template <class T>
 const auto& layernorm_split_normalize_kernel() {
   static auto k = kernel(std::string("layernorm_split_normalize_") + name(dtype_v<T>),
-      {"out", "in", "weight", "bias", "partials", "n_cols", "stride", "eps", "row0"},
-      [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const T> bias, Ptr<const float> partials, I32 n_cols,
-         I64 stride, F32 eps, I32 row0, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS) {
+      {"out", "mean_out", "rstd_out", "in", "weight", "bias", "partials", "n_cols", "stride", "eps", "row0"},
+      [](Ptr<T> out, Ptr<float> mean_out, Ptr<float> rstd_out, Ptr<const T> in, Ptr<const T> weight,
+         Ptr<const T> bias, Ptr<const float> partials, I32 n_cols, I64 stride, F32 eps, I32 row0, Meta<"BLOCK"> BLOCK,
+         Meta<"PARTS"> PARTS, Meta<"STATS", bool, false> STATS) {
         auto chunk = program_id(0);
         auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
@@ -97,6 +98,10 @@ const auto& layernorm_split_normalize_kernel() {
         auto mask = cols < n_cols;
         auto row_in = in + (row0 + r) * stride;
         auto shift = load(sums + 2 * n_chunks * num_programs(1));  // x[row, 0] as the reduce kernel read it
+        if (STATS) {  // the row's first chunk writes them (layernorm_row_kernel)
+          store(mean_out + (row0 + r), shift + mean_d, chunk == 0);
+          store(rstd_out + (row0 + r), rstd, chunk == 0);
+        }
         auto d = load(row_in + cols, mask, 0.0f, Cache::EvictFirst).template cast<f32>() - shift;
         auto w = load(weight + cols, mask, 0.0f).template cast<f32>();
         auto b = load(bias + cols, mask, 0.0f).template cast<f32>();
@@ -125,9 +130,10 @@ void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, cons
       });
 }
 
-template <class Out, class In, class W, class B>
-void layernorm_split(Out& out, const In& in, const W& weight, const B& bias, const Config& c, int64_t rows,
-                     int64_t cols, float eps) {
+// mean/rstd: as layernorm_row_kernel's (written with STATS in c).
+template <class Out, class Mean, class Rstd, class In, class W, class B>
+void layernorm_split(Out& out, const Mean& mean, const Rstd& rstd, const In& in, const W& weight, const B& bias,
+                     const Config& c, int64_t rows, int64_t cols, float eps) {
   using T = buffer_elem_t<Out>;
   check_split_config(c, "layernorm");
   launch_split_rows<Out>(
@@ -136,7 +142,9 @@ void layernorm_split(Out& out, const In& in, const W& weight, const B& bias, con
         layernorm_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, cols, row0);
       },
       [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
-        layernorm_split_normalize_kernel<T>().launch(g, nc, out, in, weight, bias, partials, cols, cols, eps, row0);
+        layernorm_split_normalize_kernel<T>().launch(g, Config(nc).set("STATS", c.has("STATS") && c.get("STATS")),
+                                                     out, mean, rstd, in, weight, bias, partials, cols, cols, eps,
+                                                     row0);
       });
 }
 

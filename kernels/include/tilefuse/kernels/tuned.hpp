@@ -185,13 +185,15 @@ const auto& layernorm_tuner() {
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
+        auto none = unused_f32_buffer<std::remove_cvref_t<decltype(out)>>();
         if (row_uses_split(c))
-          return tuning::specialization(layernorm_split_normalize_kernel<T>(), split_normalize_config(c, cols), out, in,
-                                        w, b, split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1), cols, cols,
-                                        eps, 0);
+          return tuning::specialization(layernorm_split_normalize_kernel<T>(), split_normalize_config(c, cols), out,
+                                        none, none, in, w, b, split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1),
+                                        cols, cols, eps, 0);
         const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
                                                      : layernorm_row_kernel<T>();
-        return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, in, w, b, cols, cols, eps);
+        return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, none, none, in, w, b, cols, cols,
+                                      eps);
       });
   return t;
 }
