@@ -36,6 +36,8 @@ TF_GALLERY_MAKER(RmsBwdRow, rmsnorm_bwd_row_kernel)
 TF_GALLERY_MAKER(RmsBwdLooped, rmsnorm_bwd_looped_kernel)
 TF_GALLERY_MAKER(LnBwdRow, layernorm_bwd_row_kernel)
 TF_GALLERY_MAKER(LnBwdLooped, layernorm_bwd_looped_kernel)
+TF_GALLERY_MAKER(RmsBwdCluster, rmsnorm_bwd_cluster_kernel)
+TF_GALLERY_MAKER(LnBwdCluster, layernorm_bwd_cluster_kernel)
 TF_GALLERY_MAKER(NormBwdReduce, norm_partials_reduce_kernel)
 TF_GALLERY_MAKER(BiasReluLog, bias_relu_log_kernel)
 TF_GALLERY_MAKER(AddBias, add_bias_kernel)
@@ -97,6 +99,10 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 1024}, num_warps(2)}, by_dtype<LnBwdRow>()},
       {"layernorm_bwd_looped", "LayerNorm backward for long rows (two passes)", floats,
        Config{{"BLOCK", 4096}, num_warps(8)}, by_dtype<LnBwdLooped>()},
+      {"rmsnorm_bwd_cluster", "RMSNorm backward, a row over a cluster's programs, persistent clusters", floats,
+       Config{{"BLOCK", 8192}, {"RESIDUAL", 0}, num_warps(16), num_stages(2), cluster(2)}, by_dtype<RmsBwdCluster>()},
+      {"layernorm_bwd_cluster", "LayerNorm backward, a row over a cluster's programs (SAVED=1: the forward's stats)",
+       floats, Config{{"BLOCK", 2048}, num_warps(4), num_stages(2), cluster(8)}, by_dtype<LnBwdCluster>()},
       {"norm_bwd_reduce", "sums the per-program dW (BIAS=1: and dB) partials of the norm backward", floats,
        Config{{"BLOCK", 64}, {"PARTS", 32}, {"BIAS", 1}, num_warps(4)}, by_dtype<NormBwdReduce>()},
       {"attention_fwd", "FlashAttention forward (online softmax on tensor cores), returns O and LSE", {DType::f16, DType::bf16},

@@ -104,22 +104,41 @@ void rmsnorm_backward(Output dx_a, Output dw_a, Input dy_a, std::optional<Input>
   });
 }
 
-void layernorm_backward(Output dx_a, Output dw_a, Output db_a, Input dy_a, Input x_a, Input w_a, float eps,
-                        uintptr_t stream) {
+// With mean and rstd (the forward's, float32) the row statistics are read, not recomputed.
+void layernorm_backward(Output dx_a, Output dw_a, Output db_a, Input dy_a, Input x_a, Input w_a,
+                        std::optional<Input> mean_a, std::optional<Input> rstd_a, float eps, uintptr_t stream) {
   TensorView dx = view(dx_a), dw = view(dw_a), db = view(db_a), dy = view(dy_a), x = view(x_a), w = view(w_a);
-  bool device = same_side({&dy, &x, &w, &dx, &dw, &db}, {"dy", "x", "weight", "dx", "dweight", "dbias"});
+  if (mean_a.has_value() != rstd_a.has_value())
+    user_error("layernorm_backward: mean and rstd go together", SourceLoc{},
+               "Pass both (as the forward wrote them) or neither");
+  std::optional<TensorView> mean, rstd;
+  if (mean_a) mean = view(*mean_a), rstd = view(*rstd_a);
+  bool device = mean ? same_side({&dy, &x, &w, &dx, &dw, &db, &*mean, &*rstd},
+                                 {"dy", "x", "weight", "dx", "dweight", "dbias", "mean", "rstd"})
+                     : same_side({&dy, &x, &w, &dx, &dw, &db}, {"dy", "x", "weight", "dx", "dweight", "dbias"});
   expect_shape(x, dy.shape, "x");
   expect_shape(dx, dy.shape, "dx");
   RowsCols rc = rows_cols(dy, "dy");
   expect_shape(w, {rc.cols}, "weight");
   expect_shape(dw, {rc.cols}, "dweight");
   expect_shape(db, {rc.cols}, "dbias");
+  if (mean) {
+    std::vector<int64_t> row_shape(dy.shape.begin(), dy.shape.end() - 1);
+    expect_shape(*mean, row_shape, "mean");
+    expect_shape(*rstd, row_shape, "rstd");
+  }
   if (rc.empty()) return;
   run_float(dy.dtype, "layernorm_backward", device, stream, [&]<class T>(auto side, std::type_identity<T>) {
-    kernels::tuned_layernorm_backward(buffer<T>(side, dx, "dx"), buffer<T>(side, dw, "dweight"),
-                                      buffer<T>(side, db, "dbias"), buffer<const T>(side, dy, "dy"),
-                                      buffer<const T>(side, x, "x"), buffer<const T>(side, w, "weight"), rc.rows,
-                                      rc.cols, eps);
+    auto dxb = buffer<T>(side, dx, "dx");
+    auto dwb = buffer<T>(side, dw, "dweight");
+    auto dbb = buffer<T>(side, db, "dbias");
+    auto dyb = buffer<const T>(side, dy, "dy");
+    auto xb = buffer<const T>(side, x, "x");
+    auto wb = buffer<const T>(side, w, "weight");
+    if (mean)
+      kernels::tuned_layernorm_backward(dxb, dwb, dbb, dyb, xb, wb, buffer<const float>(side, *mean, "mean"),
+                                        buffer<const float>(side, *rstd, "rstd"), rc.rows, rc.cols);
+    else kernels::tuned_layernorm_backward(dxb, dwb, dbb, dyb, xb, wb, rc.rows, rc.cols, eps);
   });
 }
 
@@ -200,8 +219,8 @@ void bind_training(nb::module_& m) {
   m.def("softmax_backward", &softmax_backward, "dx"_a, "dy"_a, "y"_a, "stream"_a);
   m.def("rmsnorm_backward", &rmsnorm_backward, "dx"_a, "dweight"_a, "dy"_a, "dresidual_out"_a.none(), "x"_a,
         "weight"_a, "eps"_a, "stream"_a);
-  m.def("layernorm_backward", &layernorm_backward, "dx"_a, "dweight"_a, "dbias"_a, "dy"_a, "x"_a, "weight"_a, "eps"_a,
-        "stream"_a);
+  m.def("layernorm_backward", &layernorm_backward, "dx"_a, "dweight"_a, "dbias"_a, "dy"_a, "x"_a, "weight"_a,
+        "mean"_a.none(), "rstd"_a.none(), "eps"_a, "stream"_a);
   m.def("swiglu", &swiglu, "out"_a, "a"_a, "b"_a, "stream"_a);
   m.def("swiglu_packed", &swiglu_packed, "out"_a, "ab"_a, "stream"_a);
   m.def("swiglu_backward", &swiglu_backward, "da"_a, "db"_a, "dy"_a, "a"_a, "b"_a, "stream"_a);

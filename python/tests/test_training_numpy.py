@@ -4,6 +4,7 @@ float16 (bfloat16 through ml_dtypes), with every option and the errors' messages
 import numpy as np
 import pytest
 
+import references as forward_ref
 import training_references as ref
 import tilefuse
 
@@ -197,6 +198,36 @@ def test_layernorm_backward(rng, dtype, shape):
     got = tilefuse.layernorm_backward(dy, x, w)
     for g, want in zip(got, ref.layernorm_backward(dy, x, w, 1e-5)):
         check(g, want, dtype, scale=30)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(7, 45), (3, 5, 333), (1, 1)])
+def test_layernorm_saved_stats(rng, dtype, shape):
+    # The training pair: the forward saves each row's mean and rstd, the backward reads them.
+    x = (rng.standard_normal(shape) + 2).astype(dtype)
+    dy = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal(shape[-1]).astype(dtype)
+    b = rng.standard_normal(shape[-1]).astype(dtype)
+    y, mean, rstd = tilefuse.layernorm(x, w, b, save_stats=True)
+    assert mean.dtype == np.float32 and mean.shape == shape[:-1] and rstd.shape == shape[:-1]
+    check(y, forward_ref.layernorm(x.astype(np.float64), w, b, 1e-5), dtype, scale=3)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(mean, x64.mean(-1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rstd, 1 / np.sqrt(x64.var(-1) + 1e-5), rtol=1e-4)
+    got = tilefuse.layernorm_backward(dy, x, w, mean=mean, rstd=rstd)
+    for g, want in zip(got, ref.layernorm_backward(dy, x, w, 1e-5)):
+        check(g, want, dtype, scale=30)
+
+
+def test_layernorm_saved_stats_errors(rng):
+    x = rng.standard_normal((4, 9)).astype(np.float32)
+    w = np.ones(9, np.float32)
+    with pytest.raises(tilefuse.UserError, match="mean and rstd go together"):
+        tilefuse.layernorm_backward(x, x, w, mean=np.zeros(4, np.float32))
+    with pytest.raises(tilefuse.UserError, match="rstd"):
+        tilefuse.layernorm(x, w, w, mean=np.zeros(4, np.float32), rstd=np.zeros(3, np.float32))
+    with pytest.raises(tilefuse.UserError, match="mean"):
+        tilefuse.layernorm_backward(x, x, w, mean=np.zeros(4, np.float16), rstd=np.ones(4, np.float32))
 
 
 def test_norm_backward_out_and_no_rows(rng):

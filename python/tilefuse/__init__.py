@@ -78,11 +78,20 @@ def rmsnorm(x, weight, *, eps=1e-6, residual=None, out=None, residual_out=None, 
     return out, residual_out
 
 
-def layernorm(x, weight, bias, *, eps=1e-5, out=None, stream=None):
-    """LayerNorm over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias."""
+def layernorm(x, weight, bias, *, eps=1e-5, out=None, save_stats=False, mean=None, rstd=None, stream=None):
+    """LayerNorm over the last dimension: (x - mean) / sqrt(var + eps) * weight + bias.
+    With save_stats=True (or mean=/rstd= given) also each row's mean and rstd =
+    1/sqrt(var + eps), float32 of x.shape[:-1]: returns (out, mean, rstd), which
+    layernorm_backward(..., mean=, rstd=) reads instead of recomputing them."""
     out = _out(x, out)
-    _tilefuse.layernorm(_dl(out), _dl(x), _dl(weight), _dl(bias), eps, _stream(x, stream))
-    return out
+    if not (save_stats or mean is not None or rstd is not None):
+        _tilefuse.layernorm(_dl(out), _dl(x), _dl(weight), _dl(bias), None, None, eps, _stream(x, stream))
+        return out
+    rows = tuple(x.shape)[:-1]
+    mean = _out(x, mean, rows, _float32_like(x), name="mean")
+    rstd = _out(x, rstd, rows, _float32_like(x), name="rstd")
+    _tilefuse.layernorm(_dl(out), _dl(x), _dl(weight), _dl(bias), _dl(mean), _dl(rstd), eps, _stream(x, stream))
+    return out, mean, rstd
 
 
 def bias_relu_log(x, bias, *, out=None, stream=None):

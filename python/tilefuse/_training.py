@@ -87,13 +87,17 @@ def add_rmsnorm_backward(dy, dresidual_out, residual_out, weight, *, eps=1e-6, d
     return dx, dweight
 
 
-def layernorm_backward(dy, x, weight, *, eps=1e-5, dx=None, dweight=None, dbias=None, stream=None):
+def layernorm_backward(dy, x, weight, *, eps=1e-5, mean=None, rstd=None, dx=None, dweight=None, dbias=None,
+                       stream=None):
     """Gradients (dx, dweight, dbias) of layernorm(x, weight, bias, eps=eps) for the upstream
-    gradient dy (the bias itself is not needed)."""
+    gradient dy (the bias itself is not needed). With mean= and rstd= (the forward's, from
+    layernorm(..., save_stats=True)) the row statistics are read instead of recomputed:
+    two row sums instead of four, faster (eps is then unused)."""
     dx = _alloc(dy, dx, "dx")
     dweight = _alloc(weight, dweight, "dweight")
     dbias = _alloc(weight, dbias, "dbias")
-    _tilefuse.layernorm_backward(_dl(dx), _dl(dweight), _dl(dbias), _dl(dy), _dl(x), _dl(weight), eps,
+    _tilefuse.layernorm_backward(_dl(dx), _dl(dweight), _dl(dbias), _dl(dy), _dl(x), _dl(weight),
+                                 None if mean is None else _dl(mean), None if rstd is None else _dl(rstd), eps,
                                  _stream(dy, stream))
     _zero_if_no_rows(dy, dweight, dbias)
     return dx, dweight, dbias

@@ -169,6 +169,7 @@ struct NormBackwardSweep : Sweep {
   explicit NormBackwardSweep(bool dev) : h(dev) {}
   Holder h;
   DevicePtr<T> t[4], w, dw, db;
+  DevicePtr<float> mean, rstd;  // layernorm_bwd_saved: the forward's row statistics
   int64_t rows = 0, cols = 0;
   float eps = 1e-6f;
 };
@@ -179,16 +180,26 @@ std::unique_ptr<Sweep> norm_backward_sweep(const std::string& kernel, const std:
   auto s = std::make_unique<NormBackwardSweep<T>>(dev);
   s->rows = r.rows, s->cols = r.cols;
   size_t n = size_t(r.rows) * r.cols, es = sizeof(T);
-  bool residual = kernel == "add_rmsnorm_bwd", layer = kernel == "layernorm_bwd";
+  bool residual = kernel == "add_rmsnorm_bwd", saved = kernel == "layernorm_bwd_saved";
+  bool layer = saved || kernel == "layernorm_bwd";
   for (int i = 0; i < (residual ? 4 : 3); ++i) s->t[i] = s->h.template make<T>(n, -3, 3);
   s->w = s->h.template make<T>(r.cols, 0.5f, 1.5f);
   s->dw = s->h.template make<T>(r.cols, -1, 1);
   s->db = s->h.template make<T>(r.cols, -1, 1);
   // x, dy read and dx written (+ dres_out read), the weight read, dw (and db) written.
-  s->bytes = (residual ? 4.0 : 3.0) * n * es + (layer ? 3.0 : 2.0) * r.cols * es;
+  s->bytes = (residual ? 4.0 : 3.0) * n * es + (layer ? 3.0 : 2.0) * r.cols * es + (saved ? 8.0 * r.rows : 0.0);
   auto* p = s.get();
   auto& x = p->t;
-  if (layer) {
+  if (saved) {
+    p->mean = s->h.template make<float>(r.rows, -1, 1);
+    p->rstd = s->h.template make<float>(r.rows, 0.5f, 2);
+    auto& t = kernels::layernorm_backward_saved_tuner<T>();
+    s->space = &t.space();
+    s->problem = t.problem(x[0], p->dw, p->db, x[1], x[2], p->w, p->mean, p->rstd, p->rows, p->cols);
+    s->tune = [p, &t](const tuning::TuneSettings& st) {
+      return t.tune(st, p->t[0], p->dw, p->db, p->t[1], p->t[2], p->w, p->mean, p->rstd, p->rows, p->cols);
+    };
+  } else if (layer) {
     p->eps = 1e-5f;
     auto& t = kernels::layernorm_backward_tuner<T>();
     s->space = &t.space();
@@ -313,7 +324,8 @@ std::unique_ptr<Sweep> cross_entropy_sweep(const std::string& shape, bool dev) {
 
 std::vector<std::string> sweep_kernels() {
   return {"cross_entropy", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul",
-          "swiglu", "swiglu_bwd", "softmax_bwd", "rmsnorm_bwd", "add_rmsnorm_bwd", "layernorm_bwd"};
+          "swiglu", "swiglu_bwd", "softmax_bwd", "rmsnorm_bwd", "add_rmsnorm_bwd", "layernorm_bwd",
+          "layernorm_bwd_saved"};
 }
 
 int shape_dims(const std::string& kernel) { return kernel == "attention_fwd" ? 4 : kernel == "matmul" ? 3 : 2; }
@@ -339,7 +351,8 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
   }
   auto build = [&](auto tag) -> std::unique_ptr<Sweep> {
     using T = typename decltype(tag)::type;
-    if (kernel.ends_with("norm_bwd")) return norm_backward_sweep<T>(kernel, shape, on_device);
+    if (kernel.ends_with("norm_bwd") || kernel == "layernorm_bwd_saved")
+      return norm_backward_sweep<T>(kernel, shape, on_device);
     if (kernel == "cross_entropy") return cross_entropy_sweep<T>(shape, on_device);
     if (kernel == "swiglu" || kernel == "swiglu_bwd" || kernel == "softmax_bwd")
       return training_sweep<T>(kernel, shape, on_device);

@@ -71,8 +71,8 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
 }
 
 // Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
-// change what measured best. LayerNorm from the saved mean and rstd (two sums per row,
-// like RMSNorm's) takes RMSNorm's configs.
+// change what measured best. LayerNorm from the saved mean and rstd (two sums per row)
+// takes RMSNorm's one-tile and looped configs and LayerNorm's cluster spread.
 enum class NormBackwardKind { rms, rms_residual, layer, layer_saved };
 
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
@@ -96,7 +96,10 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
   if (block > max_tile && clusters && block <= 16 * max_tile) {
-    bool layer = kind == NormBackwardKind::layer;
+    // LayerNorm from saved statistics (H200, % of copy, bf16 / f32): 8192x16384 on 8 x 2048,
+    // 4 warps 68 / 93, on 2 x 8192, 16 warps 65 / 71 (dW and dB both in registers: 128
+    // registers and spills at 16 warps); 2048x65536 on 8 x 8192 65 / 84, on 16 x 4096 48 / 73.
+    bool layer = kind == NormBackwardKind::layer || kind == NormBackwardKind::layer_saved;
     int64_t per = layer ? std::clamp<int64_t>(block / 8, max_tile / 4, max_tile) : max_tile;
     int cl = static_cast<int>(block / per);
     int warps = layer ? static_cast<int>(std::clamp<int64_t>(per / 512, 4, 8)) : (cl <= 2 ? 16 : 8);
@@ -116,7 +119,8 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   int64_t per_sm = std::max(1, 8 / warps);
   // The next step's rows staged through shared memory (num_stages 2) instead of held in
   // registers: faster for RMSNorm (bf16 +2 to +8 points of copy, f32 +9) and f32
-  // LayerNorm (+33 to +48), slower for 16-bit LayerNorm (-4 to -9), which keeps PREFETCH.
+  // LayerNorm (+33 to +48), slower for 16-bit LayerNorm (-4 to -9), which keeps PREFETCH
+  // -- unless it reads saved statistics (bf16 65536x1024 85% staged, 80% PREFETCH).
   if (kind != NormBackwardKind::layer || byte_size(dtype) >= 4)
     return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 0}, num_warps(warps),
                   num_stages(2)};

@@ -276,6 +276,26 @@ const auto& layernorm_backward_tuner() {
   return t;
 }
 
+// LayerNorm backward from the forward's saved mean and rstd: its own tuner (two sums per
+// row instead of four change the best config).
+template <class T>
+const auto& layernorm_backward_saved_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& dx, auto& dw, auto& db, const auto& dy, const auto& x, const auto& w,
+         const auto& mean, const auto& rstd, int64_t rows, int64_t cols) {
+        layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, c);
+      },
+      norm_backward_space(),
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, const auto&,
+         int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
+      TuneOptions{.name = "layernorm_bwd_saved", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1, 2},
+                  .fallback = [](const tuning::KeyView& k) {
+                    return norm_backward_heuristic(k["n_cols"], dtype_v<T>, NormBackwardKind::layer_saved,
+                                                   gpu_has_clusters());
+                  }});
+  return t;
+}
+
 template <class T>
 const auto& attention_tuner() {
   static const auto t = autotune(
@@ -444,6 +464,15 @@ void tuned_layernorm(Out&& out, const In& in, const W& weight, const B& bias, in
                      float eps = 1e-5f) {
   layernorm_tuner<buffer_elem_t<Out>>()(out, in, weight, bias, rows, cols, eps);
 }
+// The training forward (also each row's mean and rstd, f32) with the config tuned for the
+// plain one: the statistics add 8 bytes per row and no work per element.
+template <class Out, class Mean, class Rstd, class In, class W, class B>
+  requires(!std::is_arithmetic_v<std::remove_cvref_t<W>>)
+void tuned_layernorm(Out&& out, Mean&& mean, Rstd&& rstd, const In& in, const W& weight, const B& bias, int64_t rows,
+                     int64_t cols, float eps = 1e-5f) {
+  const Config& c = layernorm_tuner<buffer_elem_t<Out>>().config_for(out, in, weight, bias, rows, cols, eps);
+  layernorm(out, mean, rstd, in, weight, bias, rows, cols, eps, c);
+}
 // Norm backward (see norms_backward.hpp); dw, db in the weight's dtype.
 template <class DX, class DW, class DY, class X, class W>
 void tuned_rmsnorm_backward(DX&& dx, DW&& dw, const DY& dy, const X& x, const W& w, int64_t rows, int64_t cols,
@@ -459,6 +488,12 @@ template <class DX, class DW, class DB, class DY, class X, class W>
 void tuned_layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, const W& w, int64_t rows,
                               int64_t cols, float eps = 1e-5f) {
   layernorm_backward_tuner<buffer_elem_t<DX>>()(dx, dw, db, dy, x, w, rows, cols, eps);
+}
+template <class DX, class DW, class DB, class DY, class X, class W, class M, class R>
+  requires(!std::is_arithmetic_v<std::remove_cvref_t<M>>)
+void tuned_layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& x, const W& w, const M& mean,
+                              const R& rstd, int64_t rows, int64_t cols) {
+  layernorm_backward_saved_tuner<buffer_elem_t<DX>>()(dx, dw, db, dy, x, w, mean, rstd, rows, cols);
 }
 template <class Out, class Lse, class Q, class K, class V>
 void tuned_attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
