@@ -57,9 +57,11 @@ llvm::TargetMachine& target_machine(const TargetInfo& ti, int opt_level) {
     if (!t) internal_error("NVPTX target unavailable: " + err);
     llvm::TargetOptions o;
     o.AllowFPOpFusion = llvm::FPOpFusion::Fast;
-    auto level = opt_level >= 3 ? llvm::CodeGenOptLevel::Aggressive
-                 : opt_level == 0 ? llvm::CodeGenOptLevel::None
-                                  : llvm::CodeGenOptLevel::Default;
+    // Codegen at Default even for opt level 3: Aggressive only swaps NVPTX's EarlyCSE
+    // runs for GVN, which the IR pipeline has run already -- the same PTX for every
+    // gallery kernel, and ~8 of the ~70 ms of codegen on the d128 attention kernel
+    // (bench/NOTES.md, "Compile time").
+    auto level = opt_level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Default;
     slot.reset(t->createTargetMachine(kTriple, ti.cpu(), ti.features(), o, llvm::Reloc::PIC_, std::nullopt, level));
     if (!slot) internal_error("could not create the NVPTX target machine for " + ti.cpu());
   }
