@@ -365,11 +365,14 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   CHECK((c.cluster == 8 && c.get("BLOCK") == 8192 && c.get("PROGRAMS_PER_SM") == 2));
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer, true);
   CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4));
-  // LayerNorm from saved statistics: staged like RMSNorm, spread over clusters like LayerNorm.
+  // LayerNorm from saved statistics: staged like RMSNorm; RMSNorm's cluster spread except
+  // for rows of 2 tiles (no 16-warp programs).
   c = tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::layer_saved);
   CHECK((c.get("PREFETCH") == 0 && c.num_stages == 2));
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer_saved, true);
   CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4));
+  c = tk::norm_backward_heuristic(30011, DType::bf16, tk::NormBackwardKind::layer_saved, true);
+  CHECK((c.cluster == 4 && c.get("BLOCK") == 8192 && c.num_warps == 8));
   c = tk::norm_backward_heuristic(300000, DType::bf16, tk::NormBackwardKind::rms, true);
   CHECK((c.cluster == 1 && tk::row_uses_loop(c, 300000)));
   CHECK(tk::norm_backward_heuristic(8192, DType::bf16, tk::NormBackwardKind::rms, true).cluster == 1);
