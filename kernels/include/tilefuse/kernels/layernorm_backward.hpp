@@ -2,7 +2,8 @@
 // LayerNorm backward, f32 math. For y = xhat * w + b with xhat = (x - mean) * rstd and
 // g = dy * w:
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat)),  dw = sum_rows dy * xhat,  db = sum_rows dy.
-// mean and rstd are recomputed from x. With d = x - x[0] (the shift keeps the sums stable
+// mean and rstd come from the forward (layernorm(out, mean, rstd, ...); two row sums, g
+// and g*xhat) or are recomputed from x: with d = x - x[0] (the shift keeps the sums stable
 // when |mean| >> std), all four row sums -- d, d^2, g, g*d -- are independent, so they
 // share one exchange between warps: mean(g * xhat) = rstd * (E[g d] - E[d] E[g]).
 #include <string>
