@@ -124,9 +124,18 @@ const auto& layernorm_bwd_looped_kernel() {
           auto rmask = rows < n_rows;
           auto starts = rows.template cast<i64>() * stride;
           auto base = starts.col();
-          auto chunk_g = [&](auto c, auto cmask, auto mask) {
-            return load(dy + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>() *
-                   load(weight + c, cmask, 0.0f).template cast<f32>().row();
+          // Pass 1: f(x, g = dy * w, mask) for each chunk of the rows (x and dy kept in L2
+          // for pass 2).
+          auto over_chunks = [&](auto&& f) {
+            for_range(0, n_cols, BLOCK, [&](I32 start) {
+              auto c = start + cols;
+              auto cmask = c < n_cols;
+              auto mask = rmask.col() && cmask.row();
+              auto xv = load(x + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>();
+              auto g = load(dy + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>() *
+                       load(weight + c, cmask, 0.0f).template cast<f32>().row();
+              f(xv, g, mask);
+            });
           };
           Tile<float, 2> mean, r, mg, mean_gxhat;
           if (SAVED) {
@@ -134,14 +143,9 @@ const auto& layernorm_bwd_looped_kernel() {
             r = load(rstd_in + rows, rmask, 0.0f).col();
             auto acc_g = zeros<f32>({ROWS, BLOCK});
             auto acc_gxhat = zeros<f32>({ROWS, BLOCK});
-            for_range(0, n_cols, BLOCK, [&](I32 start) {
-              auto c = start + cols;
-              auto cmask = c < n_cols;
-              auto mask = rmask.col() && cmask.row();
-              auto xhat = (load(x + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>() - mean) * r;
-              auto g = chunk_g(c, cmask, mask);  // 0 where masked
+            over_chunks([&](auto xv, auto g, auto) {  // g is 0 where masked
               acc_g = acc_g + g;
-              acc_gxhat = acc_gxhat + g * xhat;
+              acc_gxhat = acc_gxhat + g * ((xv - mean) * r);
             });
             mg = (sum(acc_g, 1) / n_cols).col();
             mean_gxhat = (sum(acc_gxhat, 1) / n_cols).col();
@@ -151,12 +155,7 @@ const auto& layernorm_bwd_looped_kernel() {
             auto acc_dd = zeros<f32>({ROWS, BLOCK});
             auto acc_g = zeros<f32>({ROWS, BLOCK});
             auto acc_gd = zeros<f32>({ROWS, BLOCK});
-            for_range(0, n_cols, BLOCK, [&](I32 start) {
-              auto c = start + cols;
-              auto cmask = c < n_cols;
-              auto mask = rmask.col() && cmask.row();
-              auto xv = load(x + base + c.row(), mask, 0.0f, Cache::EvictLast).template cast<f32>();
-              auto g = chunk_g(c, cmask, mask);
+            over_chunks([&](auto xv, auto g, auto mask) {
               auto d = where(mask, xv - shift, 0.0f);
               acc_d = acc_d + d;
               acc_dd = acc_dd + d * d;
