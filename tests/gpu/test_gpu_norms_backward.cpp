@@ -19,19 +19,12 @@ difftest::Tolerance tol() {
   else return {1e-2, 1.6e-2};
 }
 
-// Each row's mean and rstd as the forward saves them (f32), computed in double.
+// Each row's mean and rstd as the forward saves them (f32).
 template <class T>
 void row_stats(const std::vector<T>& x, int rows, int cols, std::vector<float>& mean, std::vector<float>& rstd) {
-  mean.assign(rows, 0.0f);
-  rstd.assign(rows, 0.0f);
-  for (int r = 0; r < rows; ++r) {
-    double m = 0, v = 0;
-    for (int c = 0; c < cols; ++c) m += float(x[size_t(r) * cols + c]);
-    m /= cols;
-    for (int c = 0; c < cols; ++c) v += (float(x[size_t(r) * cols + c]) - m) * (float(x[size_t(r) * cols + c]) - m);
-    mean[r] = float(m);
-    rstd[r] = float(1.0 / std::sqrt(v / cols + 1e-5));
-  }
+  ref::RowStats s = ref::layernorm_stats(ref::to_float(x), rows, cols, 1e-5);
+  mean.assign(s.mean.begin(), s.mean.end());
+  rstd.assign(s.rstd.begin(), s.rstd.end());
 }
 
 struct Case {

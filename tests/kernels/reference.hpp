@@ -80,18 +80,29 @@ inline void rmsnorm(std::vector<double>& out, const std::vector<float>& x, const
   }
 }
 
-inline void layernorm(std::vector<double>& out, const std::vector<float>& x, const std::vector<float>& w,
-                      const std::vector<float>& b, int64_t rows, int64_t cols, double eps) {
-  out.assign(rows * cols, 0);
+// Each row's mean and rstd = 1 / sqrt(var + eps), in double (what LayerNorm's forward saves).
+struct RowStats {
+  std::vector<double> mean, rstd;
+};
+inline RowStats layernorm_stats(const std::vector<float>& x, int64_t rows, int64_t cols, double eps) {
+  RowStats s{std::vector<double>(rows), std::vector<double>(rows)};
   for (int64_t r = 0; r < rows; ++r) {
     double mean = 0, var = 0;
     for (int64_t c = 0; c < cols; ++c) mean += x[r * cols + c];
     mean /= cols;
     for (int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean);
-    var /= cols;
-    double rstd = 1.0 / std::sqrt(var + eps);
-    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = (x[r * cols + c] - mean) * rstd * w[c] + b[c];
+    s.mean[r] = mean;
+    s.rstd[r] = 1.0 / std::sqrt(var / cols + eps);
   }
+  return s;
+}
+
+inline void layernorm(std::vector<double>& out, const std::vector<float>& x, const std::vector<float>& w,
+                      const std::vector<float>& b, int64_t rows, int64_t cols, double eps) {
+  out.assign(rows * cols, 0);
+  RowStats s = layernorm_stats(x, rows, cols, eps);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = (x[r * cols + c] - s.mean[r]) * s.rstd[r] * w[c] + b[c];
 }
 
 // q, k, v: [bh, n, d]; out: [bh, n, d]; lse: [bh, n].

@@ -205,13 +205,10 @@ TEST_CASE_TEMPLATE("layernorm backward from the forward's saved mean and rstd", 
     std::vector<double> want_y;
     ref::layernorm(want_y, ref::to_float(x), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
     CHECK(ref::max_rel_err(y, want_y, atol<T>(), rtol<T>()) <= 1.0);
+    ref::RowStats want_stats = ref::layernorm_stats(ref::to_float(x), s.rows, s.cols, 1e-5);
     for (int64_t r = 0; r < s.rows; ++r) {
-      double m = 0, v = 0;
-      for (int64_t j = 0; j < s.cols; ++j) m += float(x[r * s.cols + j]);
-      m /= s.cols;
-      for (int64_t j = 0; j < s.cols; ++j) v += (float(x[r * s.cols + j]) - m) * (float(x[r * s.cols + j]) - m);
-      CHECK(mean[r] == doctest::Approx(m).epsilon(1e-5));
-      CHECK(rstd[r] == doctest::Approx(1.0 / std::sqrt(v / s.cols + 1e-5)).epsilon(1e-4));
+      CHECK(mean[r] == doctest::Approx(want_stats.mean[r]).epsilon(1e-5));
+      CHECK(rstd[r] == doctest::Approx(want_stats.rstd[r]).epsilon(1e-4));
     }
     Grads want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), s.rows, s.cols, 1e-5);
     std::vector<tk::ConfigOverride> cfgs = configs(s.cols);
@@ -423,5 +420,17 @@ TEST_CASE("tuned norm backward entry points run the heuristic on host buffers") 
   tk::tuned_layernorm_backward(dx, dw, db, dy, x, w, rows, cols);
   want = layernorm_grads(dy, x, w, rows, cols, 1e-5);
   CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
+  CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
+  // The training pair: the tuned forward saving the statistics, the tuned backward reading them.
+  auto b = ref::random_vec<float>(cols, 54);
+  std::vector<float> y(x.size()), mean(rows), rstd(rows);
+  std::vector<double> want_y;
+  tk::tuned_layernorm(y, mean, rstd, x, w, b, rows, cols);
+  ref::layernorm(want_y, x, w, b, rows, cols, 1e-5);
+  CHECK(ref::max_rel_err(y, want_y, 1e-4, 1e-5) <= 1.0);
+  std::fill(dx.begin(), dx.end(), 0.0f);
+  tk::tuned_layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-4, 2e-5) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, 1e-4, 2e-5) <= 1.0);
   CHECK(ref::max_rel_err(db, want.db, 1e-4, 1e-5) <= 1.0);
 }
