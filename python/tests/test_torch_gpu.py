@@ -287,6 +287,50 @@ def test_norm_backward_matches_autograd(dtype, shape):
         check_grad(got, w_, dtype)
 
 
+def layer_norm_with(eps, cols):
+    return lambda t, w, b: F.layer_norm(t, (cols,), w, b, eps)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(7, 45), (3, 5, 333)])
+def test_layernorm_autograd_reads_the_forward_statistics(dtype, shape):
+    x, dy = randn(*shape, dtype=dtype) + 1, randn(*shape, dtype=dtype)
+    w, b = randn(shape[-1], dtype=dtype), randn(shape[-1], dtype=dtype)
+    want_y, want_grads = ref_grads(layer_norm_with(1e-5, shape[-1]), x, w, b, dy=dy)
+    leaves = [t.clone().requires_grad_() for t in (x, w, b)]
+    y = tilefuse.torch.layernorm(*leaves)
+    # Recorded as layernorm_stats: the node holds (x, weight, mean, rstd), the statistics float32.
+    _, _, mean, rstd = y.grad_fn.saved_tensors
+    xf = x.float()
+    torch.testing.assert_close(mean, xf.mean(-1), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(rstd, torch.rsqrt(xf.var(-1, unbiased=False) + 1e-5), rtol=1e-4, atol=1e-5)
+    y.backward(dy)
+    check(y.detach(), want_y.to(dtype), dtype)
+    for leaf, want in zip(leaves, want_grads):
+        check_grad(leaf.grad, want, dtype)
+    with torch.no_grad():  # nothing to record: the op that writes no statistics
+        check(tilefuse.torch.layernorm(*leaves), want_y.to(dtype), dtype)
+    bare = [t.clone().requires_grad_() for t in (x, w, b)]
+    torch.ops.tilefuse.layernorm(*bare, 1e-5).backward(dy)  # saved no statistics: recomputes them
+    for leaf, want in zip(bare, want_grads):
+        check_grad(leaf.grad, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(7, 45), (3, 5, 333)])
+def test_layernorm_backward_op_reads_the_given_statistics(dtype, shape):
+    # Statistics of eps=0.5 with eps=1e-5 passed: the gradients are layer_norm's at eps=0.5
+    # only if the op reads mean and rstd rather than recomputing them.
+    x, dy = randn(*shape, dtype=dtype) + 1, randn(*shape, dtype=dtype)
+    w, b = randn(shape[-1], dtype=dtype), randn(shape[-1], dtype=dtype)
+    y, mean, rstd = tilefuse.torch.layernorm_stats(x, w, b, 0.5)
+    want_y, want_grads = ref_grads(layer_norm_with(0.5, shape[-1]), x, w, b, dy=dy)
+    check(y, want_y.to(dtype), dtype)
+    assert mean.dtype == rstd.dtype == torch.float32 and mean.shape == rstd.shape == shape[:-1]
+    for got, want in zip(tilefuse.torch.layernorm_backward(dy, x, w, 1e-5, mean, rstd), want_grads):
+        check_grad(got, want, dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(7, 45), (3, 5, 333), (512, 5000)])
 def test_swiglu_and_backward_match_autograd(dtype, shape):
@@ -312,7 +356,7 @@ def test_forward_ops_have_autograd_through_the_backward_kernels():
         return (ops["softmax"](g) * ops["rmsnorm"](g + total, w)).sum()
 
     tf_ops = dict(add_rmsnorm=lambda x, r, w: torch.ops.tilefuse.add_rmsnorm(x, r, w, 1e-6),
-                  layernorm=lambda h, w, b: torch.ops.tilefuse.layernorm(h, w, b, 1e-5),
+                  layernorm=tilefuse.torch.layernorm,
                   swiglu_packed=torch.ops.tilefuse.swiglu_packed, softmax=torch.ops.tilefuse.softmax,
                   rmsnorm=lambda t, w: torch.ops.tilefuse.rmsnorm(t, w, 1e-6))
 
@@ -344,6 +388,9 @@ def test_training_custom_ops_pass_opcheck():
                      (torch.ops.tilefuse.rmsnorm_backward, (dy, x, w, 1e-6)),
                      (torch.ops.tilefuse.add_rmsnorm_backward, (dy, dy, x, w, 1e-6)),
                      (torch.ops.tilefuse.layernorm_backward, (dy, x, w, 1e-5)),
+                     (torch.ops.tilefuse.layernorm_stats, (x, w, w, 1e-5)),
+                     (torch.ops.tilefuse.layernorm_backward,
+                      (dy, x, w, 1e-5, x.mean(-1), torch.rsqrt(x.var(-1, unbiased=False) + 1e-5))),
                      (torch.ops.tilefuse.swiglu, (x, dy)), (torch.ops.tilefuse.swiglu_packed, (ab,)),
                      (torch.ops.tilefuse.swiglu_backward, (dy, x, x)),
                      (torch.ops.tilefuse.swiglu_backward_packed, (dy, ab))]:

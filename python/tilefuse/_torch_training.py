@@ -1,9 +1,9 @@
 """The training kernels as PyTorch custom ops (torch.ops.tilefuse.*) with fake
 implementations, and the autograd formulas that pair the forward ops (softmax, rmsnorm,
-add_rmsnorm, layernorm, swiglu, swiglu_packed, cross_entropy) with the backward kernels.
-Imported by tilefuse.torch, whose ops it registers backward formulas for."""
+add_rmsnorm, layernorm, layernorm_stats, swiglu, swiglu_packed, cross_entropy) with the
+backward kernels. Imported by tilefuse.torch, whose ops it registers backward formulas for."""
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -104,13 +104,17 @@ def _(dy, dresidual_out, residual_out, weight, eps=1e-6):
 
 @torch.library.custom_op("tilefuse::layernorm_backward", mutates_args=())
 def layernorm_backward(
-    dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-5
+    dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-5,
+    mean: Optional[torch.Tensor] = None, rstd: Optional[torch.Tensor] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return _tf.layernorm_backward(_c(dy), _c(x), _c(weight), eps=eps)
+    """(dx, dweight, dbias). With mean and rstd (layernorm_stats's) the row statistics are
+    read instead of recomputed, and eps is unused."""
+    return _tf.layernorm_backward(_c(dy), _c(x), _c(weight), eps=eps, mean=None if mean is None else _c(mean),
+                                  rstd=None if rstd is None else _c(rstd))
 
 
 @layernorm_backward.register_fake
-def _(dy, x, weight, eps=1e-5):
+def _(dy, x, weight, eps=1e-5, mean=None, rstd=None):
     return _like(dy), _like(weight), _like(weight)
 
 
@@ -193,8 +197,22 @@ def _add_rmsnorm_bwd(ctx, dout, dtotal):
 
 
 def _layernorm_bwd(ctx, dy):
+    # The bare op wrote no statistics: recompute them (tilefuse.torch.layernorm avoids this).
     x, w = ctx.saved_tensors
     dx, dw, db = _ops.layernorm_backward(dy, x, w, ctx.eps)
+    return dx, dw, db, None
+
+
+def _layernorm_stats_setup(ctx, inputs, output):
+    _, mean, rstd = output
+    ctx.save_for_backward(inputs[0], inputs[1], mean, rstd)
+    ctx.mark_non_differentiable(mean, rstd)
+    ctx.eps = inputs[3]
+
+
+def _layernorm_stats_bwd(ctx, dy, _dmean, _drstd):
+    x, w, mean, rstd = ctx.saved_tensors
+    dx, dw, db = _ops.layernorm_backward(dy, x, w, ctx.eps, mean, rstd)
     return dx, dw, db, None
 
 
@@ -212,5 +230,6 @@ torch.library.register_autograd("tilefuse::softmax", _softmax_bwd, setup_context
 torch.library.register_autograd("tilefuse::rmsnorm", _rmsnorm_bwd, setup_context=_save(0, 1))
 torch.library.register_autograd("tilefuse::add_rmsnorm", _add_rmsnorm_bwd, setup_context=_add_rmsnorm_setup)
 torch.library.register_autograd("tilefuse::layernorm", _layernorm_bwd, setup_context=_save(0, 1))
+torch.library.register_autograd("tilefuse::layernorm_stats", _layernorm_stats_bwd, setup_context=_layernorm_stats_setup)
 swiglu.register_autograd(_swiglu_bwd, setup_context=_save(0, 1))
 swiglu_packed.register_autograd(_swiglu_packed_bwd, setup_context=_save(0))

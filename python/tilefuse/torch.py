@@ -7,6 +7,10 @@ so torch.compile traces them into graphs without running them.
 The ops run on the tensor's device: CUDA tensors on the GPU on PyTorch's current
 stream, CPU tensors on tilefuse's interpreter. Non-contiguous inputs are made
 contiguous first. Needs torch >= 2.4 (torch.library.custom_op).
+
+tilefuse.torch.layernorm is a function, not the op itself: under autograd it runs
+layernorm_stats, whose backward reads the forward's row statistics; the bare
+torch.ops.tilefuse.layernorm saves none, so its backward recomputes them.
 """
 
 from typing import Optional, Tuple
@@ -15,7 +19,9 @@ import torch
 
 import tilefuse as _tf
 
-__all__ = ["softmax", "rmsnorm", "add_rmsnorm", "layernorm", "bias_relu_log", "attention", "matmul"]
+__all__ = [
+    "softmax", "rmsnorm", "add_rmsnorm", "layernorm", "layernorm_stats", "bias_relu_log", "attention", "matmul",
+]
 
 
 def _c(t):
@@ -59,13 +65,39 @@ def _(x, residual, weight, eps=1e-6):
 
 
 @torch.library.custom_op("tilefuse::layernorm", mutates_args=())
-def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+def _layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     return _tf.layernorm(_c(x), _c(weight), _c(bias), eps=eps)
 
 
-@layernorm.register_fake
+@_layernorm.register_fake
 def _(x, weight, bias, eps=1e-5):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@torch.library.custom_op("tilefuse::layernorm_stats", mutates_args=())
+def layernorm_stats(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(out, mean, rstd): layernorm and each row's float32 mean and 1/sqrt(var + eps),
+    x.shape[:-1], which layernorm_backward(..., mean, rstd) reads. Differentiable with
+    respect to out only: mean and rstd carry no gradient."""
+    return _tf.layernorm(_c(x), _c(weight), _c(bias), eps=eps, save_stats=True)
+
+
+@layernorm_stats.register_fake
+def _(x, weight, bias, eps=1e-5):
+    def stats():
+        return x.new_empty(x.shape[:-1], dtype=torch.float32)
+    return torch.empty_like(x, memory_format=torch.contiguous_format), stats(), stats()
+
+
+def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """LayerNorm over the last dimension. When autograd records it, this runs
+    layernorm_stats so that the backward reads the forward's row statistics instead of
+    recomputing them; otherwise torch.ops.tilefuse.layernorm, which writes none."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (x, weight, bias)):
+        return torch.ops.tilefuse.layernorm_stats(x, weight, bias, eps)[0]
+    return torch.ops.tilefuse.layernorm(x, weight, bias, eps)
 
 
 @torch.library.custom_op("tilefuse::bias_relu_log", mutates_args=())
