@@ -70,3 +70,42 @@ TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or no
   }
   unsetenv("TILEFUSE_PINGPONG");
 }
+
+// Staggered warpgroups (Config stagger): the two warpgroups meet on a split barrier per
+// block and warpgroup 1's first thread refills the stage; warpgroup 0 may run a block
+// ahead. Attention (the heuristic's head-dim-128 tiling, causal or not, odd N, P.V
+// behind or not) and GEMM with two stages at odd shapes; GEMM with four stages is not
+// staggered (its ring runs three blocks ahead) and must stay correct with the flag set.
+TEST_CASE("gpu: staggered warpgroups: attention and GEMM at odd shapes") {
+  for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},
+                                std::tuple{129, true, 0}, std::tuple{1000, true, 1}}) {
+    CAPTURE(n);
+    CAPTURE(causal);
+    CAPTURE(lag);
+    int bh = 3, d = 128;
+    size_t sz = size_t(bh) * n * d;
+    auto q = ref::random_vec<half>(sz, 37, -1, 1), k = ref::random_vec<half>(sz, 38, -1, 1),
+         v = ref::random_vec<half>(sz, 39, -1, 1);
+    std::vector<half> o(sz);
+    std::vector<float> lse(bh * n);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", d}, {"CAUSAL", causal}, {"PV_LAG", lag},
+               num_warps(8), num_stages(2), stagger()};
+    gpu_matches_interp(tk::attention_fwd_kernel<half>(), Grid((n + 127) / 128, bh), cfg, {2e-3, 2e-2}, o, lse, q, k,
+                       v, n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+  }
+  for (auto [m, n, k, stages] : {std::tuple{300, 329, 200, 2}, std::tuple{129, 70, 520, 2}, std::tuple{257, 300, 330, 4}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    CAPTURE(stages);
+    int lda = round_up8(k) + 8, ldb = round_up8(n) + 8;
+    auto a = padded<bfloat16>(m, k, lda, 41);
+    auto b = padded<bfloat16>(k, n, ldb, 42);
+    std::vector<float> c(size_t(m) * n);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 3}, num_warps(8), num_stages(stages),
+               stagger()};
+    int64_t tiles = int64_t((m + 127) / 128) * ((n + 127) / 128);
+    gpu_matches_interp(tk::matmul_kernel<bfloat16, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, a, c, m, n, k,
+                       int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
+  }
+}
