@@ -111,8 +111,6 @@ TEST_CASE("gallery spaces prune with readable reasons") {
   Key empty;
   CHECK(kernels::attention_space().check(Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, num_warps(8)}, KeyView{none, empty}) ==
         "8 warps x 16 rows > BLOCK_M 64");
-  CHECK(kernels::attention_space().check(Config{{"BLOCK_M", 128}, {"BLOCK_N", 64}, num_warps(8), num_stages(3), stagger()},
-                                         KeyView{none, empty}) == "stagger needs two warpgroups (8 warps) and 2 stages");
   CHECK(kernels::elementwise_space().check(Config{{"BLOCK", 256}, num_warps(16)}, KeyView{none, empty}) ==
         "BLOCK 256 < 512 threads");
 }

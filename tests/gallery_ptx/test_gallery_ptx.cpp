@@ -413,51 +413,6 @@ TEST_CASE("attention with P.V one block behind: Q.K^T and P.V in flight together
   }
 }
 
-TEST_CASE("staggered warpgroups: a split barrier per block where the ring is one block ahead, the CTA's elsewhere") {
-  auto find = [](const char* name) {
-    for (const auto& g : kernels::gallery())
-      if (g.name == name) return &g;
-    return static_cast<const kernels::GalleryKernel*>(nullptr);
-  };
-  const kernels::GalleryKernel* at = find("attention_fwd");
-  const kernels::GalleryKernel* mm = find("matmul");
-  REQUIRE(at);
-  REQUIRE(mm);
-  auto ptx = [](const kernels::GalleryKernel& g, const Config& cfg) {
-    CAPTURE(cfg.str());
-    const KernelBase& k = g.get(DType::f16);
-    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
-    std::string text = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
-    if (!tools::find_ptxas().empty()) {
-      tools::PtxasResult r = tools::run_ptxas(text, "sm_90a");
-      CHECK_MESSAGE(r.ok, r.log);
-      CHECK(r.spill_stores == 0);
-    }
-    return text;
-  };
-  auto split = [](const std::string& p) {
-    return p.find("bar.arrive 1, 256;") != std::string::npos && p.find("bar.sync 1, 256;") != std::string::npos;
-  };
-  for (bool causal : {false, true}) {
-    CAPTURE(causal);
-    Config cfg = kernels::attention_heuristic(4096, 128, causal, true);
-    REQUIRE(cfg.stagger == 1);  // the heuristic's choice for head dim 128 on sm_90a
-    std::string staggered = ptx(*at, cfg);
-    CHECK(split(staggered));
-    // Without it every block meets at the CTA barrier (barrier 0 only).
-    std::string plain = ptx(*at, Config(cfg).set("stagger", 0));
-    CHECK_FALSE(split(plain));
-    CHECK(count(plain, std::regex(R"(bar\.sync \t0;)")) > count(staggered, std::regex(R"(bar\.sync \t0;)")) - 3);
-    // Three stages copy two blocks ahead: not staggered (arrivals could pile up).
-    CHECK_FALSE(split(ptx(*at, Config(cfg).set("num_stages", 3).set("BLOCK_N", 64))));
-  }
-  // GEMM: two stages qualify, the heuristic's four do not; four warps never do.
-  Config g2{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, num_warps(8), num_stages(2), stagger()};
-  CHECK(split(ptx(*mm, g2)));
-  CHECK_FALSE(split(ptx(*mm, Config(g2).set("num_stages", 4))));
-  CHECK_FALSE(split(ptx(*mm, Config(g2).set("num_warps", 4).set("BLOCK_M", 64))));
-}
-
 TEST_CASE("persistent GEMM: programs loop over the grid, the TMA ring continues, the next copies before the epilogue") {
   const kernels::GalleryKernel* mm = nullptr;
   for (const auto& g : kernels::gallery())

@@ -240,10 +240,6 @@ void pingpong_start(Codegen& cg);  // after split_producer, in the consumers
 void pingpong_take_turn(Codegen& cg);
 void pingpong_pass_turn(Codegen& cg);
 void pingpong_finish(Codegen& cg);
-// Staggered warpgroups (GpuPlan::stagger): the split barrier that frees a pipelined
-// stage, and the thread that refills it (thread 0 when not staggered).
-void stagger_meet(Codegen& cg);
-llvm::Value* stage_refiller(Codegen& cg);
 // At a producer loop's exit: releases the stages of its last iterations, whose MMAs were
 // still reading them when the loop released the others (iv, slot: those of the exit).
 void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, llvm::Value* slot);

@@ -121,8 +121,8 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     int younger = pl ? pl->ahead() * group_loads : 0;
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_group " + std::to_string(std::min(younger, 7)) + ";", "~{memory}", {},
                   true);
-    if (cg.plan.warp_specialized() || cg.plan.stagger) {
-      // Their dots meet no CTA barrier per iteration (the stages' mbarriers order the
+    if (cg.plan.warp_specialized()) {
+      // Their dots meet no barrier per iteration (the stages' mbarriers order the
       // loop's own copies): the consumers see these copies, async proxy included, here.
       cg.inline_asm(b.getVoidTy(), "fence.proxy.async.shared::cta;", "~{memory}", {}, true);
       cg.barrier();

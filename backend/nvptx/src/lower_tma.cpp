@@ -68,7 +68,6 @@ void init_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
 
 void inval_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
   if (!has_tma(cg, pl) || cg.plan.warp_specialized()) return;
-  if (cg.plan.stagger) cg.barrier();  // warpgroup 1 may still wait on the last stage
   // Every thread passed its last wait before the last iteration's barrier, which thread
   // 0 has passed too; later users of these bytes synchronize before writing them.
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
@@ -115,7 +114,7 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
                                       b.getInt64Ty());
   llvm::Value* bar = barrier_addr(cg, ld, slot);
   llvm::Value* buffer = b.CreateAdd(cg.c32(p.smem_offset), b.CreateMul(slot, cg.c32(async_stage_bytes(cg.plan, &ld))));
-  llvm::Value* go = issuer ? issuer : stage_refiller(cg);
+  llvm::Value* go = issuer ? issuer : b.CreateICmpEQ(cg.tid(), cg.c32(0));
   if (pred) go = b.CreateAnd(go, pred);
   cg.if_then(go, [&] {
     cg.inline_asm(b.getVoidTy(), "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",

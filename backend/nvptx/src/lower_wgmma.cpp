@@ -108,11 +108,10 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   for (int i = 0; i < 2; ++i) {
     const ir::Op* src = async_source(cg.plan, op.operand(i));
     async = async || src;
-    // Warp-specialized and staggered loops see copies made before them at the loop's
-    // entry barrier (lower_for, for the loops in GpuPlan::loops_reading_copies).
+    // Warp-specialized loops see copies made before them at the loop's entry barrier
+    // (lower_for, for the loops in GpuPlan::loops_reading_copies).
     const ir::Op* loop = op.parent->parent;
-    bool entry_barrier = cg.plan.warp_specialized() || cg.plan.stagger;
-    bool before_loop = src && entry_barrier && src->parent != op.parent && loop &&
+    bool before_loop = src && cg.plan.warp_specialized() && src->parent != op.parent && loop &&
                        cg.plan.loops_reading_copies.count(loop);
     group_copies = group_copies || (src && cg.plan.op(src).tma_map < 0 && !before_loop);
   }
@@ -128,9 +127,8 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
     bool refills_free = st != cg.pipeline_state.end() && st->second.barrier_passed;
     wrote = group_copies || (!cg.plan.warp_specialized() && !refills_free);
   }
-  bool staged = false;  // an operand went through shared memory here
   std::function<Regs()> read_a;
-  if (!src_a) read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, staged);
+  if (!src_a) read_a = cg.stage(op.operand(0), p.operands[0]->ll, off_a, wrote);
   SmemTile tile_a, tile_b;
   if (src_a) tile_a = async_tile(cg, op.operand(0), src_a, 1);
   if (src_b) {
@@ -142,21 +140,16 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
     cg.smem_before_write();
     cg.smem_store_tile(vals, enc.apply(p.operands[1]->ll), off_b, cg.elem_type(tb.dtype));
     fence_proxy_async(cg);
-    staged = true;
+    wrote = true;
     tile_b.es = es;
     tile_b.rows = N;
     tile_b.width = swizzle_bytes(tb.shape, 0, es);
     tile_b.k_major = true;
     tile_b.addr = cg.shared_addr32(cg.smem_addr(off_b));
   }
-  auto pipelined = cg.pipeline_state.find(op.parent);
-  if (wrote && cg.plan.stagger && !staged && !group_copies && pipelined != cg.pipeline_state.end()) {
-    stagger_meet(cg);  // frees the stage refilled next; TMA's mbarriers publish the data
-    cg.smem_after_read();
-    pipelined->second.barrier_passed = true;
-  } else if (wrote || staged) {
+  if (wrote) {
     cg.smem_after_write();
-    if (pipelined != cg.pipeline_state.end()) pipelined->second.barrier_passed = true;
+    if (auto st = cg.pipeline_state.find(op.parent); st != cg.pipeline_state.end()) st->second.barrier_passed = true;
   }
   issue_deferred_copies(cg, op);  // refill the buffers the previous iteration read
   Regs A = read_a ? read_a() : Regs{};

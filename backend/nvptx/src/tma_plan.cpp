@@ -185,24 +185,6 @@ int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld) {
   return p.tma_map >= 0 ? (per_stage * p.stages + 15) / 16 * 16 : 0;
 }
 
-// Single-role kernels of two warpgroups whose pipelined copies are all TMA, one block
-// ahead (lower_stagger.cpp: deeper rings would let arrivals pile up on the barrier).
-static void plan_stagger(const ir::Function& f, GpuPlan& plan) {
-  if (!f.stagger && !knob_on("TILEFUSE_STAGGER")) return;
-  auto no = [&](const std::string& why) {
-    if (knob_on("TILEFUSE_DEBUG")) std::cerr << "tilefuse: '" << f.name << "' is not staggered: " << why << "\n";
-  };
-  if (plan.warp_specialized() || f.persistent) return no("warp-specialized or persistent");
-  if (f.num_warps != 8) return no("it has " + std::to_string(f.num_warps) + " warps, not two warpgroups");
-  if (plan.pipelines.empty()) return no("no pipelined loop");
-  for (const auto& [loop, pl] : plan.pipelines) {
-    if (pl.ahead() != 1) return no("a pipelined loop copies " + std::to_string(pl.ahead()) + " blocks ahead, not 1");
-    for (const Op* ld : pl.loads)
-      if (plan.op(ld).tma_map < 0) return no("a pipelined copy is not TMA");
-  }
-  plan.stagger = true;
-}
-
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   if (t.sm < 90 || knob("TILEFUSE_TMA") == "0") return;
   ParamIndex params;
@@ -234,7 +216,6 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   }
   plan_warp_specialization(f, plan);
   plan_prefetch(f, plan);
-  plan_stagger(f, plan);
 }
 
 }  // namespace tilefuse::nvptx

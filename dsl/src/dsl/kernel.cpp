@@ -14,7 +14,6 @@ std::string Config::str() const {
   if (warp_specialize) r += " warp_specialize=" + std::to_string(warp_specialize);
   if (persistent) r += " persistent=" + std::to_string(persistent);  // the value: 2 is no cache hit for 1
   if (min_programs_per_sm) r += " min_programs_per_sm=" + std::to_string(min_programs_per_sm);
-  if (stagger) r += " stagger=" + std::to_string(stagger);
   return r;
 }
 
@@ -153,7 +152,6 @@ std::unique_ptr<ir::Function> KernelBase::trace(const Config& cfg, const std::ve
   f->warp_specialize = cfg.warp_specialize != 0;
   f->persistent = cfg.persistent != 0;
   f->min_programs_per_sm = cfg.min_programs_per_sm;
-  f->stagger = cfg.stagger != 0;
   ir::Builder b(*f);
   b.set_loc(defined_at_);
   std::vector<ir::Value*> rt;

@@ -119,7 +119,6 @@ std::unique_ptr<Function> clone(const Function& f) {
   out->cluster_size = f.cluster_size; out->warp_specialize = f.warp_specialize;
   out->persistent = f.persistent;
   out->min_programs_per_sm = f.min_programs_per_sm;
-  out->stagger = f.stagger;
   Cloner c{*out, {}};
   c.args(f.body, out->body);
   for (auto& p : f.params) out->params.push_back(Param{p.name, c.get(p.value), p.is_const, p.divisibility});

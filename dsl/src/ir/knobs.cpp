@@ -25,7 +25,6 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_TMA", "0: tensor-view blocks read by warpgroup MMAs are copied by cp.async instead of TMA (sm_90a)", true},
       {"TILEFUSE_WARP_SPECIALIZE", "1: a producer warpgroup issues the TMA copies of a pipelined loop (sm_90a, experimental)", true},
       {"TILEFUSE_PINGPONG", "1: warp-specialized kernels with two consumer warpgroups alternate their MMA issues (experimental)", true},
-      {"TILEFUSE_STAGGER", "1: stagger every kernel that qualifies, as Config stagger does (sm_90a, 8 warps, TMA copies two stages deep)", true},
       {"TILEFUSE_PERSISTENT_PROGRAMS", "n: persistent kernels start at most n programs (default: as many as are resident at once)", false},
       {"TILEFUSE_CHECKED", "0: no runs whose mask is tested at run time (aligned runs with a changing mask move element by element)", true},
       {"TILEFUSE_UNALIGNED", "how contiguous runs of unknown alignment move: scalar (default: consecutive lanes, consecutive elements), realign (16-byte chunks) or narrow", true},

@@ -34,7 +34,6 @@ class Printer {
     if (f.warp_specialize) os_ << " warp_specialize";
     if (f.persistent) os_ << " persistent";
     if (f.min_programs_per_sm) os_ << " min_programs_per_sm " << f.min_programs_per_sm;
-    if (f.stagger) os_ << " stagger";
     os_ << " {\n";
     block(f.body, 1);
     os_ << "}\n";

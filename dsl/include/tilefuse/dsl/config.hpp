@@ -32,11 +32,6 @@ inline ConfigItem persistent(bool on = true) { return {"persistent", on ? 1 : 0}
 // 64K / (n x threads per program). More programs in flight for latency-bound kernels,
 // at the risk of spills where the cap is below what the program needs.
 inline ConfigItem min_programs_per_sm(int n) { return {"min_programs_per_sm", n}; }
-// sm_90a, 8 warps, a pipelined loop of TMA copies two stages deep: the two warpgroups
-// meet on a split barrier per block instead of the CTA's, so that one may run up to a
-// block ahead of the other (one's softmax beside the other's MMAs in attention). Where
-// a kernel does not qualify it compiles as without.
-inline ConfigItem stagger(bool on = true) { return {"stagger", on ? 1 : 0}; }
 
 struct Config {
   std::map<std::string, int64_t> meta;
@@ -46,7 +41,6 @@ struct Config {
   int warp_specialize = 0;
   int persistent = 0;
   int min_programs_per_sm = 0;
-  int stagger = 0;
 
   Config() = default;
   Config(std::initializer_list<ConfigItem> items) {
@@ -59,14 +53,13 @@ struct Config {
     else if (name == "warp_specialize") warp_specialize = static_cast<int>(v);
     else if (name == "persistent") persistent = static_cast<int>(v);
     else if (name == "min_programs_per_sm") min_programs_per_sm = static_cast<int>(v);
-    else if (name == "stagger") stagger = static_cast<int>(v);
     else meta[name] = v;
     return *this;
   }
   bool has(const std::string& name) const { return meta.count(name) != 0; }
   int64_t get(const std::string& name) const { return meta.at(name); }
   // "BLOCK=1024 num_warps=4 num_stages=1[ cluster=4][ warp_specialize=1][ persistent=1]
-  // [ min_programs_per_sm=2][ stagger=1]": stable, also
+  // [ min_programs_per_sm=2]": stable, also
   // the cache-key form.
   std::string str() const;
   bool operator==(const Config& o) const = default;

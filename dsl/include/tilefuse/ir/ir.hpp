@@ -109,7 +109,6 @@ struct Function {
   bool warp_specialize = false;
   bool persistent = false;  // programs loop over the grid (Config::persistent)
   int min_programs_per_sm = 0;  // Config::min_programs_per_sm (0: the compiler's choice)
-  bool stagger = false;  // Config::stagger: warpgroups meet on a split barrier per block
   Block body;
 
   Function() = default;

@@ -131,13 +131,12 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // (PV_LAG) with registers capped for 3 programs per SM (spill-free since loops
     // carry P in packed pairs): 467-492 TFLOP/s non-causal N >= 4096, 411-465 causal,
     // against 438 / 375-402 without the lag. Head dim 128: PV_LAG on 128x128 over two
-    // warpgroups, one program per SM (+2-9% on every shape measured), the warpgroups
-    // staggered (+1.5-3.5%: one may run its softmax while the other's MMAs run).
+    // warpgroups, one program per SM (+2-9% on every shape measured).
     if (head_dim <= 64)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     num_warps(4), num_stages(2), min_programs_per_sm(3)};
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
-                  num_warps(8), num_stages(2), stagger()};
+                  num_warps(8), num_stages(2)};
   }
   if (head_dim <= 64)
     return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};

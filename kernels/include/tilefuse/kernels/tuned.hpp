@@ -76,18 +76,14 @@ inline tuning::Space chunked_rowwise_space() {
 inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{tuning::pow2(rows), cols}; }
 
 // Attention: tiles, warps along BLOCK_M (16 rows each), pipeline stages, P.V one block
-// behind, a register cap for more programs per SM, and staggered warpgroups (two
-// warpgroups, two stages).
+// behind and a register cap for more programs per SM.
 inline tuning::Space attention_space() {
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128}), tuning::values("BLOCK_N", {32, 64, 128}),
                                    tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2, 3}),
-                                   tuning::values("PV_LAG", {0, 1}), tuning::values("min_programs_per_sm", {0, 2, 3}),
-                                   tuning::values("stagger", {0, 1})});
+                                   tuning::values("PV_LAG", {0, 1}), tuning::values("min_programs_per_sm", {0, 2, 3})});
   s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
     if (16 * c.num_warps > c.get("BLOCK_M"))
       return std::to_string(c.num_warps) + " warps x 16 rows > BLOCK_M " + std::to_string(c.get("BLOCK_M"));
-    if (c.stagger && (c.num_warps != 8 || c.num_stages != 2))
-      return "stagger needs two warpgroups (8 warps) and 2 stages";
     return "";
   });
   return s;

@@ -140,11 +140,6 @@ struct GpuPlan {
   std::unordered_set<const ir::Value*> pinned;
   // Two consumer warpgroups take turns issuing their MMAs (lower_pingpong.cpp).
   bool pingpong = false;
-  // Single-role 8-warp kernels whose pipelined copies are TMA: the two warpgroups meet
-  // per block on a split barrier instead of the CTA's (warpgroup 0 arrives, warpgroup 1
-  // waits and refills the freed stage), so warpgroup 0 may run up to a block ahead
-  // (lower_pingpong.cpp). With `pingpong` they also take turns issuing MMAs.
-  bool stagger = false;
   // Persistent kernels (Function::persistent) whose one pipelined loop copies by TMA
   // only: its stages and barriers live for the whole kernel, their ring continues from
   // program to program, and at the loop's exit thread 0 issues the first copies of the
