@@ -70,3 +70,24 @@ TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or no
   }
   unsetenv("TILEFUSE_PINGPONG");
 }
+
+// Attention at the head-dim-128 heuristic tiling (128x128 on two warpgroups, K and V by
+// TMA two stages deep): odd N, causal or not, P.V one block behind or not.
+TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {
+  for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},
+                                std::tuple{129, true, 0}, std::tuple{1000, true, 1}}) {
+    CAPTURE(n);
+    CAPTURE(causal);
+    CAPTURE(lag);
+    int bh = 3, d = 128;
+    size_t sz = size_t(bh) * n * d;
+    auto q = ref::random_vec<half>(sz, 37, -1, 1), k = ref::random_vec<half>(sz, 38, -1, 1),
+         v = ref::random_vec<half>(sz, 39, -1, 1);
+    std::vector<half> o(sz);
+    std::vector<float> lse(bh * n);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", d}, {"CAUSAL", causal}, {"PV_LAG", lag},
+               num_warps(8), num_stages(2)};
+    gpu_matches_interp(tk::attention_fwd_kernel<half>(), Grid((n + 127) / 128, bh), cfg, {2e-3, 2e-2}, o, lse, q, k,
+                       v, n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+  }
+}
