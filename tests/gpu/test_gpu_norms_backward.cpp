@@ -108,8 +108,9 @@ TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, b
         gpu_matches_interp(tk::rmsnorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy,
                            x, w, dres, rows, cols, int64_t(cols), 1e-6f);
       }
-      for (int saved : {0, 1}) {
-        Config cfg{{"BLOCK", block}, {"SAVED", saved}, num_warps(8), num_stages(stages), cluster(cl)};
+      for (auto [saved, ahead] : {std::pair{0, 1}, std::pair{1, 1}, std::pair{1, 0}}) {
+        Config cfg{{"BLOCK", block}, {"SAVED", saved}, {"STATS_AHEAD", ahead}, num_warps(8), num_stages(stages),
+                   cluster(cl)};
         gpu_matches_interp(tk::layernorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials,
                            dy, x, w, mean, rstd, rows, cols, int64_t(cols), 1e-5f);
       }

@@ -216,6 +216,9 @@ TEST_CASE_TEMPLATE("layernorm backward from the forward's saved mean and rstd", 
     // Persistent clusters of 4 programs (3 clusters looping over the rows; the last
     // program partly or wholly masked).
     cfgs.push_back(Config{{"BLOCK", tk::next_pow2((s.cols + 3) / 4)}, {"PROGRAMS_PER_SM", 12}, num_warps(2), cluster(4)});
+    // The same with the statistics read where used instead of a row ahead.
+    cfgs.push_back(Config{{"BLOCK", tk::next_pow2((s.cols + 3) / 4)}, {"PROGRAMS_PER_SM", 12}, {"STATS_AHEAD", 0},
+                          num_warps(2), cluster(4)});
     for (auto& cfg : cfgs) {
       if (cfg && s.cols == 4099 && cfg->get("BLOCK") == 64) continue;  // slow on the interpreter
       CAPTURE((cfg ? cfg->str() : std::string("heuristic")));
@@ -362,12 +365,15 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   CHECK((c.cluster == 8 && c.get("BLOCK") == 8192 && c.get("PROGRAMS_PER_SM") == 2));
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer, true);
   CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4));
-  // LayerNorm from saved statistics: staged like RMSNorm; RMSNorm's cluster spread except
-  // for rows of 2 tiles (no 16-warp programs).
+  // LayerNorm from saved statistics: staged like RMSNorm; RMSNorm's cluster spread,
+  // reading the statistics where used for 16-bit rows of 2 tiles; f32 rows of 2 tiles
+  // keep LayerNorm's spread (no 16-warp programs).
   c = tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::layer_saved);
   CHECK((c.get("PREFETCH") == 0 && c.num_stages == 2));
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer_saved, true);
-  CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4));
+  CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.num_warps == 16 && c.get("STATS_AHEAD") == 0));
+  c = tk::norm_backward_heuristic(16384, DType::f32, tk::NormBackwardKind::layer_saved, true);
+  CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4 && !c.has("STATS_AHEAD")));
   c = tk::norm_backward_heuristic(30011, DType::bf16, tk::NormBackwardKind::layer_saved, true);
   CHECK((c.cluster == 4 && c.get("BLOCK") == 8192 && c.num_warps == 8));
   c = tk::norm_backward_heuristic(300000, DType::bf16, tk::NormBackwardKind::rms, true);

@@ -226,6 +226,7 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
   if (saved) c.set("SAVED", 1);
   else c.meta.erase("SAVED");  // a config asking for them would read unused buffers
+  if (!saved || c.cluster == 1) c.meta.erase("STATS_AHEAD");  // the cluster programs' choice
   auto partials = norm_backward_scratch<DX>(2 * programs * cols);
   if (c.cluster > 1)
     layernorm_bwd_cluster_kernel<T>().launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, mean, rstd, rows,

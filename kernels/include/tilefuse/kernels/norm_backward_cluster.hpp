@@ -42,25 +42,26 @@ const auto& rmsnorm_bwd_cluster_kernel() {
 }
 
 // SAVED: mean and rstd from the forward (as layernorm_bwd_row_kernel): two cluster sums
-// per row instead of four.
+// per row instead of four; STATS_AHEAD: read a row ahead (carried in the loop, two more
+// registers) or where used.
 template <class T>
 const auto& layernorm_bwd_cluster_kernel() {
   static auto k = kernel(std::string("layernorm_bwd_cluster_") + name(dtype_v<T>),
       {"dx", "partials", "dy", "x", "weight", "mean_in", "rstd_in", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight,
          Ptr<const float> mean_in, Ptr<const float> rstd_in, I32 n_rows, I32 n_cols, I64 stride, F32 eps,
-         Meta<"BLOCK"> BLOCK, Meta<"SAVED", bool, false> SAVED) {
+         Meta<"BLOCK"> BLOCK, Meta<"SAVED", bool, false> SAVED, Meta<"STATS_AHEAD", bool, true> STATS_AHEAD) {
         auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
         auto cmask = cols < n_cols;
         auto clusters = num_programs(0) / cluster_size();
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>();
         auto dw = zeros<f32>({BLOCK});
         auto db = zeros<f32>({BLOCK});
-        // Saved statistics are read a row ahead: their latency would otherwise come
-        // before each row's sums (the rows themselves are staged by num_stages).
+        // Saved statistics read a row ahead: their latency would otherwise come before
+        // each row's sums (the rows themselves are staged by num_stages).
         auto stat = [&](Ptr<const float> p, I32 row) { return load(p + row, row < n_rows, 0.0f); };
         F32 next_mean, next_rstd;
-        if (SAVED) {
+        if (SAVED && STATS_AHEAD) {
           next_mean = stat(mean_in, cluster_id());
           next_rstd = stat(rstd_in, cluster_id());
         }
@@ -72,10 +73,16 @@ const auto& layernorm_bwd_cluster_kernel() {
           Tile<float, 1> xhat;
           F32 rstd, mean_g, mean_gxhat;
           if (SAVED) {
-            auto mean = next_mean;
-            rstd = next_rstd;
-            next_mean = stat(mean_in, row + clusters);
-            next_rstd = stat(rstd_in, row + clusters);
+            F32 mean;
+            if (STATS_AHEAD) {
+              mean = next_mean;
+              rstd = next_rstd;
+              next_mean = stat(mean_in, row + clusters);
+              next_rstd = stat(rstd_in, row + clusters);
+            } else {
+              mean = stat(mean_in, row);
+              rstd = stat(rstd_in, row);
+            }
             xhat = xv * rstd - mean * rstd;
             mean_g = cluster_sum(sum(g, 0)) / n_cols;
             mean_gxhat = cluster_sum(sum(g * xhat, 0)) / n_cols;  // g is 0 where masked

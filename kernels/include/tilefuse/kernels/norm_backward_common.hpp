@@ -96,18 +96,23 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
   if (block > max_tile && clusters && block <= 16 * max_tile) {
-    // LayerNorm from saved statistics takes RMSNorm's spread except where that means
-    // 16-warp programs (rows of 2 tiles): with dW and dB both in registers they hit the 128
-    // registers of 16 warps and spill. H200, % of copy, bf16 / f32: 8192x16384 on 8 x 2048,
-    // 4 warps 68 / 93, on 2 x 8192, 16 warps 65 / 71; 4096x30011 on 4 x 8192 32 / 59, on
-    // 8 x 4096 25 / 53; 2048x65536 on 8 x 8192 65 / 84, on 16 x 4096 48 / 73.
+    // LayerNorm from saved statistics takes RMSNorm's spread, except for rows of 2 tiles
+    // in f32/f64: with dW and dB both in registers, 16-warp programs hit their 128
+    // registers and spill when the statistics are read a row ahead; 16-bit rows read them
+    // where used and fit. H200, % of copy, bf16 / f32: 8192x16384 on 8 x 2048, 4 warps
+    // 68 / 93, on 2 x 8192, 16 warps 65 / 71 (read ahead), 75 (bf16, where used);
+    // 4096x30011 on 4 x 8192 32 / 59, on 8 x 4096 25 / 53; 2048x65536 on 8 x 8192 65 /
+    // 84, on 16 x 4096 48 / 73.
+    bool two_tiles = block <= 2 * max_tile;
     bool layer = kind == NormBackwardKind::layer ||
-                 (kind == NormBackwardKind::layer_saved && block <= 2 * max_tile);
+                 (kind == NormBackwardKind::layer_saved && two_tiles && byte_size(dtype) >= 4);
     int64_t per = layer ? std::clamp<int64_t>(block / 8, max_tile / 4, max_tile) : max_tile;
     int cl = static_cast<int>(block / per);
     int warps = layer ? static_cast<int>(std::clamp<int64_t>(per / 512, 4, 8)) : (cl <= 2 ? 16 : 8);
     int64_t per_sm = !layer && cl <= 2 ? 1 : 2;
-    return Config{{"BLOCK", per}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps), num_stages(2), cluster(cl)};
+    Config c{{"BLOCK", per}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps), num_stages(2), cluster(cl)};
+    if (kind == NormBackwardKind::layer_saved && two_tiles && !layer) c.set("STATS_AHEAD", 0);
+    return c;
   }
   if (block > max_tile) {
     bool wide = n_cols > 2 * max_tile;

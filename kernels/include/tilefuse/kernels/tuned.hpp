@@ -202,6 +202,18 @@ const auto& layernorm_tuner() {
 // per SM x PREFETCH x num_stages (the next steps' rows staged through shared memory; the
 // host functions loop over BLOCK-column chunks when BLOCK < n_cols), and persistent
 // clusters for long rows.
+// Persistent cluster configs of the norm backward programs, each with `meta` set.
+inline void add_norm_backward_clusters(tuning::Space& s, const std::map<std::string, int64_t>& meta) {
+  for (int64_t b : {2048, 4096, 8192})
+    for (int w : {4, 8, 16})
+      for (int c : {2, 4, 8, 16})
+        for (int64_t per_sm : {1, 2}) {
+          Config cfg{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)};
+          for (auto& [k, v] : meta) cfg.set(k, v);
+          s.add(cfg);
+        }
+}
+
 inline tuning::Space norm_backward_space() {
   auto s = tuning::Space::product({tuning::pow2_range("BLOCK", 512, 8192), tuning::values("ROWS", {1, 2, 4, 8}),
                                    tuning::values("num_warps", {1, 2, 4, 8, 16}),
@@ -209,11 +221,7 @@ inline tuning::Space norm_backward_space() {
                                    tuning::values("num_stages", {1, 2, 3})});
   // Long rows: persistent clusters of 2-16 programs, each row read once (sm_90+;
   // elsewhere they fail to compile and are pruned with that reason).
-  for (int64_t b : {2048, 4096, 8192})
-    for (int w : {4, 8, 16})
-      for (int c : {2, 4, 8, 16})
-        for (int64_t per_sm : {1, 2})
-          s.add(Config{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)});
+  add_norm_backward_clusters(s, {});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (c.cluster > 1) {
@@ -276,6 +284,14 @@ const auto& layernorm_backward_tuner() {
   return t;
 }
 
+// LayerNorm from saved statistics: the norm backward space, and the cluster programs
+// reading the statistics where used instead of a row ahead (STATS_AHEAD=0).
+inline tuning::Space layernorm_backward_saved_space() {
+  tuning::Space s = norm_backward_space();
+  add_norm_backward_clusters(s, {{"STATS_AHEAD", 0}});
+  return s;
+}
+
 // LayerNorm backward from the forward's saved mean and rstd: its own tuner (two sums per
 // row instead of four change the best config).
 template <class T>
@@ -285,7 +301,7 @@ const auto& layernorm_backward_saved_tuner() {
          const auto& mean, const auto& rstd, int64_t rows, int64_t cols) {
         layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, c);
       },
-      norm_backward_space(),
+      layernorm_backward_saved_space(),
       [](const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, const auto&, const auto&,
          int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "layernorm_bwd_saved", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1, 2},
