@@ -368,8 +368,14 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   // LayerNorm from saved statistics: staged like RMSNorm; RMSNorm's cluster spread,
   // reading the statistics where used for 16-bit rows of 2 tiles; f32 rows of 2 tiles
   // keep LayerNorm's spread (no 16-warp programs).
-  c = tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::layer_saved);
+  c = tk::norm_backward_heuristic(4096, DType::bf16, tk::NormBackwardKind::layer_saved);
   CHECK((c.get("PREFETCH") == 0 && c.num_stages == 2));
+  // A third stage for 16-bit rows filling their tile partly (RMSNorm, saved LayerNorm).
+  CHECK(tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::layer_saved).num_stages == 3);
+  CHECK(tk::norm_backward_heuristic(3000, DType::f16, tk::NormBackwardKind::rms).num_stages == 3);
+  CHECK(tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::rms_residual).num_stages == 2);
+  CHECK(tk::norm_backward_heuristic(5000, DType::f32, tk::NormBackwardKind::rms).num_stages == 2);
+  CHECK(tk::norm_backward_heuristic(4096, DType::bf16, tk::NormBackwardKind::rms).num_stages == 2);
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer_saved, true);
   CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.num_warps == 16 && c.get("STATS_AHEAD") == 0));
   c = tk::norm_backward_heuristic(16384, DType::f32, tk::NormBackwardKind::layer_saved, true);
