@@ -32,6 +32,27 @@ TEST_CASE("gpu: TMA views with a dimension of 0 read zeros (K = 0 gives the epil
                      int64_t(64), int64_t(n), int64_t(n), 1.0f);
 }
 
+// Attention with head dim 128 on 128-row blocks over two warpgroups (8 warps, two
+// stages) against the interpreter: 3 heads of n positions, `extra` adding BLOCK_N and the
+// rest of the config; random inputs from `seed`.
+static void check_attention_d128(int n, bool causal, int lag, const Config& extra, unsigned seed) {
+  CAPTURE(n);
+  CAPTURE(causal);
+  CAPTURE(lag);
+  int bh = 3, d = 128;
+  size_t sz = size_t(bh) * n * d;
+  auto q = ref::random_vec<half>(sz, seed, -1, 1), k = ref::random_vec<half>(sz, seed + 1, -1, 1),
+       v = ref::random_vec<half>(sz, seed + 2, -1, 1);
+  std::vector<half> o(sz);
+  std::vector<float> lse(bh * n);
+  Config cfg = extra;
+  cfg.set("BLOCK_M", 128).set("HEAD_DIM", d).set("CAUSAL", causal).set("PV_LAG", lag);
+  cfg.num_warps = 8;
+  cfg.num_stages = 2;
+  gpu_matches_interp(tk::attention_fwd_kernel<half>(), Grid((n + 127) / 128, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v,
+                     n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
+}
+
 // Ping-pong turns (TILEFUSE_PINGPONG, experimental): two consumer warpgroups of a
 // warp-specialized kernel alternate their MMA issues on named barriers 2 and 3. The
 // knob is read when a kernel compiles; these configs (warp_specialize, 8 warps) are
@@ -39,21 +60,8 @@ TEST_CASE("gpu: TMA views with a dimension of 0 read zeros (K = 0 gives the epil
 TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or not) and GEMM at odd shapes") {
   setenv("TILEFUSE_PINGPONG", "1", 1);
   for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},
-                                std::tuple{129, true, 0}}) {
-    CAPTURE(n);
-    CAPTURE(causal);
-    CAPTURE(lag);
-    int bh = 3, d = 128;
-    size_t sz = size_t(bh) * n * d;
-    auto q = ref::random_vec<half>(sz, 27, -1, 1), k = ref::random_vec<half>(sz, 28, -1, 1),
-         v = ref::random_vec<half>(sz, 29, -1, 1);
-    std::vector<half> o(sz);
-    std::vector<float> lse(bh * n);
-    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"HEAD_DIM", d}, {"CAUSAL", causal}, {"PV_LAG", lag},
-               num_warps(8), num_stages(2), warp_specialize()};
-    gpu_matches_interp(tk::attention_fwd_kernel<half>(), Grid((n + 127) / 128, bh), cfg, {2e-3, 2e-2}, o, lse, q, k,
-                       v, n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
-  }
+                                std::tuple{129, true, 0}})
+    check_attention_d128(n, causal, lag, Config{{"BLOCK_N", 64}, warp_specialize()}, 27);
   for (auto [m, n, k] : {std::tuple{300, 329, 200}, std::tuple{129, 70, 520}}) {
     CAPTURE(m);
     CAPTURE(n);
@@ -75,19 +83,6 @@ TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or no
 // TMA two stages deep): odd N, causal or not, P.V one block behind or not.
 TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {
   for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},
-                                std::tuple{129, true, 0}, std::tuple{1000, true, 1}}) {
-    CAPTURE(n);
-    CAPTURE(causal);
-    CAPTURE(lag);
-    int bh = 3, d = 128;
-    size_t sz = size_t(bh) * n * d;
-    auto q = ref::random_vec<half>(sz, 37, -1, 1), k = ref::random_vec<half>(sz, 38, -1, 1),
-         v = ref::random_vec<half>(sz, 39, -1, 1);
-    std::vector<half> o(sz);
-    std::vector<float> lse(bh * n);
-    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", d}, {"CAUSAL", causal}, {"PV_LAG", lag},
-               num_warps(8), num_stages(2)};
-    gpu_matches_interp(tk::attention_fwd_kernel<half>(), Grid((n + 127) / 128, bh), cfg, {2e-3, 2e-2}, o, lse, q, k,
-                       v, n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
-  }
+                                std::tuple{129, true, 0}, std::tuple{1000, true, 1}})
+    check_attention_d128(n, causal, lag, Config{{"BLOCK_N", 128}}, 37);
 }
