@@ -174,6 +174,12 @@ TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of u
   CHECK(n(tk::rmsnorm_heuristic(16383, DType::bf16, true)) == 4);
   CHECK(n(tk::rmsnorm_heuristic(65536, DType::bf16, true)) == 0);
   CHECK(n(tk::norm_heuristic(16383, DType::bf16, true)) == 0);  // LayerNorm's
+  // The residual RMSNorm: capped where its rows are indexed from their aligned start (2-byte
+  // aligned rows on a cluster: the weight's realigned runs), not on aligned or 4-byte rows.
+  CHECK(n(tk::add_rmsnorm_heuristic(16383, DType::bf16, true, true)) == 6);
+  CHECK(n(tk::add_rmsnorm_heuristic(16383, DType::bf16, true, false)) == 0);
+  CHECK(n(tk::add_rmsnorm_heuristic(16386, DType::bf16, true, true)) == 0);
+  CHECK(n(tk::add_rmsnorm_heuristic(4099, DType::bf16, true, true)) == 0);  // one program
 }
 
 TEST_CASE("bad CHUNKS, and ROWS with CHUNKS, are user errors") {

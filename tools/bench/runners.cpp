@@ -97,7 +97,7 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::rmsnorm(y, xs, w, rows, s.cols, 1e-6f, cfg); };
     bytes = 2.0 * n * es + s.cols * es;
   } else if (kernel == "add_rmsnorm") {
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::aligned_rows_heuristic(tk::contiguous_rows_misaligned(s.cols, dtype_v<T>), s.cols, dtype_v<T>, [](int64_t n) { return tk::norm_heuristic(n, dtype_v<T>, gpu_has_clusters(), true); }), s.rows, s.cols, dtype_v<T>), sets);
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::add_rmsnorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), tk::contiguous_rows_misaligned(s.cols, dtype_v<T>)), s.rows, s.cols, dtype_v<T>), sets);
     gpu = [&] { tk::add_rmsnorm(dy, ds, dx, dr, dw, s.rows, s.cols, 1e-6f, cfg); };
     host = [&](auto& y, auto& so, auto& xs, auto& rs, int64_t rows) {
       tk::add_rmsnorm(y, so, xs, rs, w, rows, s.cols, 1e-6f, cfg);

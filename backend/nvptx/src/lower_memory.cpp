@@ -117,6 +117,8 @@ Regs from_words(Codegen& cg, const std::vector<llvm::Value*>& words, DType dt, i
   return out;
 }
 
+}  // namespace
+
 // The words of a run loaded by inline PTX, predicated by `pred` (null: always); where it
 // does not hold the words are `fill` (empty: undefined).
 std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value* pred,
@@ -152,12 +154,6 @@ std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value*
   else
     for (int i = 0; i < w.n; ++i) words.push_back(b.CreateExtractValue(res, i));
   return words;
-}
-
-}  // namespace
-
-std::vector<llvm::Value*> load_words_pred(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Words& w, Evict ev) {
-  return load_words(cg, ptr, pred, {}, w, ev);
 }
 
 Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& other, DType dt, int vec, Evict ev) {
@@ -216,6 +212,31 @@ void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pr
   }
   cons += ",~{memory}";
   cg.inline_asm(b.getVoidTy(), text, cons, args, true);
+}
+
+// Branches to a block built by `part` when `whole` does not hold; returns the values
+// merged after it (`kept` from before the branch, part()'s from the block).
+std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vector<llvm::Value*>& kept,
+                                 const std::function<std::vector<llvm::Value*>()>& part) {
+  auto& b = cg.b;
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* from = b.GetInsertBlock();
+  auto* body = llvm::BasicBlock::Create(cg.ctx, "run.part", f);
+  auto* join = llvm::BasicBlock::Create(cg.ctx, "run.join", f);
+  b.CreateCondBr(whole, join, body);
+  b.SetInsertPoint(body);
+  std::vector<llvm::Value*> got = part();
+  llvm::BasicBlock* body_end = b.GetInsertBlock();
+  b.CreateBr(join);
+  b.SetInsertPoint(join);
+  std::vector<llvm::Value*> out;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    llvm::PHINode* phi = b.CreatePHI(kept[i]->getType(), 2);
+    phi->addIncoming(kept[i], from);
+    phi->addIncoming(got[i], body_end);
+    out.push_back(phi);
+  }
+  return out;
 }
 
 namespace {
@@ -353,31 +374,6 @@ Regs run_masks_here(Codegen& cg, const Regs& mask, int r, int vec) {
   return m;
 }
 
-// Branches to a block built by `part` when `whole` does not hold; returns the values
-// merged after it (`kept` from before the branch, part()'s from the block).
-std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vector<llvm::Value*>& kept,
-                                 const std::function<std::vector<llvm::Value*>()>& part) {
-  auto& b = cg.b;
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* from = b.GetInsertBlock();
-  auto* body = llvm::BasicBlock::Create(cg.ctx, "run.part", f);
-  auto* join = llvm::BasicBlock::Create(cg.ctx, "run.join", f);
-  b.CreateCondBr(whole, join, body);
-  b.SetInsertPoint(body);
-  std::vector<llvm::Value*> got = part();
-  llvm::BasicBlock* body_end = b.GetInsertBlock();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
-  std::vector<llvm::Value*> out;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    llvm::PHINode* phi = b.CreatePHI(kept[i]->getType(), 2);
-    phi->addIncoming(kept[i], from);
-    phi->addIncoming(got[i], body_end);
-    out.push_back(phi);
-  }
-  return out;
-}
-
 // The element-wise part of checked loads: runs only partly valid load element by
 // element, runs with nothing valid take `other`.
 Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other, int vec, bool interval,
@@ -422,10 +418,8 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 
 // Realigned loads (runs of unknown alignment in a layout of whole runs) whose mask is an
 // interval on runs: like checked_loads, each run's two chunks are loaded first where the
-// whole run is valid; the shifts follow (deferred), and runs only partly valid take the
-// masked path with a bit per element. The second chunk of a whole run may reach up to 14 bytes past the
-// buffer's end (never past its 16-byte chunk, so never onto another page): memcheck
-// reports such reads (bench/NOTES.md).
+// whole run is valid (of the second, only the run's bytes); the shifts follow (deferred),
+// and runs only partly valid load element by element.
 void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                              const Regs& other, int vec, DType dt, Evict ev) {
   std::vector<llvm::Value*> all;
@@ -443,10 +437,14 @@ void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& p
         Regs none;
         for (int i = 0; i < vec; ++i) none.push_back(fill(r + i));
         return unless(cg, run_surely_empty(cg, mask, r, vec, true), none, [&] {
+          // Element addresses from the run's first (ptrs[r + i] would stay live until here).
           Regs m = run_masks_here(cg, mask, r, vec);
-          Regs o;
-          for (int i = 0; i < vec; ++i) o.push_back(fill(r + i));
-          return realigned_load(cg, ptrs[r], m, o, dt, ev);
+          Regs part;
+          for (int i = 0; i < vec; ++i) {
+            llvm::Value* at = cg.b.CreateGEP(cg.b.getInt8Ty(), ptrs[r], cg.c32(i * byte_size(dt)));
+            part.push_back(emit_load(cg, at, m[i], {fill(r + i)}, dt, 1, ev)[0]);
+          }
+          return part;
         });
       });
       out.insert(out.end(), got.begin(), got.end());
@@ -499,10 +497,10 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   int vec = l ? p.vec : 1;
   bool realign = l && p.realign;
   bool checked = l && p.checked && !mask.empty();
-  bool interval = checked && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
+  bool interval = (checked || (realign && !mask.empty())) && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
-  if (is_load && checked && realign && interval)
+  if (is_load && realign && interval)
     return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
   if (is_load && checked && !realign) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
   if (is_load) {

@@ -7,8 +7,10 @@
 // the mask, or where the next lane's run is elsewhere — go element by element. The
 // runtime misalignment is per run, so runs in rows of different alignment mix freely.
 //
-// A chunk is read only when it holds an element the mask allows, so every load stays
-// inside the 16-byte-aligned span of memory the kernel may touch (never across a page).
+// A load never reads a byte past its run's last element: the first chunk starts at or
+// before the run (allocations start 16-byte aligned, so it stays inside the buffer), the
+// run's bytes in the second chunk are read as at most one 8-, 4-, 2- and 1-byte access,
+// and a run the mask allows only partly is read element by element.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <array>
@@ -136,17 +138,57 @@ llvm::Value* from_lane(Codegen& cg, llvm::Value* v, bool next) {
 
 }  // namespace
 
-RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, Evict ev) {
+namespace {
+
+// Bytes [0, n) of the 16-byte-aligned chunk at `chunk` as four words (the bytes past n
+// undefined), for a runtime n in [0, 16) that is a multiple of `es`, read where `pred`
+// holds: an 8-byte piece at 0, a 4-byte one at n & 8, a 2-byte one at n & 12 and a
+// 1-byte one at n & 14, each only where n has that bit, so no byte past n is touched.
+Words4 load_leading_bytes(Codegen& cg, llvm::Value* chunk, llvm::Value* n, llvm::Value* pred, int es, Evict ev) {
   auto& b = cg.b;
+  auto bit = [&](unsigned v) { return b.CreateICmpNE(b.CreateAnd(n, v), cg.c32(0)); };
+  // The 2- and 1-byte pieces are zero where not read: they are or-ed together.
+  auto piece = [&](unsigned v, DType dt, int count, llvm::Value* offset) {
+    llvm::Value* at = offset ? b.CreateGEP(b.getInt8Ty(), chunk, offset) : chunk;
+    Words w = words_for(cg, dt, count);
+    std::vector<llvm::Value*> fill;
+    if (v <= 2) fill.assign(w.n, llvm::Constant::getNullValue(w.ty));
+    return load_words(cg, at, b.CreateAnd(pred, bit(v)), fill, w, ev);
+  };
+  std::vector<llvm::Value*> q = piece(8, DType::i32, 2, nullptr);
+  llvm::Value* undef = llvm::UndefValue::get(cg.i32());
+  if (es == 8) return {q[0], q[1], undef, undef};
+  llvm::Value* d = piece(4, DType::i32, 1, b.CreateAnd(n, 8))[0];
+  if (es == 4) return {b.CreateSelect(bit(8), q[0], d), q[1], d, undef};
+  // The 2- and 1-byte pieces share the word at n & 12 (the byte in its upper half when
+  // both are there).
+  llvm::Value* h = b.CreateZExt(piece(2, DType::i16, 1, b.CreateAnd(n, 12))[0], cg.i32());
+  if (es == 1) {
+    llvm::Value* byte = b.CreateZExt(piece(1, DType::i8, 1, b.CreateAnd(n, 14))[0], cg.i32());
+    h = b.CreateOr(h, b.CreateShl(byte, b.CreateShl(b.CreateAnd(n, 2), 3)));
+  }
+  return {b.CreateSelect(bit(8), q[0], b.CreateSelect(bit(4), d, h)), b.CreateSelect(bit(8), q[1], h),
+          b.CreateSelect(bit(4), d, h), h};
+}
+
+// The 32 bytes a whole run of 16 bytes at `ra` straddles, as far as the run reaches:
+// its first chunk whole, then the run's part of the next one.
+Words8 whole_run_words(Codegen& cg, const RunAddress& ra, llvm::Value* pred, DType dt, Evict ev) {
+  llvm::Value* always = cg.b.getTrue();
+  std::vector<llvm::Value*> lo = load_words(cg, ra.chunk, pred ? pred : always, {}, words_for(cg, DType::i32, 4), ev);
+  llvm::Value* second = cg.b.CreateGEP(cg.b.getInt8Ty(), ra.chunk, cg.c32(16));
+  Words4 hi = load_leading_bytes(cg, second, ra.m, pred ? pred : always, byte_size(dt), ev);
+  return {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+}
+
+}  // namespace
+
+RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, Evict ev) {
   RunAddress ra = run_address(cg, ptr, dt);
-  llvm::Value* hi_pred = b.CreateICmpNE(ra.m, cg.c32(0));
-  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
-  Words w = words_for(cg, DType::i32, 4);
-  std::vector<llvm::Value*> lo = load_words_pred(cg, ra.chunk, pred, w, ev);
-  std::vector<llvm::Value*> hi = load_words_pred(cg, second, b.CreateAnd(pred, hi_pred), w, ev);
   RealignedChunks out;
   out.shift = ra.m;
-  out.words = {lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
+  Words8 w = whole_run_words(cg, ra, pred, dt, ev);
+  for (int i = 0; i < 8; ++i) out.words[i] = w[i];
   return out;
 }
 
@@ -161,27 +203,20 @@ Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs&
   auto& b = cg.b;
   int es = byte_size(dt), vec = 16 / es;
   RunAddress ra = run_address(cg, ptr, dt);
-  // Elements j < vec - k lie in the first chunk, the rest in the second: a chunk is
-  // read when the mask allows one of its elements.
-  llvm::Value* lo_pred = nullptr;
-  llvm::Value* hi_pred = b.CreateICmpNE(ra.m, cg.c32(0));
-  if (!mask.empty()) {
-    llvm::Value* bits = mask_bits(cg, mask, nullptr);
-    llvm::Value* split = b.CreateSub(cg.c32(vec), ra.k);
-    lo_pred = b.CreateICmpNE(b.CreateAnd(bits, low_bits(cg, split)), cg.c32(0));
-    hi_pred = b.CreateICmpNE(b.CreateLShr(bits, split), cg.c32(0));
-  }
-  llvm::Value* second = b.CreateGEP(b.getInt8Ty(), ra.chunk, cg.c32(16));
-  Regs lo = emit_load(cg, ra.chunk, lo_pred, {}, DType::i32, 4, ev);
-  Regs hi = emit_load(cg, second, hi_pred, {}, DType::i32, 4, ev);
-  Words8 w{lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]};
-  Regs out = elements_of(cg, window16(cg, w, ra.m, es >= 4), dt, vec);
+  llvm::Value* all = nullptr;
+  for (llvm::Value* m : mask) all = all ? b.CreateAnd(all, m) : m;
+  Regs out = elements_of(cg, window16(cg, whole_run_words(cg, ra, all, dt, ev), ra.m, es >= 4), dt, vec);
   if (mask.empty()) return out;
-  for (int j = 0; j < vec; ++j) {
-    llvm::Value* fill = other.empty() ? llvm::Constant::getNullValue(out[j]->getType()) : other[j];
-    out[j] = b.CreateSelect(mask[j], out[j], fill);
-  }
-  return out;
+  // A run only partly valid, element by element (a chunk could reach past the buffer).
+  return unless(cg, all, out, [&] {
+    Regs part;
+    for (int j = 0; j < vec; ++j) {
+      llvm::Value* fill = other.empty() ? llvm::Constant::getNullValue(out[j]->getType()) : other[j];
+      llvm::Value* elem_ptr = b.CreateGEP(b.getInt8Ty(), ptr, cg.c32(j * es));
+      part.push_back(emit_load(cg, elem_ptr, mask[j], {fill}, dt, 1, ev)[0]);
+    }
+    return part;
+  });
 }
 
 void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,

@@ -2,6 +2,7 @@
 // Internal: single global accesses of a run of elements (lower_memory.cpp), shared by
 // the plain and the realigned lowering of loads and stores.
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,22 +31,27 @@ Regs emit_load(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Regs& oth
 // Stores vals (a run) at ptr where pred holds (null: always).
 void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pred, DType dt, ir::Evict ev);
 
+// Branches to a block built by `part` when `whole` does not hold; returns the values
+// merged after it (`kept` from before the branch, part()'s from the block).
+std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vector<llvm::Value*>& kept,
+                                 const std::function<std::vector<llvm::Value*>()>& part);
+
 // Runs of 16 bytes whose start is not known to be 16-byte aligned (lower_realigned.cpp).
 // `mask` holds one predicate per element (empty: all valid); `owner` (null: every
 // thread) says whether this thread stores its elements. Every thread of the warp must
 // call realigned_store together: it exchanges runs with the neighbouring lanes.
 Regs realigned_load(Codegen& cg, llvm::Value* ptr, const Regs& mask, const Regs& other, DType dt, ir::Evict ev);
 // The two aligned chunks a run of 16 bytes straddles, loaded where `pred` holds (the
-// second only when the run is misaligned), and the run's bytes shifted out of them.
+// first whole, of the second only the run's bytes), and the run's bytes shifted out.
 struct RealignedChunks {
   std::array<llvm::Value*, 8> words;
   llvm::Value* shift;  // the run's misalignment in bytes
 };
 RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, ir::Evict ev);
 Regs realigned_elements(Codegen& cg, const RealignedChunks& c, DType dt);
-// `w.n` words at ptr where pred holds (undefined elsewhere).
-std::vector<llvm::Value*> load_words_pred(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, const Words& w,
-                                          ir::Evict ev);
+// `w.n` words at ptr where pred holds (null: always); elsewhere `fill` (empty: undefined).
+std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value* pred,
+                                     const std::vector<llvm::Value*>& fill, const Words& w, ir::Evict ev);
 void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,
                      ir::Evict ev);
 
