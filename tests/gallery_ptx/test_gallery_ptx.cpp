@@ -459,6 +459,36 @@ TEST_CASE("persistent GEMM: programs loop over the grid, the TMA ring continues,
                        doctest::Contains("persistent = 2"), UserError);
 }
 
+TEST_CASE("GEMM over plain loads at odd K: 128-bit checked loads, MMAs waited for before the next tile is staged") {
+  const kernels::GalleryKernel* mm = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "matmul") mm = &g;
+  REQUIRE(mm);
+  const std::regex wait1(R"(wgmma\.wait_group\.sync\.aligned 1;)"), ld128(R"(ld\.global[^\n]*\.v4\.b32)");
+  const KernelBase& k = mm->get(DType::f16);
+  for (bool persistent_programs : {false, true}) {
+    CAPTURE(persistent_programs);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"B_TRANS", 1}, num_warps(4), num_stages(3),
+               persistent(persistent_programs)};
+    // Rows of 16-byte-multiple strides but sizes of any divisibility (M, N, K = 530, 170,
+    // 33): no tensor maps, each operand tile a masked load staged by the dot itself.
+    std::vector<int64_t> div(k.num_runtime_params(), 16);
+    for (int i : {5, 6, 7}) div[i] = 1;
+    nvptx::CompiledKernel odd = nvptx::compile(*k.specialize(cfg, div), nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    CHECK(odd.tensor_maps.empty());
+    // The K tail's mask changes inside 8-element runs: tested per run, 16-byte loads kept.
+    CHECK(count(odd.ptx, ld128) >= 6);
+    // The staging buffer and A's registers are rewritten by the next iteration: its
+    // MMAs must be complete first (a wait for one group left in flight raced there).
+    CHECK(count(odd.ptx, wait1) == 0);
+    // Operands read by descriptor from a 3-stage TMA ring may stay in flight.
+    nvptx::CompiledKernel tma = nvptx::compile(*k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16)),
+                                               nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    CHECK(tma.tensor_maps.size() == 2);
+    CHECK(count(tma.ptx, wait1) >= 1);
+  }
+}
+
 TEST_CASE("shared memory over the limit at a given num_stages is a user error naming the stages") {
   const kernels::GalleryKernel* mm = nullptr;
   for (const auto& g : kernels::gallery())

@@ -118,13 +118,6 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
 
 void choose_vector_widths(const ir::Function& f, GpuPlan& plan) {
   bool debug = knob_on("TILEFUSE_DEBUG");
-  // Dot operands keep plain accesses: they go to shared memory for the MMAs anyway, and
-  // a run-time mask test there measured wrong results in persistent GEMMs at odd K
-  // (tests/gpu/test_gpu_persistent.cpp), not understood yet.
-  std::unordered_set<const ir::Value*> dot_operands;
-  ir::walk(f.body, [&](Op& op) {
-    if (op.kind == OpKind::Dot) dot_operands.insert({op.operand(0), op.operand(1)});
-  });
   ir::walk(f.body, [&](Op& op) {
     if (op.kind != OpKind::Load && op.kind != OpKind::Store) return;
     OpPlan& p = plan.op(&op);
@@ -152,8 +145,7 @@ void choose_vector_widths(const ir::Function& f, GpuPlan& plan) {
     bool whole = vec < limit && std::min({limit, contig, regs}) == limit;
     bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar && checked_runs_enabled();
     p.realign = whole && (realign_enabled() || (scalar_mode && align < limit && op.kind == OpKind::Load));
-    p.checked = whole && scalar_mode && (align >= limit || p.realign) &&
-                !(op.kind == OpKind::Load && dot_operands.count(op.result()));
+    p.checked = whole && scalar_mode && (align >= limit || p.realign);
     if (p.realign || p.checked) p.vec = static_cast<int>(limit);
     if (debug && contig > 1 && vec < std::min(limit, contig) && !p.realign && !p.checked) {
       std::string why;

@@ -10,8 +10,8 @@
 // wgmma (a GEMM main loop): the MMAs chain on the same registers. Anything else would
 // read registers still being written (ptxas then serializes every wgmma, C7514), so
 // such results are waited for before the yield. Groups in flight across the back
-// edge still read their shared-memory tiles when the next iteration starts, so the
-// pipeline keeps one more buffer (lag 1: copies stages - 2 iterations ahead, which needs
+// edge still read their shared-memory tiles when the next iteration starts, so their
+// operands must be read by descriptor from copies, and the pipeline keeps one more buffer (lag 1: copies stages - 2 iterations ahead, which needs
 // 3 stages or more), every iteration ends waiting for the groups of the one before, and
 // the loop exit waits for the last.
 //
@@ -160,16 +160,24 @@ void plan_wgmma_waits(const ir::Function& f, GpuPlan& plan) {
       if (!c->def || c->def->parent != &body || !is_elementwise(c->def->kind) || c->type.dtype != DType::f32) continue;
       if (lw.dots_between(lw.pos.at(c->def), d) > 0) plan.pinned.insert(c);
     }
-    // Crossing the back edge needs a spare buffer for every copy the dots read in the
-    // body: a pipeline of 3 stages or more (unpipelined copies reuse one buffer).
+    // Crossing the back edge needs every operand read by descriptor from a buffer the
+    // next iteration leaves alone: a copy made before the loop, or one of a pipeline of 3
+    // stages or more (unpipelined copies reuse one buffer). An operand staged through
+    // shared memory by the dot itself (or held in registers) is rewritten by the next
+    // iteration's dot while this one's MMAs may still read it: a GEMM over plain loads
+    // whose next tile was ready at once (a K tail, all masked) got rows 64+ wrong.
     bool may_cross = true;
     for (auto& o : body.ops)
       if (o->kind == OpKind::Dot)
-        for (int k = 0; k < 2; ++k)
-          if (const Op* ld = async_source(plan, o->operand(k)); ld && ld->parent == &body) {
+        for (int k = 0; k < 2; ++k) {
+          const Op* ld = wgmma_smem_source(plan, o->operand(k));
+          if (!ld) {
+            may_cross = false;
+          } else if (ld->parent == &body) {
             auto pl = plan.pipelines.find(&op);
             may_cross = may_cross && pl != plan.pipelines.end() && pl->second.stages >= 3;
           }
+        }
     lw.run(may_cross);
   });
 }
