@@ -203,13 +203,16 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   Config cfg = apply(kernels::matmul_heuristic(M, N, K, gpu_has_warpgroup_mma()), sets);
   kernels::MatmulOptions o;
   if (gelu) o.activation = kernels::Activation::gelu_tanh;
+  // --set B_TRANS=1: b holds [N, K] (the launch takes it from the options, not the config).
+  o.b_trans = cfg.has("B_TRANS") && cfg.get("B_TRANS") != 0;
+  cfg.meta.erase("B_TRANS");
   auto run = [&] {
     if (gelu) kernels::matmul(dc, da, db, M, N, K, o, dbias, nullptr, cfg);
     else kernels::matmul(dc, da, db, M, N, K, o, nullptr, nullptr, cfg);
   };
   Result res;
   res.ms = time_ms(run, reps);
-  res.config = cfg.str();
+  res.config = cfg.str() + (o.b_trans ? " B_TRANS=1" : "");
   res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
   res.gbs = double(M * K + K * N + M * N) * sizeof(T) / (res.ms * 1e-3) / 1e9;
   // Check sampled entries against a double-precision reference.
@@ -218,7 +221,7 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   for (int64_t i : sample_rows(M))
     for (int64_t j : sample_rows(N)) {
       double acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(b[k * N + j]);
+      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(o.b_trans ? b[j * K + k] : b[k * N + j]);
       if (gelu) {
         acc += float(bias[j]);
         acc = 0.5 * acc * (1 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
