@@ -178,6 +178,61 @@ TEST_CASE_TEMPLATE("gpu: norm backward host functions on device buffers match th
   }
 }
 
+// Rows of every alignment remainder indexed from their 16-byte-aligned start
+// (ALIGN_ROWS): more rows than programs, so each program takes several rows of one
+// offset (the host rounds the programs to the offsets' period), residual or not; device
+// buffers against the interpreter on host vectors with the same config.
+TEST_CASE_TEMPLATE("gpu: norm backward with rows from their aligned start, every alignment remainder", T, float,
+                   half, bfloat16) {
+  if (!difftest::have_gpu()) return;
+  for (int cols : {1029, 4097, 4098, 4100, 4103, 6007}) {
+    for (int residual : {0, 1}) {
+      CAPTURE(cols);
+      CAPTURE(residual);
+      int rows = 300;
+      int block = cols + 7 <= 2048 ? 2048 : 8192;
+      Config cfg{{"BLOCK", block}, {"ALIGN_ROWS", 1}, {"PROGRAMS_PER_SM", 1}, {"PREFETCH", cols % 2}, num_warps(8)};
+      auto x = ref::random_vec<T>(rows * cols, 21, 1, 4), dy = ref::random_vec<T>(rows * cols, 22);
+      auto dres = ref::random_vec<T>(rows * cols, 23);
+      auto w = ref::random_vec<T>(cols, 24, 0.5, 1.5);
+      std::vector<T> dx(x.size()), dw(cols);
+      auto gx = to_device(x), gdy = to_device(dy), gres = to_device(dres), gw = to_device(w);
+      DeviceBuffer<T> gdx(x.size()), gdw(cols);
+      if (residual) {
+        tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
+        tk::add_rmsnorm_backward(gdx, gdw, gdy, gres, gx, gw, rows, cols, 1e-6f, cfg);
+      } else {
+        tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
+        tk::rmsnorm_backward(gdx, gdw, gdy, gx, gw, rows, cols, 1e-6f, cfg);
+      }
+      auto t = tol<T>();
+      t.atol *= 10;  // dW summed over other programs (the SM count) in another order
+      difftest::compare(gdx.to_host(), dx, tol<T>(), 0);
+      difftest::compare(gdw.to_host(), dw, t, 1);
+      if (residual) continue;
+      // LayerNorm, statistics recomputed, then from the forward's (saved on each side).
+      auto b = ref::random_vec<T>(cols, 25);
+      auto gb = to_device(b);
+      std::vector<T> db(cols), y(x.size());
+      std::vector<float> mean(rows), rstd(rows);
+      DeviceBuffer<T> gdb(cols), gy(x.size());
+      DeviceBuffer<float> gmean(rows), grstd(rows);
+      tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+      tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols, 1e-5f, cfg);
+      difftest::compare(gdx.to_host(), dx, tol<T>(), 0);
+      difftest::compare(gdw.to_host(), dw, t, 1);
+      difftest::compare(gdb.to_host(), db, t, 2);
+      tk::layernorm(y, mean, rstd, x, w, b, rows, cols);
+      tk::layernorm(gy, gmean, grstd, gx, gw, gb, rows, cols);
+      tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg);
+      tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, gmean, grstd, rows, cols, cfg);
+      difftest::compare(gdx.to_host(), dx, tol<T>(), 0);
+      difftest::compare(gdw.to_host(), dw, t, 1);
+      difftest::compare(gdb.to_host(), db, t, 2);
+    }
+  }
+}
+
 // The partials scratch is cached per device and stream and only grows: calls with a
 // large, a small and a different large shape reuse it and stay correct.
 TEST_CASE("gpu: norm backward scratch is reused across calls with different shapes") {

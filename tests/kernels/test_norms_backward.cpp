@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <span>
 #include <string>
 
 #include <tilefuse/kernels/kernels.hpp>
@@ -307,6 +308,65 @@ TEST_CASE("norm backward: several rows per step, steps not dividing the rows, ro
   }
 }
 
+TEST_CASE_TEMPLATE("norm backward with rows indexed from their aligned start (ALIGN_ROWS), every alignment remainder",
+                   T, bfloat16, float) {
+  // Widths of every remainder mod 8; 21 rows over 3 programs per "SM" (the interpreter's
+  // count in all), rounded to a multiple of the rows' alignment period, so each program
+  // takes rows of one offset and several of them; with PREFETCH, the residual, and rows
+  // fewer than the period (one row per program, no rounding).
+  for (int64_t cols : {int64_t(7), int64_t(300), int64_t(301), int64_t(1022), int64_t(1029)}) {
+    for (int64_t rows : {int64_t(21), int64_t(5)}) {
+      for (bool residual : {false, true}) {
+        for (bool prefetch : {false, true}) {
+          CAPTURE(cols);
+          CAPTURE(rows);
+          CAPTURE(residual);
+          CAPTURE(prefetch);
+          Config cfg{{"BLOCK", cols < 300 ? 16 : 2048}, {"ALIGN_ROWS", 1}, {"PREFETCH", prefetch},
+                     {"PROGRAMS_PER_SM", 3}, num_warps(2)};
+          auto x = ref::random_vec<T>(rows * cols, 70 + cols);
+          auto dy = ref::random_vec<T>(rows * cols, 71 + cols);
+          auto dres = ref::random_vec<T>(rows * cols, 72 + cols);
+          auto w = ref::random_vec<T>(cols, 73, 0.5f, 1.5f);
+          std::vector<T> dx(x.size()), dw(cols);
+          if (residual) tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
+          else tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
+          Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w),
+                                     residual ? ref::to_float(dres) : std::vector<float>{}, rows, cols, 1e-6);
+          CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+          CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+          if (residual) continue;
+          // LayerNorm, its statistics recomputed or the forward's.
+          std::vector<T> db(cols), y(x.size());
+          std::vector<float> mean(rows), rstd(rows);
+          auto b = ref::random_vec<T>(cols, 74);
+          tk::layernorm(y, mean, rstd, x, w, b, rows, cols);
+          want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), rows, cols, 1e-5);
+          for (bool saved : {false, true}) {
+            CAPTURE(saved);
+            if (saved) tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg);
+            else tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+            CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
+            CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
+            CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
+          }
+        }
+      }
+    }
+  }
+  // Rows of one buffer at another offset (dx one element in): no common alignment, so the
+  // programs index the rows plainly and the result is the same.
+  int64_t rows = 9, cols = 301;
+  auto x = ref::random_vec<T>(rows * cols, 80), dy = ref::random_vec<T>(rows * cols, 81);
+  auto w = ref::random_vec<T>(cols, 82, 0.5f, 1.5f);
+  std::vector<T> dx_store(rows * cols + 1), dw(cols);
+  tk::rmsnorm_backward(std::span<T>(dx_store.data() + 1, rows * cols), dw, dy, x, w, rows, cols, 1e-6f,
+                       Config{{"BLOCK", 512}, {"ALIGN_ROWS", 1}, {"PROGRAMS_PER_SM", 2}, num_warps(2)});
+  Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(std::vector<T>(dx_store.begin() + 1, dx_store.end()), want.dx, atol<T>(), rtol<T>()) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+}
+
 TEST_CASE("norm backward: persistent cluster programs, the last program of each cluster partly masked") {
   // 13 rows of 300 columns over clusters of 4 programs x 128 columns (the last program
   // partly masked); 1, 2 or 13 clusters (PROGRAMS_PER_SM counts programs in all on the
@@ -376,6 +436,17 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   CHECK(tk::norm_backward_heuristic(5000, DType::bf16, tk::NormBackwardKind::rms_residual).num_stages == 2);
   CHECK(tk::norm_backward_heuristic(5000, DType::f32, tk::NormBackwardKind::rms).num_stages == 2);
   CHECK(tk::norm_backward_heuristic(4096, DType::bf16, tk::NormBackwardKind::rms).num_stages == 2);
+  // 16-bit rows off 16 bytes: the next rows in registers where that measured faster
+  // (RMSNorm at odd widths, saved LayerNorm at any, the residual RMSNorm at 2 mod 4).
+  auto in_registers = [](const Config& k) { return k.get("PREFETCH") == 1 && k.num_stages == 1; };
+  CHECK(in_registers(tk::norm_backward_heuristic(4097, DType::bf16, tk::NormBackwardKind::rms)));
+  CHECK(in_registers(tk::norm_backward_heuristic(2049, DType::f16, tk::NormBackwardKind::rms)));
+  CHECK_FALSE(in_registers(tk::norm_backward_heuristic(4100, DType::bf16, tk::NormBackwardKind::rms)));
+  CHECK(in_registers(tk::norm_backward_heuristic(4097, DType::bf16, tk::NormBackwardKind::layer_saved)));
+  CHECK(in_registers(tk::norm_backward_heuristic(4100, DType::bf16, tk::NormBackwardKind::layer_saved)));
+  CHECK(in_registers(tk::norm_backward_heuristic(4098, DType::bf16, tk::NormBackwardKind::rms_residual)));
+  CHECK_FALSE(in_registers(tk::norm_backward_heuristic(4097, DType::bf16, tk::NormBackwardKind::rms_residual)));
+  CHECK_FALSE(in_registers(tk::norm_backward_heuristic(4097, DType::f32, tk::NormBackwardKind::rms)));
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer_saved, true);
   CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.num_warps == 16 && c.get("STATS_AHEAD") == 0));
   c = tk::norm_backward_heuristic(16384, DType::f32, tk::NormBackwardKind::layer_saved, true);

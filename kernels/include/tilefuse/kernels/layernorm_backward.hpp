@@ -14,9 +14,10 @@
 namespace tilefuse::kernels {
 
 // Persistent programs, the whole row in one tile, ROWS rows per step as a [ROWS, BLOCK]
-// tile; dW and dB accumulate in registers. PREFETCH: as in rmsnorm_bwd_row_kernel.
-// SAVED: the rows' mean and rstd come from the forward (mean_in, rstd_in; f32), so a row
-// needs two sums, not four; without, those pointers are never touched.
+// tile; dW and dB accumulate in registers. PREFETCH and ALIGN_ROWS: as in
+// rmsnorm_bwd_row_kernel. SAVED: the rows' mean and rstd come from the forward (mean_in,
+// rstd_in; f32), so a row needs two sums, not four; without, those pointers are never
+// touched.
 template <class T>
 const auto& layernorm_bwd_row_kernel() {
   static auto k = kernel(std::string("layernorm_bwd_") + name(dtype_v<T>),
@@ -24,15 +25,19 @@ const auto& layernorm_bwd_row_kernel() {
       [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight,
          Ptr<const float> mean_in, Ptr<const float> rstd_in, I32 n_rows, I32 n_cols, I64 stride, F32 eps,
          Meta<"BLOCK"> BLOCK, Meta<"ROWS", int, 1> ROWS, Meta<"PREFETCH", bool, false> PREFETCH,
-         Meta<"SAVED", bool, false> SAVED) {
-        auto cols = arange(0, BLOCK);
-        auto cmask = cols < n_cols;
+         Meta<"SAVED", bool, false> SAVED, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+        I32 first0 = program_id(0) * ROWS, step = num_programs(0) * ROWS;
+        std::optional<I32> head;
+        if (ALIGN_ROWS) head = align_down(x + first0.template cast<i64>() * stride).head;
+        NormRowColumns rc(BLOCK, n_cols, head);
+        const auto& cols = rc.col;
+        const auto& cmask = rc.mask;
         auto lanes = arange(0, ROWS);
         auto starts = [&](I32 first) { return (first + lanes).template cast<i64>() * stride; };
+        auto within = (lanes.template cast<i64>() * stride).col() + rc.pos.row();
+        auto at = [&](auto p, I32 first) { return rc.row_start(p, first, stride) + within; };
         auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
-        auto read = [&](Ptr<const T> p, I32 first) {
-          return load(p + (starts(first).col() + cols.row()), in_rows(first), 0.0f, Cache::EvictFirst);
-        };
+        auto read = [&](Ptr<const T> p, I32 first) { return load(at(p, first), in_rows(first), 0.0f, Cache::EvictFirst); };
         // Per-row values of a step: the saved mean and rstd, or x[row, 0] (the shift; twice).
         auto read_mean = [&](I32 first) {
           auto m = first + lanes < n_rows;
@@ -41,7 +46,6 @@ const auto& layernorm_bwd_row_kernel() {
         auto read_rstd = [&](I32 first, const Tile<float, 1>& mean) {
           return SAVED ? load(rstd_in + (first + lanes), first + lanes < n_rows, 0.0f) : mean;
         };
-        I32 first0 = program_id(0) * ROWS, step = num_programs(0) * ROWS;
         auto next_x = read(x, first0), next_dy = read(dy, first0);
         auto next_mean = read_mean(first0);
         auto next_rstd = read_rstd(first0, next_mean);
@@ -87,7 +91,7 @@ const auto& layernorm_bwd_row_kernel() {
             mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
             xhat = (d - mean_d.col()) * rstd.col();
           }
-          store(dx + (starts(first).col() + cols.row()),
+          store(at(dx, first),
                 (rstd.col() * (g - mean_g.col() - xhat * mean_gxhat.col())).template cast<T>(), mask);
           dw = dw + dyv * xhat;
           db = db + dyv;
@@ -220,8 +224,12 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
                                            saved ? NormBackwardKind::layer_saved : NormBackwardKind::layer,
                                            clusters_usable<DX>());
   check_row_cover(c, cols, fn);
+  set_norm_backward_align(
+      c, rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols), row_buffer(dx, cols)}), cols,
+      dtype_v<T>);
   int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
+  c.meta.erase("ALIGN_PERIOD");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
   if (saved) c.set("SAVED", 1);

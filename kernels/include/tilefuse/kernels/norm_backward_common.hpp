@@ -9,6 +9,8 @@
 // in a fixed order, so dW is deterministic and needs no atomics.
 #include <cstdint>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -56,6 +58,26 @@ auto norm_backward_scratch(size_t n) {
   }
 }
 
+// The columns of a one-tile backward row program. Position p of the tile is column p,
+// or with `head` (ALIGN_ROWS) column p - head of rows indexed from their start rounded
+// down to 16 bytes: every access then moves whole 16-byte runs at any width, and dW/dB
+// accumulate by position, one column for all of a program's rows because the host
+// starts a multiple of the rows' alignment period of programs (norm_backward_programs).
+struct NormRowColumns {
+  Tile<int32_t, 1> pos, col;
+  Tile<bool, 1> mask;  // 0 <= col < n_cols
+  bool aligned;
+  NormRowColumns(int64_t block, const I32& n_cols, std::optional<I32> head, TF_HERE)
+      : pos(arange(0, block, loc)), col(head ? pos - *head : pos),
+        mask(head ? (col >= 0 && col < n_cols) : col < n_cols), aligned(head.has_value()) {}
+  // `p`'s row `row`: its first element, or (aligned) the 16-byte boundary at or before it.
+  template <class E>
+  Tile<PtrTo<E>, 0> row_start(const Tile<PtrTo<E>, 0>& p, const I32& row, const I64& stride) const {
+    Tile<PtrTo<E>, 0> r = p + row.template cast<i64>() * stride;
+    return aligned ? align_down(r).base : r;
+  }
+};
+
 // Rows each program handles per step (meta-parameter ROWS, default 1).
 inline int64_t norm_rows_per_step(const Config& c) { return c.has("ROWS") ? c.get("ROWS") : 1; }
 
@@ -67,7 +89,32 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   int64_t sms = 1;
   if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
   int64_t steps = (rows + norm_rows_per_step(c) - 1) / norm_rows_per_step(c);
-  return std::max<int64_t>(1, std::min(steps, per_sm * sms));
+  int64_t programs = std::max<int64_t>(1, std::min(steps, per_sm * sms));
+  // ALIGN_ROWS: a multiple of the period of the rows' offsets within 16 bytes, so each
+  // program's rows (pid, pid + P, ...) share one (needless when each has one row).
+  int64_t period = c.has("ALIGN_PERIOD") ? c.get("ALIGN_PERIOD") : 1;
+  if (period > 1 && programs < steps) programs = std::max(period, programs / period * period);
+  return programs;
+}
+// Where the one-tile backward programs index rows from their aligned start by default:
+// nowhere measured yet, so ALIGN_ROWS=1 is opt-in. H200, % of copy, off -> on: bf16
+// 16384x4099 RMSNorm 35.8 -> 22.0 (52.7 -> 23.7 with PREFETCH), residual 48.7 -> 22.3,
+// LayerNorm 33.2 -> 27.3; 2 mod 4 and f32 lost too (bench/NOTES.md) -- as in the forward,
+// where one-program rows lost and only rows split over clusters gained.
+inline bool norm_backward_aligned_rows_pay(int64_t, DType) { return false; }
+// The period of the offsets within 16 bytes of rows `stride` elements of `dtype` apart
+// (8 for odd widths of 16-bit data, 4 for widths of 2 mod 4 or odd f32 widths).
+inline int64_t row_alignment_period(int64_t stride, DType dtype) {
+  return 16 / std::gcd<int64_t>(stride * byte_size(dtype) % 16 == 0 ? 16 : stride * byte_size(dtype) % 16, 16);
+}
+// ALIGN_ROWS for a one-tile backward program (one row per step, no cluster) whose rows
+// need it, where every buffer's rows share their offsets within 16 bytes
+// (`share_offsets`: rows_need_alignment); then ALIGN_PERIOD for norm_backward_programs
+// (the host's to erase before the launch).
+inline void set_norm_backward_align(Config& c, bool share_offsets, int64_t cols, DType dtype) {
+  bool align = c.cluster == 1 && norm_rows_per_step(c) == 1 && share_offsets;
+  set_align_rows(c, align, aligned_row_span(cols, dtype), norm_backward_aligned_rows_pay(cols, dtype));
+  if (c.has("ALIGN_ROWS")) c.set("ALIGN_PERIOD", row_alignment_period(cols, dtype));
 }
 
 // Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
@@ -136,7 +183,17 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   // -6) or f32 (-1 to -5).
   bool partial = n_cols < block && rows == 1 && byte_size(dtype) == 2 &&
                  (kind == NormBackwardKind::rms || kind == NormBackwardKind::layer_saved);
-  if (kind != NormBackwardKind::layer || byte_size(dtype) >= 4)
+  // 16-bit rows that do not start on 16 bytes (widths not a multiple of 8) move 2 or 4
+  // bytes per access; there the next rows held in registers (PREFETCH) beat the staging
+  // copies (H200 bf16, % of copy, staged -> PREFETCH): RMSNorm at odd widths 16384x4097
+  // 35.8 -> 52.8, 32768x2049 45.5 -> 54.8, 8192x6007 43.8 -> 59.8 (4 mod 8: 71.7 -> 66.6,
+  // kept); LayerNorm from saved statistics 33.3 -> 36.2 (odd), 44.7 -> 62.2 (2 mod 4),
+  // 51.3 -> 63.9 (4 mod 8); the residual RMSNorm at 2 mod 4 58.3 -> 73.5 (odd: 48.6 ->
+  // 41.2, kept). f32 mixed: kept.
+  bool narrow = rows == 1 && byte_size(dtype) == 2 && n_cols % 8 != 0 &&
+                ((kind == NormBackwardKind::rms && n_cols % 2 == 1) || kind == NormBackwardKind::layer_saved ||
+                 (kind == NormBackwardKind::rms_residual && n_cols % 4 == 2));
+  if ((kind != NormBackwardKind::layer || byte_size(dtype) >= 4) && !narrow)
     return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 0}, num_warps(warps),
                   num_stages(partial ? 3 : 2)};
   return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 1}, num_warps(warps)};

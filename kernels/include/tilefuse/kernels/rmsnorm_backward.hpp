@@ -16,21 +16,26 @@ namespace tilefuse::kernels {
 // tile; dW accumulates in registers ([ROWS, BLOCK], summed over the rows once at the end).
 // PREFETCH: each step loads the next step's rows before its own reductions, so a program
 // keeps its next reads in flight while it computes and stores (persistent programs do
-// not get that overlap from other resident programs alone).
+// not get that overlap from other resident programs alone). ALIGN_ROWS (ROWS = 1): rows
+// indexed from their 16-byte-aligned start (NormRowColumns).
 template <class T>
 const auto& rmsnorm_bwd_row_kernel() {
   static auto k = kernel(std::string("rmsnorm_bwd_") + name(dtype_v<T>),
       {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
          I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL,
-         Meta<"ROWS", int, 1> ROWS, Meta<"PREFETCH", bool, false> PREFETCH) {
-        auto cols = arange(0, BLOCK);
-        auto cmask = cols < n_cols;
-        auto lanes = arange(0, ROWS);
-        auto offsets = [&](I32 first) { return ((first + lanes).template cast<i64>() * stride).col() + cols.row(); };
-        auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
-        auto read = [&](Ptr<const T> p, I32 first) { return load(p + offsets(first), in_rows(first), 0.0f, Cache::EvictFirst); };
+         Meta<"ROWS", int, 1> ROWS, Meta<"PREFETCH", bool, false> PREFETCH, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         I32 first0 = program_id(0) * ROWS, step = num_programs(0) * ROWS;
+        std::optional<I32> head;
+        if (ALIGN_ROWS) head = align_down(x + first0.template cast<i64>() * stride).head;
+        NormRowColumns rc(BLOCK, n_cols, head);
+        const auto& cols = rc.col;
+        const auto& cmask = rc.mask;
+        auto lanes = arange(0, ROWS);
+        auto within = (lanes.template cast<i64>() * stride).col() + rc.pos.row();
+        auto at = [&](auto p, I32 first) { return rc.row_start(p, first, stride) + within; };
+        auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
+        auto read = [&](Ptr<const T> p, I32 first) { return load(at(p, first), in_rows(first), 0.0f, Cache::EvictFirst); };
         auto next_x = read(x, first0), next_dy = read(dy, first0);
         auto next_res = RESIDUAL ? read(dres, first0) : next_x;
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>().row();
@@ -53,7 +58,7 @@ const auto& rmsnorm_bwd_row_kernel() {
           auto mean_gx = sum(g * xv, 1) / n_cols;
           auto grad = rstd.col() * g - xv * (rstd * rstd * rstd * mean_gx).col();
           if (RESIDUAL) grad = grad + rt.template cast<f32>();
-          store(dx + offsets(first), grad.template cast<T>(), in_rows(first));
+          store(at(dx, first), grad.template cast<T>(), in_rows(first));
           dw = dw + dyv * xv * rstd.col();
         });
         store(dw_partial + program_id(0).template cast<i64>() * n_cols + cols, sum(dw, 0), cmask);
@@ -137,8 +142,13 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   auto kind = residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms;
   Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind, clusters_usable<DX>());
   check_row_cover(c, cols, fn);
+  set_norm_backward_align(c,
+                          rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols),
+                                                           row_buffer(dx, cols), row_buffer(residual ? dres : x, cols)}),
+                          cols, dtype_v<T>);
   int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   c.meta.erase("PROGRAMS_PER_SM");
+  c.meta.erase("ALIGN_PERIOD");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
   c.set("RESIDUAL", residual);
