@@ -27,9 +27,7 @@ const auto& layernorm_bwd_row_kernel() {
          Meta<"BLOCK"> BLOCK, Meta<"ROWS", int, 1> ROWS, Meta<"PREFETCH", bool, false> PREFETCH,
          Meta<"SAVED", bool, false> SAVED, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
         I32 first0 = program_id(0) * ROWS, step = num_programs(0) * ROWS;
-        std::optional<I32> head;
-        if (ALIGN_ROWS) head = align_down(x + first0.template cast<i64>() * stride).head;
-        NormRowColumns rc(BLOCK, n_cols, head);
+        NormRowColumns rc(BLOCK, n_cols, ALIGN_ROWS, x, first0, stride);
         const auto& cols = rc.col;
         const auto& cmask = rc.mask;
         auto lanes = arange(0, ROWS);

@@ -70,6 +70,14 @@ struct NormRowColumns {
   NormRowColumns(int64_t block, const I32& n_cols, std::optional<I32> head, TF_HERE)
       : pos(arange(0, block, loc)), col(head ? pos - *head : pos),
         mask(head ? (col >= 0 && col < n_cols) : col < n_cols), aligned(head.has_value()) {}
+  // With `align`, the head of `x`'s row `first_row` (every row of the program shares it).
+  template <class E>
+  NormRowColumns(int64_t block, const I32& n_cols, bool align, const Tile<PtrTo<E>, 0>& x, const I32& first_row,
+                 const I64& stride, TF_HERE)
+      : NormRowColumns(block, n_cols,
+                       align ? std::optional<I32>(align_down(x + first_row.template cast<i64>() * stride).head)
+                             : std::nullopt,
+                       loc) {}
   // `p`'s row `row`: its first element, or (aligned) the 16-byte boundary at or before it.
   template <class E>
   Tile<PtrTo<E>, 0> row_start(const Tile<PtrTo<E>, 0>& p, const I32& row, const I64& stride) const {
