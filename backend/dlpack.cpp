@@ -8,8 +8,13 @@
 namespace tilefuse {
 namespace {
 
+// DLPack 1.1's 8-bit float codes (the system header may predate them).
+constexpr uint8_t kFloat8E4M3FN = 10, kFloat8E5M2 = 12;
+
 bool dtype_from_dlpack(DLDataType t, DType& out) {
   if (t.lanes != 1) return false;
+  if (t.code == kFloat8E4M3FN && t.bits == 8) return out = DType::f8e4m3, true;
+  if (t.code == kFloat8E5M2 && t.bits == 8) return out = DType::f8e5m2, true;
   switch (t.code) {
     case kDLFloat:
       if (t.bits == 16) return out = DType::f16, true;
@@ -35,7 +40,8 @@ bool dtype_from_dlpack(DLDataType t, DType& out) {
 
 std::string dlpack_dtype_name(DLDataType t) {
   const char* code = t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint" : t.code == kDLFloat ? "float"
-                   : t.code == kDLBfloat ? "bfloat" : t.code == kDLComplex ? "complex" : "code ";
+                   : t.code == kDLBfloat ? "bfloat" : t.code == kDLComplex ? "complex"
+                   : t.code == kFloat8E4M3FN ? "float8_e4m3fn" : t.code == kFloat8E5M2 ? "float8_e5m2" : "code ";
   std::string s = code;
   if (s == "code ") s += std::to_string(t.code) + " ";
   s += std::to_string(t.bits);

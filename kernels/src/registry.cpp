@@ -73,6 +73,15 @@ TF_GALLERY_MAKER_16BIT(Attention, "attention_fwd", attention_fwd_kernel<T>())
 TF_GALLERY_MAKER_16BIT(Matmul, "matmul", matmul_kernel<T, T>())
 #undef TF_GALLERY_MAKER_16BIT
 
+// The 8-bit GEMM by A's dtype: e4m3 x e4m3 (forward), e5m2 x e4m3 (gradients x weights);
+// bf16 output.
+const KernelBase& scaled_matmul_by_dtype(DType d) {
+  if (d == DType::f8e4m3) return scaled_matmul_kernel<float8_e4m3, float8_e4m3, bfloat16>();
+  if (d == DType::f8e5m2) return scaled_matmul_kernel<float8_e5m2, float8_e4m3, bfloat16>();
+  user_error(std::string("scaled_matmul takes 8-bit float inputs, not ") + name(d), SourceLoc{},
+             "Pick --dtype f8e4m3 or f8e5m2");
+}
+
 }  // namespace
 
 const std::vector<GalleryKernel>& gallery() {
@@ -110,6 +119,9 @@ const std::vector<GalleryKernel>& gallery() {
        by_dtype<Attention>()},
       {"matmul", "GEMM C = epilogue(A B) (B_TRANS, SCALE, BIAS, ACT 0-3, RESIDUAL)", {DType::f16, DType::bf16},
        Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(4), num_stages(3)}, by_dtype<Matmul>()},
+      {"scaled_matmul", "8-bit float GEMM C = epilogue(scale_a scale_b A B), B [N, K] (B_TRANS=0: [K, N]); bf16 out",
+       {DType::f8e4m3, DType::f8e5m2},
+       Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, num_warps(4), num_stages(3)}, scaled_matmul_by_dtype},
       {"bias_relu_log", "fused y = log(relu(x + b))", floats, Config{{"BLOCK", 2048}, num_warps(8)},
        by_dtype<BiasReluLog>()},
       {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},

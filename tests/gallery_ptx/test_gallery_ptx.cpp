@@ -593,3 +593,69 @@ TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps t
   }
   if (free_registers >= 0) CHECK(free_registers > 65536 / (6 * 256));  // the cap at 6 programs binds
 }
+
+TEST_CASE("8-bit GEMM: wgmma k32 with TMA operands on sm_90a, mma.sync m16n8k32 on sm_90, FMAs on sm_80") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const kernels::GalleryKernel& g = kernels::gallery_kernel("scaled_matmul");
+  for (DType d : {DType::f8e4m3, DType::f8e5m2}) {
+    CAPTURE(name(d));
+    const KernelBase& k = g.get(d);
+    std::string types = d == DType::f8e4m3 ? "e4m3.e4m3" : "e5m2.e4m3";
+    auto compile = [&](Config cfg, const char* target) {
+      CAPTURE(cfg.str());
+      CAPTURE(target);
+      for (auto& [key, v] : g.default_config.meta)
+        if (!cfg.has(key)) cfg.set(key, v);
+      auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+      nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target(target)});
+      tools::PtxasResult r = tools::run_ptxas(ck.ptx, target);
+      CHECK_MESSAGE(r.ok, r.log);
+      CHECK(r.spill_stores == 0);
+      CHECK(r.log.find("C75") == std::string::npos);  // wgmma not serialized by ptxas
+      return ck;
+    };
+    // The Hopper heuristic's tile: both operands K-major, read by descriptor from TMA copies.
+    Config hopper{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 128}, {"GROUP_M", 16}, num_warps(8), num_stages(4)};
+    nvptx::CompiledKernel ck = compile(hopper, "sm_90a");
+    CHECK(ck.ptx.find("wgmma.mma_async.sync.aligned.m64n256k32.f32." + types + " ") != std::string::npos);
+    CHECK(ck.ptx.find("cp.async.bulk.tensor") != std::string::npos);
+    CHECK(ck.tensor_maps.size() == 2);
+    CHECK(ck.ptx.find("ldmatrix") == std::string::npos);
+    // B [K, N]: N-major, which 8-bit wgmma cannot read; the dot stores a K-major copy.
+    Config b_kn = hopper;
+    b_kn.set("B_TRANS", 0);
+    CHECK(compile(b_kn, "sm_90a").ptx.find("k32.f32." + types) != std::string::npos);
+    // Portable Hopper PTX: warp-level MMAs on 8-bit floats (PTX ISA 8.4).
+    ck = compile(g.default_config, "sm_90");
+    CHECK(ck.ptx.find("mma.sync.aligned.m16n8k32.row.col.f32." + types + ".f32") != std::string::npos);
+    CHECK(ck.ptx.find(".version 8.4") != std::string::npos);
+    // Ampere has no 8-bit tensor cores: f32 FMAs over the decoded operands.
+    Config ampere{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, num_warps(4), num_stages(1)};
+    ck = compile(ampere, "sm_80");
+    CHECK(ck.ptx.find("mma.sync") == std::string::npos);
+    CHECK(ck.ptx.find("fma.rn.f32") != std::string::npos);
+  }
+}
+
+TEST_CASE("casting to an 8-bit float for sm_80 is a user error naming the target and the fix") {
+  auto k = kernel("to_f8", {"y", "x"}, [](Ptr<f8e5m2> y, Ptr<const float> x, Meta<"BLOCK"> BLOCK) {
+    auto i = arange(0, BLOCK);
+    store(y + i, load(x + i).cast<f8e5m2>());
+  });
+  auto f = k.specialize(Config{{"BLOCK", 128}}, std::vector<int64_t>(k.num_runtime_params(), 16));
+  try {
+    nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_80")});
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("cast to f8e5m2 on sm_80: converting to 8-bit floats needs sm_89 or newer") != std::string::npos);
+    CHECK(msg.find("Compile for sm_90 or sm_90a") != std::string::npos);
+    CHECK(msg.find("test_gallery_ptx.cpp") != std::string::npos);
+  }
+  // The same kernel for Hopper: one satfinite conversion per element.
+  std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90")}).ptx;
+  CHECK(ptx.find("cvt.rn.satfinite.e5m2x2.f32") != std::string::npos);
+}

@@ -15,6 +15,7 @@
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/cuda/module.hpp"
 #include "tilefuse/interp/interpreter.hpp"
+#include "tilefuse/ir/float8.hpp"
 #include "tilefuse/ir/half.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 
@@ -55,6 +56,8 @@ struct Arg {
       case DType::bf16: return static_cast<float>(rd(bfloat16{}));
       case DType::f32: return rd(float{});
       case DType::f64: return rd(double{});
+      case DType::f8e4m3: return static_cast<float>(float8_e4m3::from_bits(*p));
+      case DType::f8e5m2: return static_cast<float>(float8_e5m2::from_bits(*p));
     }
     return 0;
   }
@@ -73,6 +76,8 @@ struct Arg {
       case DType::bf16: wr(bfloat16(static_cast<float>(v))); break;
       case DType::f32: wr(static_cast<float>(v)); break;
       case DType::f64: wr(v); break;
+      case DType::f8e4m3: *p = float8_e4m3(static_cast<float>(v)).bits; break;
+      case DType::f8e5m2: *p = float8_e5m2(static_cast<float>(v)).bits; break;
     }
   }
 };
@@ -121,16 +126,17 @@ inline std::vector<ArgValue> values(std::vector<Arg>& args, const std::vector<vo
   return out;
 }
 
-// Runs f on the interpreter and on the GPU (for each target) and compares every buffer.
-// `tol` overrides the per-dtype tolerance.
+// Runs f on the interpreter and on the GPU (for sm_80, the device's target and `extra`
+// targets) and compares every buffer. `tol` overrides the per-dtype tolerance.
 inline void gpu_matches_interp(const ir::Function& f, Grid grid, std::vector<Arg> args, const std::string& what,
-                               const Tol* tol = nullptr) {
+                               const Tol* tol = nullptr, const std::vector<nvptx::Target>& extra = {}) {
   INFO("case " << what);
   std::vector<Arg> ref = args;
   auto hv = values(ref);
   interp::run(f, grid, hv);  // also without a GPU: checks the case itself
   if (!gpu_present()) return;
   std::vector<nvptx::Target> targets = {nvptx::Target{80, false}, cuda::device_info().target()};
+  targets.insert(targets.end(), extra.begin(), extra.end());
   for (const auto& target : targets) {
     INFO("target " << target.name());
     nvptx::CompiledKernel k = nvptx::compile(f, nvptx::CompileOptions{target});

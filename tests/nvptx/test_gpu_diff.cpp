@@ -7,6 +7,7 @@
 
 #include "gpu_diff.hpp"
 #include "op_kernels.hpp"
+#include "tilefuse/kernels/scaled_matmul.hpp"
 
 using namespace tilefuse;
 using tftest::Arg;
@@ -246,4 +247,25 @@ TEST_CASE("gpu: control flow") {
   auto f = tftest::control_kernel();
   std::vector<Arg> a = {buffer(DType::f32, 256, 0, 0), buffer(DType::f32, 256 * 5, -2, 2, 16), Arg::scalar_int(5)};
   gpu_matches_interp(*f, Grid(1), a, "control");
+}
+
+TEST_CASE("gpu: 8-bit float dots on FMAs (sm_80), mma.sync m16n8k32 (sm_90) and wgmma (the device)") {
+  const KernelBase& k = kernels::scaled_matmul_kernel<float8_e4m3, float8_e5m2, float>();
+  for (auto [m, n, kk, bm, bn, bk, warps, trans] : {std::tuple{64, 48, 96, 64, 32, 32, 4, 1},
+                                                    std::tuple{128, 80, 64, 64, 64, 64, 4, 0}}) {
+    Config cfg{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"B_TRANS", trans}, num_warps(warps), num_stages(2)};
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    std::vector<Arg> args{buffer(DType::f32, size_t(m) * n),
+                          buffer(DType::f8e4m3, size_t(m) * kk, -4, 4, 2),
+                          buffer(DType::f8e5m2, size_t(kk) * n, -4, 4, 3),
+                          buffer(DType::f32, 1, 0.5, 0.5),
+                          buffer(DType::f32, 1, 1.5, 1.5),
+                          buffer(DType::f32, size_t(n)),
+                          Arg::scalar_int(m), Arg::scalar_int(n), Arg::scalar_int(kk),
+                          Arg::scalar_int(kk, DType::i64), Arg::scalar_int(trans ? kk : n, DType::i64),
+                          Arg::scalar_int(n, DType::i64)};
+    Tol tol{1e-4, 1e-4};
+    gpu_matches_interp(*f, Grid((m / bm) * ((n + bn - 1) / bn)), args, "scaled_matmul " + std::to_string(trans), &tol,
+                       {nvptx::Target{90, false}});
+  }
 }

@@ -36,7 +36,7 @@ int run(int argc, char** argv) {
   bool json = false;
   int reps = 20;
   app.add_option("KERNELS", kernel_list, "kernels to run, comma-separated, or all")->required();
-  app.add_option("--dtype", dtype_list, "dtypes, comma-separated (f32, f16, bf16)")->capture_default_str();
+  app.add_option("--dtype", dtype_list, "dtypes, comma-separated (f32, f16, bf16; f8e4m3, f8e5m2 for scaled_matmul)")->capture_default_str();
   app.add_option("--shape", shape_args, "shapes, comma-separated; repeatable")->allow_extra_args(false);
   app.add_option("--set", set_args, "NAME=VALUE overriding the heuristic config (e.g. --set BLOCK=4096); repeatable")->allow_extra_args(false);
   app.add_option("--reps", reps, "timed repetitions")->capture_default_str();

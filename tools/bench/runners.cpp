@@ -234,6 +234,41 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   return res;
 }
 
+// scaled_matmul: MxNxK, 8-bit A (e4m3, or e5m2 with --dtype f8e5m2) and e4m3 B [N, K]
+// (--set B_TRANS=0: [K, N]), per-tensor scales, bf16 out.
+template <class TA>
+Result run_scaled_matmul(const std::string& shape, const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
+  int64_t M, N, K;
+  if (std::sscanf(shape.c_str(), "%ldx%ldx%ld", &M, &N, &K) != 3)
+    user_error("scaled_matmul shape '" + shape + "' is not MxNxK", SourceLoc{});
+  auto a = random_host<TA>(size_t(M) * K, 21, -4, 4);
+  auto b = random_host<float8_e4m3>(size_t(K) * N, 22, -4, 4);
+  std::vector<float> sa{0.5f}, sb{0.125f};
+  auto da = to_device(a), db = to_device(b), dsa = to_device(sa), dsb = to_device(sb);
+  DeviceBuffer<bfloat16> dc(size_t(M) * N);
+  Config cfg = apply(kernels::scaled_matmul_heuristic(M, N, K, gpu_has_warpgroup_mma()), sets);
+  kernels::ScaledMatmulOptions o;
+  o.b_trans = !cfg.has("B_TRANS") || cfg.get("B_TRANS") != 0;
+  cfg.meta.erase("B_TRANS");
+  Result res;
+  res.ms = time_ms([&] { kernels::scaled_matmul(dc, da, db, dsa, dsb, M, N, K, o, nullptr, cfg); }, reps);
+  res.config = cfg.str() + (o.b_trans ? "" : " B_TRANS=0");
+  res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
+  res.gbs = double(M * K + K * N + 2 * M * N) / (res.ms * 1e-3) / 1e9;
+  auto out = dc.to_host();
+  double worst = 0;
+  for (int64_t i : sample_rows(M))
+    for (int64_t j : sample_rows(N)) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(o.b_trans ? b[j * K + k] : b[k * N + j]);
+      acc *= 0.0625;
+      worst = std::max(worst, std::fabs(float(out[i * N + j]) - acc) / (2e-2 + 1e-2 * std::fabs(acc)));
+    }
+  res.max_err = worst;
+  res.check_ok = worst <= 1.0;
+  return res;
+}
+
 template <class T>
 Result dispatch(const std::string& kernel, const std::string& shape,
                 const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
@@ -252,7 +287,7 @@ Result dispatch(const std::string& kernel, const std::string& shape,
 }  // namespace
 
 std::string runner_names() {
-  return "cross_entropy,softmax,rmsnorm,add_rmsnorm,layernorm,layernorm_stats,bias_relu_log,attention,matmul"
+  return "cross_entropy,softmax,rmsnorm,add_rmsnorm,layernorm,layernorm_stats,bias_relu_log,attention,matmul,scaled_matmul"
          ",swiglu,swiglu_bwd,softmax_bwd,rmsnorm_bwd,add_rmsnorm_bwd,layernorm_bwd,layernorm_bwd_recompute";
 }
 
@@ -260,6 +295,7 @@ std::vector<std::string> default_shapes(const std::string& kernel) {
   if (kernel == "cross_entropy") return cross_entropy_shapes();
   if (kernel == "attention") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
   if (is_training_elementwise(kernel) || is_norm_backward(kernel)) return standard_row_shapes();
+  if (kernel == "scaled_matmul") return {"4096x4096x4096", "8192x8192x8192", "8192x8192x1024", "16384x4096x4096"};
   if (kernel == "matmul")
     return {"4096x4096x4096", "8192x8192x8192", "8192x8192x1024", "16384x4096x4096", "4000x4000x4000",
             "4096x4096x4096+gelu", "8192x8192x1024+gelu", "4000x4000x4000+gelu"};
@@ -270,6 +306,11 @@ Result run_one(const std::string& kernel, DType dtype, const std::string& shape,
                const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
   if (is_training_elementwise(kernel)) return run_training_elementwise(kernel, dtype, shape, sets, reps);
   if (is_norm_backward(kernel)) return run_norm_backward(kernel, dtype, shape, sets, reps);
+  if (kernel == "scaled_matmul") {
+    if (dtype == DType::f8e4m3) return run_scaled_matmul<float8_e4m3>(shape, sets, reps);
+    if (dtype == DType::f8e5m2) return run_scaled_matmul<float8_e5m2>(shape, sets, reps);
+    user_error("scaled_matmul runs on 8-bit floats", SourceLoc{}, "Pass --dtype f8e4m3 or f8e5m2");
+  }
   return with_float_type(dtype, [&](auto t) { return dispatch<typename decltype(t)::type>(kernel, shape, sets, reps); });
 }
 

@@ -208,7 +208,9 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
         case DType::bf16: s = Slot::BF16; break;
         case DType::f32: s = Slot::F32; break;
         case DType::f64: s = Slot::F64; break;
-        default: internal_error("kernel '" + name_ + "': unsupported parameter type " + tilefuse::name(p.dtype));
+        default:
+          throw UserError("kernel '" + name_ + "' has a scalar parameter of type " + tilefuse::name(p.dtype) +
+                          ", which launches cannot pass. Pass it as f32 (or through a pointer) and cast inside");
       }
     }
     slots_.push_back(s);

@@ -126,7 +126,8 @@ struct Resolver {
 
 CUtensorMapDataType data_type(DType t) {
   switch (t) {
-    case DType::i1: case DType::i8: case DType::u8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // copies move bits
+    case DType::i1: case DType::i8: case DType::u8: case DType::f8e4m3: case DType::f8e5m2:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // copies move bits
     case DType::i16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
     case DType::i32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
     case DType::u32: return CU_TENSOR_MAP_DATA_TYPE_UINT32;

@@ -21,11 +21,8 @@ void exec_cast(Exec& ex, const ir::Op& op) {
     double* o = out.f.data();
     if (to == DType::f64 || (to == DType::f32 && from != DType::f64)) {  // exact
       for (int64_t k = 0; k < n; ++k) o[k] = a[k];
-    } else if (from != DType::f64) {  // a float-exact value to f16/bf16
-      if (to == DType::f16)
-        for (int64_t k = 0; k < n; ++k) o[k] = round_narrow<DType::f16>(static_cast<float>(a[k]));
-      else
-        for (int64_t k = 0; k < n; ++k) o[k] = round_narrow<DType::bf16>(static_cast<float>(a[k]));
+    } else if (from != DType::f64) {  // a float-exact value to f16/bf16/f8
+      for (int64_t k = 0; k < n; ++k) o[k] = round_narrow(static_cast<float>(a[k]), to);
     } else {
       for (int64_t k = 0; k < n; ++k) o[k] = round_to(a[k], to);
     }

@@ -1,4 +1,4 @@
-// dot(a [M, K], b [K, N], acc [M, N]) = acc + sum_k a[m, k] * b[k, n]: inputs f16, bf16
+// dot(a [M, K], b [K, N], acc [M, N]) = acc + sum_k a[m, k] * b[k, n]: inputs f16, bf16, f8
 // or f32 (precision tf32: f32 inputs first rounded to tf32 like cvt.rna.tf32.f32), each
 // product rounded to f32, the sum over k accumulated in double and the result rounded
 // once to f32.

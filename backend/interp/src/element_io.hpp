@@ -1,12 +1,13 @@
 #pragma once
 // Reading and writing one element of host memory by dtype, with memcpy of the
-// element's bytes (f16/bf16 as their 16-bit patterns, i1 as one byte).
+// element's bytes (f16/bf16/f8 as their bit patterns, i1 as one byte).
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "tilefuse/ir/dtype.hpp"
 #include "tilefuse/ir/errors.hpp"
+#include "tilefuse/ir/float8.hpp"
 #include "tilefuse/ir/half.hpp"
 
 namespace tilefuse::interp::detail {
@@ -29,6 +30,8 @@ inline void with_dtype(DType d, F&& f) {
     case DType::bf16: return f(DTag<DType::bf16>{});
     case DType::f32: return f(DTag<DType::f32>{});
     case DType::f64: return f(DTag<DType::f64>{});
+    case DType::f8e4m3: return f(DTag<DType::f8e4m3>{});
+    case DType::f8e5m2: return f(DTag<DType::f8e5m2>{});
   }
   internal_error("with_dtype: unknown dtype");
 }
@@ -46,7 +49,9 @@ template <> struct IntCType<DType::u32> { using T = uint32_t; };
 // Float dtypes: double in, double out.
 template <DType D>
 inline double read_float(const unsigned char* p) {
-  if constexpr (D == DType::f16 || D == DType::bf16) {
+  if constexpr (D == DType::f8e4m3) return static_cast<float>(float8_e4m3::from_bits(*p));
+  else if constexpr (D == DType::f8e5m2) return static_cast<float>(float8_e5m2::from_bits(*p));
+  else if constexpr (D == DType::f16 || D == DType::bf16) {
     uint16_t b;
     std::memcpy(&b, p, 2);
     if constexpr (D == DType::f16) return static_cast<float>(half::from_bits(b));
@@ -63,7 +68,10 @@ inline double read_float(const unsigned char* p) {
 }
 template <DType D>
 inline void write_float(unsigned char* p, double x) {
-  if constexpr (D == DType::f16 || D == DType::bf16) {
+  // Values reaching memory are already rounded to the dtype: the conversion is exact.
+  if constexpr (D == DType::f8e4m3) *p = float8_e4m3(static_cast<float>(x)).bits;
+  else if constexpr (D == DType::f8e5m2) *p = float8_e5m2(static_cast<float>(x)).bits;
+  else if constexpr (D == DType::f16 || D == DType::bf16) {
     uint16_t b = D == DType::f16 ? half(static_cast<float>(x)).bits : bfloat16(static_cast<float>(x)).bits;
     std::memcpy(p, &b, 2);
   } else if constexpr (D == DType::f32) {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "tilefuse/ir/dtype.hpp"
+#include "tilefuse/ir/float8.hpp"
 #include "tilefuse/ir/half.hpp"
 
 namespace tilefuse::interp::detail {
@@ -57,12 +58,24 @@ inline double int_to_double_odd(int64_t v) {
   return v < 0 ? -d : d;
 }
 
-// Round a float-format value (exactly a float) to f16/bf16/f32 storage.
+// Round a float-format value (exactly a float) to f16/bf16/f32/f8 storage.
 template <DType D>
 inline float round_narrow(float x) {
   if constexpr (D == DType::f16) return static_cast<float>(half(x));
   else if constexpr (D == DType::bf16) return static_cast<float>(bfloat16(x));
+  else if constexpr (D == DType::f8e4m3) return static_cast<float>(float8_e4m3(x));
+  else if constexpr (D == DType::f8e5m2) return static_cast<float>(float8_e5m2(x));
   else return x;
+}
+// The same with the dtype known at run time (f64 excluded: x is a float).
+inline float round_narrow(float x, DType d) {
+  switch (d) {
+    case DType::f16: return round_narrow<DType::f16>(x);
+    case DType::bf16: return round_narrow<DType::bf16>(x);
+    case DType::f8e4m3: return round_narrow<DType::f8e4m3>(x);
+    case DType::f8e5m2: return round_narrow<DType::f8e5m2>(x);
+    default: return x;
+  }
 }
 
 // Round an arbitrary double to float dtype `d` (one correct rounding).
@@ -71,7 +84,7 @@ inline double round_to(double x, DType d) {
     case DType::f64: return x;
     case DType::f32: return static_cast<float>(x);
     case DType::f16: return static_cast<float>(half(double_to_float_odd(x)));
-    case DType::bf16: return static_cast<float>(bfloat16(double_to_float_odd(x)));
+    case DType::bf16: case DType::f8e4m3: case DType::f8e5m2: return round_narrow(double_to_float_odd(x), d);
     default: return x;
   }
 }

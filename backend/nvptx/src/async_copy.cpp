@@ -139,12 +139,17 @@ const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v) {
   return ld && plan.op(ld).async_copy && !plan.op(ld).staged ? ld : nullptr;
 }
 
-const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v) {
+const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v, int operand) {
   const Op* ld = async_source(plan, v);
   if (!ld) return nullptr;
-  v = ld->result();
   const LinearLayout& l = plan.layout(ld->result())->ll;
-  return swizzle_bytes(l.shape(), contiguous_dim(l), byte_size(v->type.dtype)) ? ld : nullptr;
+  int cd = contiguous_dim(l);
+  if (!swizzle_bytes(l.shape(), cd, byte_size(v->type.dtype))) return nullptr;
+  // 8-bit operands must be K-major in shared memory (wgmma cannot transpose them); the
+  // others go through registers (A) or the dot's own K-major copy (B).
+  int kdim = operand == 0 ? 1 : 0;
+  int k_in_tile = ld->result() != v ? 1 - kdim : kdim;
+  return is_float8(v->type.dtype) && k_in_tile != cd ? nullptr : ld;
 }
 
 namespace {
@@ -191,7 +196,7 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     if (op.kind != OpKind::Load || op.results.empty() || !op.result()->type.is_tile()) return;
     const Value* r = op.result();
     DType d = r->type.dtype;
-    if (r->type.rank() != 2 || (d != DType::f16 && d != DType::bf16 && d != DType::f32)) return;
+    if (r->type.rank() != 2 || (d != DType::f16 && d != DType::bf16 && d != DType::f32 && !is_float8(d))) return;
     if (op.num_operands() > 2 && !is_zero_constant(op.operand(2))) return;
     OpPlan& p = plan.op(&op);
     LayoutRef l = plan.layout(r);

@@ -39,7 +39,7 @@ Regs Codegen::operand(const ir::Op& op, int i) {
 llvm::Type* Codegen::elem_type(DType d) {
   switch (d) {
     case DType::i1: return b.getInt1Ty();
-    case DType::i8: case DType::u8: return b.getInt8Ty();
+    case DType::i8: case DType::u8: case DType::f8e4m3: case DType::f8e5m2: return b.getInt8Ty();
     case DType::i16: return b.getInt16Ty();
     case DType::i32: case DType::u32: return b.getInt32Ty();
     case DType::i64: return b.getInt64Ty();

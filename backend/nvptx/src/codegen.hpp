@@ -283,6 +283,11 @@ Regs view_regs(Codegen& cg, const ir::Op& op, const Regs& src, const LinearLayou
 llvm::Value* lower_unary_math(Codegen& cg, ir::UnaryOp op, llvm::Value* x, DType dt, bool approx);
 // Element conversion between dtypes.
 llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to);
+// 8-bit floats (i8 registers) to f32 and back (lower_float8.cpp; the latter needs sm_89+),
+// and the bit pattern of a constant.
+llvm::Value* float8_to_f32(Codegen& cg, llvm::Value* byte, DType from);
+llvm::Value* f32_to_float8(Codegen& cg, llvm::Value* x, DType to);
+uint8_t float8_bits(double v, DType d);
 // v from lane (lane ^ mask) of the warp (shfl.sync.bfly; any type of 8 to 64 bits).
 llvm::Value* shuffle_xor(Codegen& cg, llvm::Value* v, uint32_t mask);
 // A binary combine of two elements (shared by elementwise ops and reductions).

@@ -29,6 +29,16 @@ int effective_opt_level(const CompileOptions& o) {
   return o.opt_level;
 }
 
+// 8-bit floats: conversions to them exist from sm_89 (cvt.satfinite), their mma.sync
+// from PTX ISA 8.4.
+void check_float8(const ir::Op& op, TargetInfo& ti) {
+  if (op.kind == ir::OpKind::Cast && is_float8(op.result()->type.dtype) && ti.target().sm < 89)
+    user_error(std::string("cast to ") + name(op.result()->type.dtype) + " on " + ti.cpu() +
+                   ": converting to 8-bit floats needs sm_89 or newer (cvt.rn.satfinite)",
+               op.loc, "Compile for sm_90 or sm_90a, or keep the values in f16/bf16 on this GPU");
+  if (op.kind == ir::OpKind::Dot && is_float8(op.operand(0)->type.dtype) && ti.target().sm >= 89) ti.require_ptx(84);
+}
+
 }  // namespace
 
 CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts, bool keep_text) {
@@ -38,6 +48,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal)
       ti.require_ptx(74);  // .L1::evict_* qualifiers
     if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(81);  // st.async, mapa, barrier.cluster
+    check_float8(op, ti);
   });
   int level = effective_opt_level(opts);
   bool dump_ir = knob_selects("TILEFUSE_DUMP_IR", f.name);

@@ -113,7 +113,8 @@ namespace {
 
 class LayoutPass {
  public:
-  LayoutPass(const ir::Function& f, GpuPlan& plan, bool wgmma) : f_(f), plan_(plan), wgmma_(wgmma) {}
+  LayoutPass(const ir::Function& f, GpuPlan& plan, bool wgmma, bool float8_mma)
+      : f_(f), plan_(plan), wgmma_(wgmma), float8_mma_(float8_mma) {}
 
   void run() {
     choose_memory_anchors(f_, plan_, anchors_);
@@ -166,7 +167,7 @@ class LayoutPass {
     const auto& s = op.result()->type.shape;
     int nw = plan_.num_warps;
     MmaKind kind;
-    if (!mma_applies(a.dtype, op.precision() == ir::DotPrecision::Tf32, s[0], s[1], a.shape[1], &kind)) {
+    if (!mma_applies(a.dtype, op.precision() == ir::DotPrecision::Tf32, s[0], s[1], a.shape[1], &kind, float8_mma_)) {
       Blocked b = dot_fma_blocked(s[0], s[1], nw);
       anchors_[&op] = plan_.intern(to_linear(b, s), b.str());
       return;
@@ -182,12 +183,12 @@ class LayoutPass {
                     std::to_string(t.instr_n);
       anchors_[&op] = plan_.intern(wgmma_accumulator(s, t, nw), "wgmma_acc{" + tiling + "}");
       // B is read from shared memory in whatever layout it arrives (no conversion).
-      mma_operands_[&op] = {plan_.intern(wgmma_operand_a(a.shape, t, nw), "wgmma_a{" + tiling + "}"), nullptr};
+      mma_operands_[&op] = {plan_.intern(wgmma_operand_a(a.shape, t, nw, kind), "wgmma_a{" + tiling + "}"), nullptr};
       return;
     }
     p.mma_tiling = choose_mma_tiling(s[0], s[1], nw, chained(op));
     auto tiling = "warps=[" + std::to_string(p.mma_tiling.warps_m) + "," + std::to_string(p.mma_tiling.warps_n) + "]" +
-                  (kind == MmaKind::Tf32 ? ", tf32" : "");
+                  (kind == MmaKind::Tf32 ? ", tf32" : kind == MmaKind::F8 ? ", f8" : "");
     anchors_[&op] = plan_.intern(mma_accumulator(s, p.mma_tiling, nw), "mma_acc{" + tiling + "}");
     mma_operands_[&op] = {
         plan_.intern(mma_operand_a(a.shape, p.mma_tiling, nw, kind), "mma_a{" + tiling + "}"),
@@ -500,6 +501,7 @@ class LayoutPass {
   std::unordered_set<const Value*> floating_;
   std::unordered_map<const Op*, std::pair<LayoutRef, LayoutRef>> mma_operands_;
   bool wgmma_;
+  bool float8_mma_;  // mma.sync on 8-bit floats (sm_89+); else their dots use FMAs
 };
 
 }  // namespace
@@ -524,7 +526,7 @@ const OpPlan& GpuPlan::op(const ir::Op* o) const {
 
 void assign_layouts(const ir::Function& f, const Target& t, GpuPlan& plan) {
   plan.num_warps = f.num_warps;
-  LayoutPass(f, plan, TargetInfo(t).has_wgmma()).run();
+  LayoutPass(f, plan, TargetInfo(t).has_wgmma(), t.sm >= 89).run();
   choose_vector_widths(f, plan);
 }
 

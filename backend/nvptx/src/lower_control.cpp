@@ -70,7 +70,7 @@ void hoist_dot_operands(Codegen& cg, const ir::Block& body) {
       const ir::Value* v = o.operand(i);
       if (defined_within(v, body)) continue;
       // wgmma reads B, and A where an async copy put it, from shared memory.
-      if (p.wgmma && (i == 1 || wgmma_smem_source(cg.plan, v))) continue;
+      if (p.wgmma && (i == 1 || wgmma_smem_source(cg.plan, v, i))) continue;
       cg.hoist(v, p.operands[i]->ll, cg.in_layout(v, p.operands[i]->ll, p.smem_offset));
     }
   });

@@ -144,25 +144,30 @@ void lower_mma(Codegen& cg, const ir::Op& op) {
 
   const MmaTiling& t = p.mma_tiling;
   bool tf32 = p.mma_kind == MmaKind::Tf32;
+  bool f8 = p.mma_kind == MmaKind::F8;
   int kreps = static_cast<int>(K / mma_k(p.mma_kind));
   int mreps = static_cast<int>(std::max<int64_t>(1, M / (kMmaM * t.warps_m)));
   int nreps = static_cast<int>(std::max<int64_t>(1, N / (kMmaN * t.warps_n)));
   int kb = log2_exact(kreps), nb = log2_exact(nreps);
-  llvm::Type* half = cg.elem_type(ta.dtype);
-  auto* pair = llvm::FixedVectorType::get(half, 2);
-  // Word w of an operand fragment starting at register `base`: two 16-bit elements
-  // packed, or one f32 rounded to tf32 (cvt.rna, as the instruction expects).
+  // Word w of an operand fragment starting at register `base`: two 16-bit or four 8-bit
+  // elements packed, or one f32 rounded to tf32 (cvt.rna, as the instruction expects).
+  int per_word = f8 ? 4 : 2;
+  auto* packed = llvm::FixedVectorType::get(cg.elem_type(ta.dtype), per_word);
   auto word = [&](const Regs& r, int base, int w) -> llvm::Value* {
     if (tf32) return cg.inline_asm(cg.i32(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {r[base + w]}, false);
-    llvm::Value* v = llvm::PoisonValue::get(pair);
-    v = b.CreateInsertElement(v, r[base + 2 * w], uint64_t{0});
-    v = b.CreateInsertElement(v, r[base + 2 * w + 1], uint64_t{1});
+    llvm::Value* v = llvm::PoisonValue::get(packed);
+    for (int e = 0; e < per_word; ++e) v = b.CreateInsertElement(v, r[base + per_word * w + e], uint64_t(e));
     return b.CreateBitCast(v, cg.i32());
   };
-  int a_bits = tf32 ? 2 : 3, b_bits = tf32 ? 1 : 2;  // registers per fragment: 4/8 (A), 2/4 (B)
-  const char* ty = tf32 ? "tf32" : ta.dtype == DType::bf16 ? "bf16" : "f16";
-  std::string text = std::string("mma.sync.aligned.") + (tf32 ? "m16n8k8" : "m16n8k16") + ".row.col.f32." + ty +
-                     "." + ty + ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+  // Registers per fragment: 4/8/16 (A: tf32, 16-bit, 8-bit), 2/4/8 (B).
+  int a_bits = tf32 ? 2 : f8 ? 4 : 3, b_bits = tf32 ? 1 : f8 ? 3 : 2;
+  auto type_name = [&](DType d) -> std::string {
+    if (tf32) return "tf32";
+    return d == DType::bf16 ? "bf16" : d == DType::f8e4m3 ? "e4m3" : d == DType::f8e5m2 ? "e5m2" : "f16";
+  };
+  std::string text = std::string("mma.sync.aligned.") + (tf32 ? "m16n8k8" : f8 ? "m16n8k32" : "m16n8k16") +
+                     ".row.col.f32." + type_name(ta.dtype) + "." + type_name(op.operand(1)->type.dtype) +
+                     ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
   llvm::Type* f32 = b.getFloatTy();
   auto* ret = llvm::StructType::get(cg.ctx, {f32, f32, f32, f32});
   Regs out(C.begin(), C.end());
@@ -249,7 +254,8 @@ void lower_dot(Codegen& cg, const ir::Op& op) {
     phi->addIncoming(c, pre);
     acc.push_back(phi);
   }
-  auto load_row = [&](int base_off, int64_t stride, const Axis& ax, int dim) {
+  auto load_row = [&](int base_off, int64_t stride, const Axis& ax, int dim, DType d) {
+    auto widen = [&](llvm::Value* x) { return convert_element(cg, x, d, DType::f32); };  // no-op for f32
     std::vector<llvm::Value*> vals(ax.parts.size());
     llvm::Value* row = b.CreateMul(k, cg.c32(stride));
     for (size_t g = 0; g < ax.group_start.size(); ++g) {
@@ -257,12 +263,12 @@ void lower_dot(Codegen& cg, const ir::Op& op) {
       llvm::Value* idx = b.CreateAdd(row, cc[dim][ax.rep[i]]);
       llvm::Value* addr = cg.smem_addr(base_off, b.CreateMul(idx, cg.c32(es)));
       if (v == 1) {
-        vals[i] = b.CreateFPExt(b.CreateAlignedLoad(ety, addr, llvm::Align(es)), f32);  // no-op for f32
+        vals[i] = widen(b.CreateAlignedLoad(ety, addr, llvm::Align(es)));
       } else {
         llvm::Value* vec = b.CreateAlignedLoad(llvm::FixedVectorType::get(ety, v), addr, llvm::Align(es * v));
         for (int j = 0; j < v; ++j) {
           llvm::Value* e = b.CreateExtractElement(vec, j);
-          vals[i + j] = b.CreateFPExt(e, f32);
+          vals[i + j] = widen(e);
         }
       }
     }
@@ -272,8 +278,8 @@ void lower_dot(Codegen& cg, const ir::Op& op) {
         x = b.CreateBitCast(cg.inline_asm(cg.i32(), "cvt.rna.tf32.f32 $0, $1;", "=r,f", {x}, false), f32);
     return vals;
   };
-  auto avals = load_row(off_a, M, rows, 0);
-  auto bvals = load_row(off_b, N, cols, 1);
+  auto avals = load_row(off_a, M, rows, 0, dt);
+  auto bvals = load_row(off_b, N, cols, 1, bv->type.dtype);
   Regs next;
   for (int r = 0; r < lc.num_regs(); ++r) {
     uint32_t rm = static_cast<uint32_t>(lc.coord(lc.reg_part(r), 0));

@@ -35,6 +35,8 @@ llvm::Value* word_holding(llvm::Value* x, int* half) {
 llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to) {
   auto& b = cg.b;
   if (from == to) return x;
+  if (is_float8(from)) return convert_element(cg, float8_to_f32(cg, x, from), DType::f32, to);
+  if (is_float8(to)) return f32_to_float8(cg, convert_element(cg, x, from, DType::f32), to);
   llvm::Type* ty = cg.elem_type(to);
   if (to == DType::i1) {
     if (is_float(from)) return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));

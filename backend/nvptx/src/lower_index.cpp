@@ -15,6 +15,7 @@ namespace {
 llvm::Value* constant_value(Codegen& cg, const ir::Op& op) {
   const ir::Type& t = op.result()->type;
   llvm::Type* ty = cg.elem_type(t);
+  if (is_float8(t.dtype)) return llvm::ConstantInt::get(ty, float8_bits(op.fval, t.dtype));
   if (is_float(t.dtype)) return llvm::ConstantFP::get(ty, op.fval);
   return llvm::ConstantInt::get(ty, static_cast<uint64_t>(op.ival), is_signed_int(t.dtype));
 }

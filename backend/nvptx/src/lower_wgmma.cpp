@@ -98,8 +98,8 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   const ir::Type& tb = op.operand(1)->type;
   int64_t M = ta.shape[0], K = ta.shape[1], N = tb.shape[1];
   int es = byte_size(ta.dtype);
-  const ir::Op* src_a = wgmma_smem_source(cg.plan, op.operand(0));
-  const ir::Op* src_b = wgmma_smem_source(cg.plan, op.operand(1));
+  const ir::Op* src_a = wgmma_smem_source(cg.plan, op.operand(0), 0);
+  const ir::Op* src_b = wgmma_smem_source(cg.plan, op.operand(1), 1);
   int staged_b = src_b ? 0 : static_cast<int>((K * N * es + 15) / 16 * 16);
   int off_b = p.smem_offset, off_a = p.smem_offset + staged_b;
 
@@ -134,7 +134,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   if (src_b) {
     tile_b = async_tile(cg, op.operand(1), src_b, 0);
   } else {
-    // Staged K-major: every K >= 16 of 16-bit elements gives a descriptor-friendly row.
+    // Staged K-major: every K of 32 bytes or more gives a descriptor-friendly row.
     Regs vals = cg.operand(op, 1);
     SharedEncoding enc = swizzled_encoding(tb.shape, 0, es, true);
     cg.smem_before_write();
@@ -165,19 +165,28 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
     return b.CreateOr(a16, b.getInt64(descriptor_constant(tile)));
   };
 
-  int kreps = static_cast<int>(K / kWgmmaK);
+  const int kk = wgmma_k(ta.dtype);  // K per instruction: 32 bytes of a row
+  int kreps = static_cast<int>(K / kk);
   int mreps = static_cast<int>(M / (kWgmmaM * t.wg_m));
   int nreps = static_cast<int>(N / t.wg_n / t.instr_n);
   int per_instr = t.instr_n / 2;  // accumulator registers per thread of one instruction
   int ib = log2_exact(per_instr), nb = log2_exact(nreps), kb = log2_exact(kreps);
-  const char* ty = ta.dtype == DType::bf16 ? "bf16" : "f16";
-  std::string shape = "m64n" + std::to_string(t.instr_n) + "k16";
-  auto* pair = llvm::FixedVectorType::get(cg.elem_type(ta.dtype), 2);
+  auto type_name = [](DType d) {
+    return d == DType::bf16 ? "bf16" : d == DType::f8e4m3 ? "e4m3" : d == DType::f8e5m2 ? "e5m2" : "f16";
+  };
+  bool f8 = is_float8(ta.dtype);
+  std::string types = std::string(type_name(ta.dtype)) + "." + type_name(tb.dtype);
+  std::string shape = "m64n" + std::to_string(t.instr_n) + "k" + std::to_string(kk);
+  // A register fragment: 4 words of two 16-bit or four 8-bit elements (16 / 32 registers
+  // per instruction tile, k first).
+  int per_word = f8 ? 4 : 2, a_bits = f8 ? 4 : 3;
+  auto* packed_type = llvm::FixedVectorType::get(cg.elem_type(ta.dtype), per_word);
   auto word = [&](int base, int w) {
-    if (llvm::Value* packed = packed_pair(cg, A[base + 2 * w], A[base + 2 * w + 1], ta.dtype)) return packed;
-    llvm::Value* v = llvm::PoisonValue::get(pair);
-    v = b.CreateInsertElement(v, A[base + 2 * w], uint64_t{0});
-    v = b.CreateInsertElement(v, A[base + 2 * w + 1], uint64_t{1});
+    int r0 = base + per_word * w;
+    if (!f8)
+      if (llvm::Value* packed = packed_pair(cg, A[r0], A[r0 + 1], ta.dtype)) return packed;
+    llvm::Value* v = llvm::PoisonValue::get(packed_type);
+    for (int e = 0; e < per_word; ++e) v = b.CreateInsertElement(v, A[r0 + e], uint64_t(e));
     return b.CreateBitCast(v, cg.i32());
   };
 
@@ -187,7 +196,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
   if (!src_a)
     for (int ki = 0; ki < kreps; ++ki)
       for (int mi = 0; mi < mreps; ++mi) {
-        int a0 = (ki << 3) | (mi << (3 + kb));
+        int a0 = (ki << a_bits) | (mi << (a_bits + kb));
         a_words.push_back({word(a0, 0), word(a0, 1), word(a0, 2), word(a0, 3)});
       }
   Regs out(C.begin(), C.end());
@@ -214,7 +223,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
         std::string a_text;
         if (src_a) {
           llvm::Value* mn = b.CreateAdd(m_base, cg.c32(int64_t{mi} * kWgmmaM * t.wg_m));
-          args.push_back(descriptor(tile_a, mn, int64_t{ki} * kWgmmaK));
+          args.push_back(descriptor(tile_a, mn, int64_t{ki} * kk));
           cons += ",l";
           a_text = "$" + std::to_string(next++);
         } else {
@@ -227,7 +236,7 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
           a_text += "}";
         }
         llvm::Value* nn = b.CreateAdd(n_base, cg.c32(int64_t{ni} * t.instr_n));
-        args.push_back(descriptor(tile_b, nn, int64_t{ki} * kWgmmaK));
+        args.push_back(descriptor(tile_b, nn, int64_t{ki} * kk));
         cons += ",l";
         std::string b_text = "$" + std::to_string(next++);
         bool first_write = zero_acc && ki == 0;
@@ -237,12 +246,13 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
             cons += "," + std::to_string(i);
           }
         // scale-d = 1 (accumulate) or 0 (D = A.B), no negation; transpose bits: 1 =
-        // M/N-major in shared memory.
-        std::string trans = (src_a ? std::string(tile_a.k_major ? "0" : "1") + ", " : std::string()) +
-                            (tile_b.k_major ? "0" : "1");
+        // M/N-major in shared memory (16-bit only: 8-bit operands are K-major).
+        std::string trans = f8 ? std::string()
+                               : ", " + (src_a ? std::string(tile_a.k_major ? "0" : "1") + ", " : std::string()) +
+                                     (tile_b.k_major ? "0" : "1");
         text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + std::string(first_write ? "0" : "1") +
-               ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32." + ty + "." +
-               ty + " {" + dl + "}, " + a_text + ", " + b_text + ", p, 1, 1, " + trans + ";\n}";
+               ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32." + types + " {" + dl + "}, " + a_text +
+               ", " + b_text + ", p, 1, 1" + trans + ";\n}";
         llvm::Value* d = cg.inline_asm(ret, text, cons + ",~{memory}", args, true);
         for (int i = 0; i < per_instr; ++i) out[c0 + i] = b.CreateExtractValue(d, i);
       }

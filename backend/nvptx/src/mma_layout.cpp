@@ -28,9 +28,9 @@ std::vector<uint32_t> warp_bases(const Shape& s, const MmaTiling& t, int num_war
 
 }  // namespace
 
-bool mma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, MmaKind* kind) {
-  MmaKind kd = tf32 ? MmaKind::Tf32 : MmaKind::F16;
-  bool dtype_ok = tf32 ? in == DType::f32 : (in == DType::f16 || in == DType::bf16);
+bool mma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, MmaKind* kind, bool float8_mma) {
+  MmaKind kd = tf32 ? MmaKind::Tf32 : is_float8(in) ? MmaKind::F8 : MmaKind::F16;
+  bool dtype_ok = tf32 ? in == DType::f32 : (in == DType::f16 || in == DType::bf16 || (is_float8(in) && float8_mma));
   if (kind) *kind = kd;
   return dtype_ok && m >= kMmaM && n >= kMmaN && k >= mma_k(kd);
 }
@@ -59,29 +59,34 @@ LinearLayout mma_accumulator(const Shape& s, const MmaTiling& t, int num_warps) 
 
 LinearLayout mma_operand_a(const Shape& s, const MmaTiling& t, int num_warps, MmaKind kind) {
   bool tf32 = kind == MmaKind::Tf32;
-  std::vector<uint32_t> regs = tf32 ? std::vector<uint32_t>{at(s, 8, 0), at(s, 0, 4)}
-                                    : std::vector<uint32_t>{at(s, 0, 1), at(s, 8, 0), at(s, 0, 8)};
+  // Elements per 32-bit register along k: 1 (tf32), 2 (16-bit), 4 (8-bit).
+  int64_t per = tf32 ? 1 : kind == MmaKind::F8 ? 4 : 2;
+  std::vector<uint32_t> regs;
+  repeat(regs, s, 1, 1, per);
+  regs.push_back(at(s, 8, 0));
+  regs.push_back(at(s, 0, 4 * per));
   repeat(regs, s, 1, mma_k(kind), s[1]);
   repeat(regs, s, 0, int64_t{kMmaM} * t.warps_m, s[0]);
-  std::vector<uint32_t> lanes = tf32 ? std::vector<uint32_t>{at(s, 0, 1), at(s, 0, 2), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)}
-                                     : std::vector<uint32_t>{at(s, 0, 2), at(s, 0, 4), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
+  std::vector<uint32_t> lanes{at(s, 0, per), at(s, 0, 2 * per), at(s, 1, 0), at(s, 2, 0), at(s, 4, 0)};
   return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, 0, -1));
 }
 
 LinearLayout mma_operand_b(const Shape& s, const MmaTiling& t, int num_warps, MmaKind kind) {
   bool tf32 = kind == MmaKind::Tf32;
-  std::vector<uint32_t> regs = tf32 ? std::vector<uint32_t>{at(s, 4, 0)} : std::vector<uint32_t>{at(s, 1, 0), at(s, 8, 0)};
+  int64_t per = tf32 ? 1 : kind == MmaKind::F8 ? 4 : 2;
+  std::vector<uint32_t> regs;
+  repeat(regs, s, 0, 1, per);
+  regs.push_back(at(s, 4 * per, 0));
   repeat(regs, s, 0, mma_k(kind), s[0]);
   repeat(regs, s, 1, int64_t{kMmaN} * t.warps_n, s[1]);
-  std::vector<uint32_t> lanes = tf32 ? std::vector<uint32_t>{at(s, 1, 0), at(s, 2, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)}
-                                     : std::vector<uint32_t>{at(s, 2, 0), at(s, 4, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)};
+  std::vector<uint32_t> lanes{at(s, per, 0), at(s, 2 * per, 0), at(s, 0, 1), at(s, 0, 2), at(s, 0, 4)};
   return LinearLayout(s, regs, lanes, warp_bases(s, t, num_warps, -1, 1));
 }
 
 bool wgmma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, int num_warps) {
-  if (tf32 || (in != DType::f16 && in != DType::bf16)) return false;
+  if (tf32 || (in != DType::f16 && in != DType::bf16 && !is_float8(in))) return false;
   int groups = num_warps / 4;
-  if (num_warps % 4 || m % kWgmmaM || k < kWgmmaK) return false;
+  if (num_warps % 4 || m % kWgmmaM || k < wgmma_k(in)) return false;
   // Warpgroups beyond M's 64-row blocks split N, each at least 8 columns wide.
   int64_t along_m = std::min<int64_t>(groups, m / kWgmmaM);
   return n / (groups / along_m) >= 8;
@@ -118,8 +123,8 @@ LinearLayout wgmma_accumulator(const Shape& s, const WgmmaTiling& t, int num_war
   return LinearLayout(s, regs, lanes, warps);
 }
 
-LinearLayout wgmma_operand_a(const Shape& s, const WgmmaTiling& t, int num_warps) {
-  return mma_operand_a(s, MmaTiling{4 * t.wg_m, t.wg_n}, num_warps);
+LinearLayout wgmma_operand_a(const Shape& s, const WgmmaTiling& t, int num_warps, MmaKind kind) {
+  return mma_operand_a(s, MmaTiling{4 * t.wg_m, t.wg_n}, num_warps, kind);
 }
 
 }  // namespace tilefuse::nvptx

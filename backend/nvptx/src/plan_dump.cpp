@@ -71,7 +71,7 @@ class PlanPrinter {
       os_ << (i ? ", " : " ") << name(v);
       LayoutRef want = i < pl.operands.size() ? pl.operands[i] : nullptr;
       bool lazy = !op.results.empty() && p_.lazy.count(op.result());
-      bool by_descriptor = pl.wgmma && i < 2 && wgmma_smem_source(p_, v);
+      bool by_descriptor = pl.wgmma && i < 2 && wgmma_smem_source(p_, v, static_cast<int>(i));
       if (want && !lazy && !by_descriptor && p_.layout(v) && want != p_.layout(v))
         os_ << (conversion_needs_smem(p_, v, want->ll) ? " [convert #L" : " [remat #L") << want->id << "]";
     }
@@ -99,7 +99,7 @@ class PlanPrinter {
     if (pl.wgmma) {
       os_ << " wgmma";
       for (int i = 0; i < 2; ++i)
-        if (wgmma_smem_source(p_, op.operand(i))) os_ << (i ? ", B" : ", A") << " by descriptor";
+        if (wgmma_smem_source(p_, op.operand(i), i)) os_ << (i ? ", B" : ", A") << " by descriptor";
       if (pl.wgmma_defer) os_ << ", left in flight";
     }
     if (auto w = p_.wgmma_waits.find(&op); w != p_.wgmma_waits.end()) {

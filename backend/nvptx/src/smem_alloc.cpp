@@ -73,7 +73,7 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       const auto& a = op.operand(0)->type;
       const auto& b = op.operand(1)->type;
       if (p.wgmma) {  // B staged for its descriptor (first, 1024-aligned), A's conversion after it
-        int staged = wgmma_smem_source(plan, op.operand(1)) ? 0 : round_up(static_cast<int>(b.numel()) * 2, 16);
+        int staged = wgmma_smem_source(plan, op.operand(1), 1) ? 0 : round_up(static_cast<int>(b.numel()) * byte_size(b.dtype), 16);
         bytes = staged + bytes;
         break;
       }
@@ -104,7 +104,7 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
 int alignment(const Op& op, const GpuPlan& plan) {
   const OpPlan& p = plan.op(&op);
   if (p.async_copy && read_by_wgmma(plan, &op)) return 1024;
-  if (p.wgmma && !wgmma_smem_source(plan, op.operand(1))) return 1024;
+  if (p.wgmma && !wgmma_smem_source(plan, op.operand(1), 1)) return 1024;
   return 16;
 }
 

@@ -170,7 +170,7 @@ void plan_wgmma_waits(const ir::Function& f, GpuPlan& plan) {
     for (auto& o : body.ops)
       if (o->kind == OpKind::Dot)
         for (int k = 0; k < 2; ++k) {
-          const Op* ld = wgmma_smem_source(plan, o->operand(k));
+          const Op* ld = wgmma_smem_source(plan, o->operand(k), k);
           if (!ld) {
             may_cross = false;
           } else if (ld->parent == &body) {

@@ -201,6 +201,8 @@ std::pair<Value*, Value*> Builder::unify(Value* a, Value* b, const char* what) {
     fail(std::string(what) + " of " + a->type.str() + " and " + b->type.str() + " involves a pointer",
          "Only + with an integer offset is defined on pointers");
   DType d = promote(a->type.dtype, b->type.dtype);
+  // 8-bit floats are a storage format: arithmetic on them happens in f32.
+  if (is_float8(d) && std::string(what) != "where") d = DType::f32;
   Shape s = broadcast_shapes(a->type.shape, b->type.shape, what);
   return {broadcast_to(cast(a, d), s), broadcast_to(cast(b, d), s)};
 }
@@ -226,7 +228,7 @@ Value* Builder::unary(UnaryOp opc, Value* a, bool approx) {
   if (a->type.is_ptr) fail(std::string(name(opc)) + " of a pointer " + a->type.str(), "Load the values first");
   Value* x = a;
   bool math = opc != UnaryOp::Neg && opc != UnaryOp::Not && opc != UnaryOp::Abs;
-  if (math && !is_float(x->type.dtype)) x = cast(x, DType::f32);
+  if ((math && !is_float(x->type.dtype)) || is_float8(x->type.dtype)) x = cast(x, DType::f32);
   if (opc == UnaryOp::Not && is_float(x->type.dtype))
     fail(std::string("not of a float tile ") + x->type.str(), "Use a comparison or cast to an integer first");
   if (opc == UnaryOp::Neg && x->type.dtype == DType::i1) x = cast(x, DType::i32);
@@ -413,7 +415,8 @@ void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
 Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask) {
   if (!ptr->type.is_ptr) fail(std::string("atomic_") + name(a) + " on " + ptr->type.str() + ", which is not a pointer");
   DType d = ptr->type.dtype;
-  if (d == DType::f16 || d == DType::bf16 || d == DType::i8 || d == DType::u8 || d == DType::i16 || d == DType::i1)
+  if (d == DType::f16 || d == DType::bf16 || d == DType::i8 || d == DType::u8 || d == DType::i16 || d == DType::i1 ||
+      is_float8(d))
     fail(std::string("atomic_") + name(a) + " on " + name(d) + " elements is not supported",
          "Use i32, u32, i64, f32 or f64 elements");
   if ((a == AtomicOp::Max || a == AtomicOp::Min) && d == DType::f64)
@@ -455,6 +458,7 @@ Value* Builder::reduce(Value* x, int axis, ReduceKind k) {
   s.erase(s.begin() + a);
   Value* in = x;
   if (k == ReduceKind::Sum && in->type.dtype == DType::i1) in = cast(in, DType::i32);
+  if (is_float8(in->type.dtype)) in = cast(in, DType::f32);
   DType d = (k == ReduceKind::Argmax || k == ReduceKind::Argmin) ? DType::i32 : in->type.dtype;
   Op* op = create(OpKind::Reduce, {in}, {Type{d, false, s}});
   op->axis = a;
@@ -495,7 +499,7 @@ Value* Builder::scan(Value* x, int axis, ReduceKind k) {
   if (k != ReduceKind::Sum) fail(std::string("scan with ") + name(k) + " is not supported", "Use cumsum");
   if (x->type.is_scalar() || x->type.is_ptr) fail("cumsum of " + x->type.str(), "Scans take a tile of values");
   int a = normalize_axis(axis, x->type.rank(), ("cumsum of " + x->type.str()).c_str());
-  Value* in = x->type.dtype == DType::i1 ? cast(x, DType::i32) : x;
+  Value* in = x->type.dtype == DType::i1 ? cast(x, DType::i32) : is_float8(x->type.dtype) ? cast(x, DType::f32) : x;
   Op* op = create(OpKind::Scan, {in}, {in->type});
   op->axis = a;
   op->code = static_cast<uint8_t>(k);
@@ -574,11 +578,13 @@ Value* Builder::dot(Value* a, Value* b, Value* acc, DotPrecision precision) {
   if (a->type.rank() != 2 || b->type.rank() != 2)
     fail("dot needs two rank-2 tiles, got " + a->type.str() + " and " + b->type.str(), "Reshape the operands to 2-D");
   DType da = a->type.dtype, db = b->type.dtype;
-  bool ok = !a->type.is_ptr && !b->type.is_ptr && da == db &&
-            (da == DType::f16 || da == DType::bf16 || da == DType::f32);
+  bool ok = !a->type.is_ptr && !b->type.is_ptr &&
+            ((da == db && (da == DType::f16 || da == DType::bf16 || da == DType::f32)) ||
+             (is_float8(da) && is_float8(db)));
   if (!ok)
     fail(std::string("dot does not support ") + a->type.str() + " x " + b->type.str() + " inputs",
-         "Supported: f16 x f16, bf16 x bf16 and f32 x f32 (accumulating in f32); cast the operands");
+         "Supported: f16 x f16, bf16 x bf16, f32 x f32 and 8-bit floats (f8e4m3/f8e5m2, either with either), "
+         "accumulating in f32; cast the operands");
   const Shape& sa = a->type.shape;
   const Shape& sb = b->type.shape;
   if (sa[1] != sb[0])
@@ -586,7 +592,7 @@ Value* Builder::dot(Value* a, Value* b, Value* acc, DotPrecision precision) {
          "a must be [M, K] and b [K, N]; transpose with trans() if needed");
   if (precision == DotPrecision::Tf32 && da != DType::f32)
     fail(std::string("dot precision tf32 applies to f32 inputs, not ") + a->type.str() + " x " + b->type.str(),
-         "Drop Precision::tf32: f16 and bf16 inputs run on tensor cores already");
+         "Drop Precision::tf32: f16, bf16 and 8-bit float inputs run on tensor cores already");
   Type rt = Type::tile(DType::f32, {sa[0], sb[1]});
   if (!acc) acc = const_float(0.0, rt);
   if (acc->type != rt)

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "tilefuse/ir/float8.hpp"
 #include "tilefuse/ir/half.hpp"
 
 namespace tilefuse::ir::detail {
@@ -49,6 +50,8 @@ double round_float(double v, DType d) {
     case DType::f32: return static_cast<float>(v);
     case DType::f16: return static_cast<float>(half(to_float_odd(v)));
     case DType::bf16: return static_cast<float>(bfloat16(to_float_odd(v)));
+    case DType::f8e4m3: return static_cast<float>(float8_e4m3(to_float_odd(v)));
+    case DType::f8e5m2: return static_cast<float>(float8_e5m2(to_float_odd(v)));
     default: return v;
   }
 }

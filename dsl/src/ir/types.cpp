@@ -18,12 +18,14 @@ const char* name(DType t) {
     case DType::bf16: return "bf16";
     case DType::f32: return "f32";
     case DType::f64: return "f64";
+    case DType::f8e4m3: return "f8e4m3";
+    case DType::f8e5m2: return "f8e5m2";
   }
   return "?";
 }
 
 bool parse_dtype(const std::string& s, DType& out) {
-  for (int i = 0; i <= static_cast<int>(DType::f64); ++i) {
+  for (int i = 0; i < kNumDTypes; ++i) {
     auto d = static_cast<DType>(i);
     if (s == name(d) || (s == "bool" && d == DType::i1)) { out = d; return true; }
   }

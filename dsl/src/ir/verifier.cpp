@@ -426,8 +426,8 @@ class Verifier {
         counts(op, 3, 3, 1);
         const Type &a = o[0]->type, &b = o[1]->type, &c = o[2]->type;
         if (a.rank() != 2 || b.rank() != 2) fail(op, "operands are not rank-2 tiles");
-        if (a.is_ptr || b.is_ptr || a.dtype != b.dtype ||
-            (a.dtype != DType::f16 && a.dtype != DType::bf16 && a.dtype != DType::f32))
+        bool same_16_32 = a.dtype == b.dtype && (a.dtype == DType::f16 || a.dtype == DType::bf16 || a.dtype == DType::f32);
+        if (a.is_ptr || b.is_ptr || !(same_16_32 || (is_float8(a.dtype) && is_float8(b.dtype))))
           fail(op, "unsupported input types " + a.str() + " x " + b.str());
         if (a.shape[1] != b.shape[0])
           fail(op, "inner dimensions differ: " + shape_str(a.shape) + " x " + shape_str(b.shape));

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "tilefuse/ir/dtype.hpp"
+#include "tilefuse/ir/float8.hpp"
 #include "tilefuse/ir/half.hpp"
 
 namespace tilefuse {
@@ -13,6 +14,8 @@ using f16 = half;
 using bf16 = bfloat16;
 using f32 = float;
 using f64 = double;
+using f8e4m3 = float8_e4m3;
+using f8e5m2 = float8_e5m2;
 using i8 = int8_t;
 using i16 = int16_t;
 using i32 = int32_t;
@@ -54,6 +57,8 @@ TF_DTYPE(half, f16)
 TF_DTYPE(bfloat16, bf16)
 TF_DTYPE(float, f32)
 TF_DTYPE(double, f64)
+TF_DTYPE(float8_e4m3, f8e4m3)
+TF_DTYPE(float8_e5m2, f8e5m2)
 #undef TF_DTYPE
 template <class T>
 struct dtype_of<const T> : dtype_of<T> {};
@@ -81,11 +86,17 @@ TF_TYPE(f16, half)
 TF_TYPE(bf16, bfloat16)
 TF_TYPE(f32, float)
 TF_TYPE(f64, double)
+TF_TYPE(f8e4m3, float8_e4m3)
+TF_TYPE(f8e5m2, float8_e5m2)
 #undef TF_TYPE
 
 // numpy-like promotion of two element types, at compile time.
 template <class A, class B>
 using promote_t = typename type_of_dtype<promote(dtype_v<A>, dtype_v<B>)>::type;
+
+// The element type arithmetic on T produces: 8-bit floats compute in f32.
+template <class T>
+using arith_t = std::conditional_t<is_float8(dtype_v<T>), float, T>;
 
 template <class T>
 inline constexpr bool is_float_elem_v = is_float(dtype_v<T>) && !is_ptr_elem_v<T>;

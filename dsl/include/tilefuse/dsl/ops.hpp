@@ -100,7 +100,7 @@ Tile<U, R> cast(const Tile<T, R>& x, TF_HERE) {
   template <class T, int R>                                                                         \
   auto fn(const Tile<T, R>& x, TF_HERE) {                                                           \
     static_assert(!is_ptr_elem_v<T>, #fn ": not defined on pointers");                               \
-    using RT = std::conditional_t<is_float(dtype_v<T>), T, float>;                                   \
+    using RT = std::conditional_t<is_float(dtype_v<T>), arith_t<T>, float>;                          \
     return Tile<RT, R>(detail::builder(#fn, loc).unary(ir::UnaryOp::opcode, x.value, approx_flag)); \
   }
 TF_UNARY_MATH(exp, Exp, false)
@@ -126,9 +126,9 @@ TF_UNARY_MATH(fast_sigmoid, Sigmoid, true)
 #undef TF_UNARY_MATH
 
 template <class T, int R>
-Tile<T, R> abs(const Tile<T, R>& x, TF_HERE) {
+Tile<arith_t<T>, R> abs(const Tile<T, R>& x, TF_HERE) {
   static_assert(!is_ptr_elem_v<T>, "abs: not defined on pointers");
-  return Tile<T, R>(detail::builder("abs", loc).unary(ir::UnaryOp::Abs, x.value));
+  return Tile<arith_t<T>, R>(detail::builder("abs", loc).unary(ir::UnaryOp::Abs, x.value));
 }
 
 // minimum/maximum: element-wise, with promotion and broadcasting.
@@ -140,7 +140,7 @@ Tile<T, R> abs(const Tile<T, R>& x, TF_HERE) {
     using BE = typename detail::elem_or<std::remove_cvref_t<B>, AE>::type;                               \
     constexpr int RR = detail::rank_of<A>() > detail::rank_of<B>() ? detail::rank_of<A>() : detail::rank_of<B>(); \
     ir::Builder& bld = detail::builder(#fn, loc);                                                        \
-    return Tile<promote_t<AE, BE>, RR>(bld.binary(ir::BinaryOp::opcode, detail::value_of<AE>(bld, a),    \
+    return Tile<arith_t<promote_t<AE, BE>>, RR>(bld.binary(ir::BinaryOp::opcode, detail::value_of<AE>(bld, a),    \
                                                   detail::value_of<BE>(bld, b)));                        \
   }
 TF_BINARY_FN(minimum, Min)
@@ -155,7 +155,7 @@ auto fma(const A& a, const B& b, const C& c, TF_HERE) {
   using BE = typename detail::elem_or<std::remove_cvref_t<B>, E>::type;
   using CE = typename detail::elem_or<std::remove_cvref_t<C>, E>::type;
   using P = promote_t<promote_t<E, BE>, CE>;
-  using RE = std::conditional_t<is_float(dtype_v<P>), P, float>;
+  using RE = std::conditional_t<is_float(dtype_v<P>), arith_t<P>, float>;
   constexpr int RR = std::max({detail::rank_of<A>(), detail::rank_of<B>(), detail::rank_of<C>()});
   ir::Builder& bld = detail::builder("fma", loc);
   return Tile<RE, RR>(bld.fma(a.value, detail::value_of<E>(bld, b), detail::value_of<E>(bld, c)));
@@ -271,9 +271,9 @@ Tile<T, R> atomic_cas(const Tile<PtrTo<T>, R>& ptrs, const C& cmp, const V& valu
     using E = __VA_ARGS__;                                                            \
     return Tile<E, R - 1>(detail::builder(#fn, loc).reduce(x.value, axis, ir::ReduceKind::kind)); \
   }
-TF_REDUCE(sum, Sum, std::conditional_t<std::is_same_v<T, bool>, int32_t, T>)
-TF_REDUCE(max, Max, T)
-TF_REDUCE(min, Min, T)
+TF_REDUCE(sum, Sum, std::conditional_t<std::is_same_v<T, bool>, int32_t, arith_t<T>>)
+TF_REDUCE(max, Max, arith_t<T>)
+TF_REDUCE(min, Min, arith_t<T>)
 TF_REDUCE(argmax, Argmax, int32_t)
 TF_REDUCE(argmin, Argmin, int32_t)
 #undef TF_REDUCE
@@ -295,7 +295,7 @@ Tile<T, R - 1> reduce(const Tile<T, R>& x, int axis, F&& combine, TF_HERE) {
 template <class T, int R>
 auto cumsum(const Tile<T, R>& x, int axis, TF_HERE) {
   static_assert(R >= 1, "cumsum: needs a tile, not a scalar");
-  using E = std::conditional_t<std::is_same_v<T, bool>, int32_t, T>;
+  using E = std::conditional_t<std::is_same_v<T, bool>, int32_t, arith_t<T>>;
   return Tile<E, R>(detail::builder("cumsum", loc).scan(x.value, axis, ir::ReduceKind::Sum));
 }
 

@@ -159,9 +159,9 @@ class Tile : public detail::HandleBase {
     static_assert(std::is_same_v<T, bool>, "||: operands must be bool tiles (comparison results)");
     return detail::binary_op<ir::BinaryOp::Or>(a.h, b, a.loc);
   }
-  friend Tile operator-(detail::Here<Tile> a) {
+  friend auto operator-(detail::Here<Tile> a) {
     static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, "unary -: not defined on pointers or bools");
-    return Tile(detail::builder("neg", a.loc).unary(ir::UnaryOp::Neg, a.h.value));
+    return Tile<arith_t<T>, R>(detail::builder("neg", a.loc).unary(ir::UnaryOp::Neg, a.h.value));
   }
   friend Tile operator!(detail::Here<Tile> a) {
     static_assert(std::is_same_v<T, bool>, "!: logical not needs a bool tile; use ~ for bitwise not");
@@ -220,7 +220,7 @@ template <ir::BinaryOp OP, class A, class B>
 using arith_result_t =
     std::conditional_t<std::is_same_v<promote_t<A, B>, bool> && !is_bitwise(OP) && OP != ir::BinaryOp::Min &&
                            OP != ir::BinaryOp::Max,
-                       int32_t, promote_t<A, B>>;
+                       int32_t, arith_t<promote_t<A, B>>>;
 
 template <ir::BinaryOp OP, class T, int R, class B>
 auto binary_op(const Tile<T, R>& a, const B& b, const std::source_location& loc) {

@@ -6,6 +6,7 @@
 #include "tilefuse/kernels/matmul.hpp"
 #include "tilefuse/kernels/norms.hpp"
 #include "tilefuse/kernels/norms_backward.hpp"
+#include "tilefuse/kernels/scaled_matmul.hpp"
 #include "tilefuse/kernels/softmax.hpp"
 #include "tilefuse/kernels/softmax_backward.hpp"
 #include "tilefuse/kernels/split_norms.hpp"

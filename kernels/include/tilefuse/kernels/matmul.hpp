@@ -23,6 +23,60 @@ struct MatmulOptions {
   Activation activation = Activation::none;
 };
 
+namespace detail {
+
+// One program's output tile of a GEMM: its place in the grouped order (GROUP_M rows of
+// tiles walked column by column, so neighbouring programs share A and B tiles in L2) and
+// A . B over K in f32 through blocks of tensor views (zero outside the matrices; TMA on
+// sm_90a). b is [K, N], or [N, K] with b_trans.
+struct GemmTile {
+  Tile<int32_t, 1> rm, rn;  // the tile's rows and columns
+  Tile<bool, 1> m_ok, n_ok;  // which of them exist
+  Tile<float, 2> acc;
+};
+
+template <class TA, class TB>
+GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M, const I32& N, const I32& K,
+                   const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans) {
+  auto pid = program_id(0);
+  auto tiles_m = cdiv(M, block_m);
+  auto tiles_n = cdiv(N, block_n);
+  auto per_group = tiles_n * group_m;
+  auto first_m = (pid / per_group) * group_m;
+  auto group_rows = minimum(tiles_m - first_m, group_m);
+  auto tile_m = first_m + (pid % per_group) % group_rows;
+  auto tile_n = (pid % per_group) / group_rows;
+  auto m0 = tile_m * block_m, n0 = tile_n * block_n;
+  auto rm = m0 + arange(0, block_m);
+  auto rn = n0 + arange(0, block_n);
+  auto m_ok = rm < M;
+  auto n_ok = rn < N;
+  auto av = tensor_view(a, {M, K}, {lda, 1});
+  auto bv = b_trans ? tensor_view(b, {N, K}, {ldb, 1}) : tensor_view(b, {K, N}, {ldb, 1});
+  auto acc = zeros<f32>({block_m, block_n});
+  for_range(0, K, block_k, [&](I32 k0) {
+    auto a_tile = load(av, {m0, k0}, {block_m, block_k});
+    auto b_tile = b_trans ? trans(load(bv, {n0, k0}, {block_n, block_k})) : load(bv, {k0, n0}, {block_k, block_n});
+    acc = dot(a_tile, b_tile, acc);  // b_tile: [BK, BN] either way
+  });
+  return GemmTile{rm, rn, m_ok, n_ok, acc};
+}
+
+// The activations of the epilogue, on the f32 accumulator; `Out` picks tanh's precision.
+template <class Out>
+Tile<float, 2> activate(Tile<float, 2> acc, int act) {
+  if (act == static_cast<int>(Activation::relu)) acc = maximum(acc, 0.0f);
+  if (act == static_cast<int>(Activation::gelu_tanh)) {
+    // A 16-bit result cannot see tanh.approx's error (< 2^-10.9 relative).
+    auto u = 0.7978845608028654f * (acc + 0.044715f * acc * acc * acc);
+    acc = 0.5f * acc * (1.0f + (sizeof(Out) == 2 ? fast_tanh(u) : tanh(u)));
+  }
+  if (act == static_cast<int>(Activation::silu)) acc = acc * sigmoid(acc);
+  return acc;
+}
+
+}  // namespace detail
+
 template <class T, class Out>
 const auto& matmul_kernel() {
   static auto k = kernel(std::string("matmul_") + name(dtype_v<T>) + "_" + name(dtype_v<Out>),
@@ -32,40 +86,14 @@ const auto& matmul_kernel() {
          Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS,
          Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS, Meta<"RESIDUAL", bool, false> RESIDUAL,
          Meta<"SCALE", bool, false> SCALE) {
-        // Grouped order: GROUP_M tile rows are walked column by column.
-        auto pid = program_id(0);
-        auto tiles_m = cdiv(M, static_cast<int>(BLOCK_M));
-        auto tiles_n = cdiv(N, static_cast<int>(BLOCK_N));
-        auto per_group = tiles_n * static_cast<int>(GROUP_M);
-        auto first_m = (pid / per_group) * static_cast<int>(GROUP_M);
-        auto group_rows = minimum(tiles_m - first_m, static_cast<int>(GROUP_M));
-        auto tile_m = first_m + (pid % per_group) % group_rows;
-        auto tile_n = (pid % per_group) / group_rows;
-        auto m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;
-        auto rm = m0 + arange(0, BLOCK_M);
-        auto rn = n0 + arange(0, BLOCK_N);
-        auto m_ok = rm < M;
-        auto n_ok = rn < N;
-        // Blocks of tensor views: zero outside the matrices, and on sm_90a moved by TMA.
-        auto av = tensor_view(a, {M, K}, {lda, 1});
-        auto bv = B_TRANS ? tensor_view(b, {N, K}, {ldb, 1}) : tensor_view(b, {K, N}, {ldb, 1});
-        auto acc = zeros<f32>({BLOCK_M, BLOCK_N});
-        for_range(0, K, BLOCK_K, [&](I32 k0) {
-          auto a_tile = load(av, {m0, k0}, {BLOCK_M, BLOCK_K});
-          auto b_tile = B_TRANS ? trans(load(bv, {n0, k0}, {BLOCK_N, BLOCK_K})) : load(bv, {k0, n0}, {BLOCK_K, BLOCK_N});
-          acc = dot(a_tile, b_tile, acc);  // b_tile: [BK, BN] either way
-        });
+        auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
+                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS));
+        auto acc = t.acc;
         if (SCALE) acc = acc * alpha;
-        if (BIAS) acc = acc + load(bias + rn, n_ok, 0.0f).template cast<f32>().row();
-        if (ACT == static_cast<int>(Activation::relu)) acc = maximum(acc, 0.0f);
-        if (ACT == static_cast<int>(Activation::gelu_tanh)) {
-          // A 16-bit result cannot see tanh.approx's error (< 2^-10.9 relative).
-          auto u = 0.7978845608028654f * (acc + 0.044715f * acc * acc * acc);
-          acc = 0.5f * acc * (1.0f + (sizeof(Out) == 2 ? fast_tanh(u) : tanh(u)));
-        }
-        if (ACT == static_cast<int>(Activation::silu)) acc = acc * sigmoid(acc);
-        auto c_offs = rm.col().template cast<i64>() * ldc + rn.row();
-        auto mask = m_ok.col() && n_ok.row();
+        if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
+        acc = detail::activate<Out>(acc, static_cast<int>(ACT));
+        auto c_offs = t.rm.col().template cast<i64>() * ldc + t.rn.row();
+        auto mask = t.m_ok.col() && t.n_ok.row();
         if (RESIDUAL) acc = acc + load(residual + c_offs, mask, 0.0f).template cast<f32>();
         store(c + c_offs, acc.template cast<Out>(), mask);
       });

@@ -175,10 +175,11 @@ int async_stage_bytes(const GpuPlan& plan, const ir::Op* ld);
 // The async load holding dot operand `v` in shared memory: v's own load, or the load v
 // transposes; null when v is not a copy.
 const ir::Op* async_source(const GpuPlan& plan, const ir::Value* v);
-// The async load whose buffer a wgmma dot reads operand `v` from by descriptor: v's own
-// load or the load v transposes, when its swizzle is one a descriptor can name; null
-// when v must come from registers (A) or be staged (B).
-const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v);
+// The async load whose buffer a wgmma dot reads operand `v` (`operand` 0: A, 1: B) from
+// by descriptor: v's own load or the load v transposes, when its swizzle is one a
+// descriptor can name (and, for 8-bit floats, K is contiguous); null when v must come
+// from registers (A) or be staged (B).
+const ir::Op* wgmma_smem_source(const GpuPlan& plan, const ir::Value* v, int operand);
 // Whether any reader of async load `ld` is a wgmma dot.
 bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
 // Pass 3b': pipelined async loads of tensor-view blocks that TMA can move (sm_90,

@@ -26,14 +26,19 @@ struct MmaTiling {
   bool operator==(const MmaTiling&) const = default;
 };
 
-// The instruction: m16n8k16 for f16/bf16 inputs, m16n8k8 for tf32.
-enum class MmaKind : uint8_t { F16, Tf32 };
+// The instruction: m16n8k16 for f16/bf16 inputs, m16n8k8 for tf32, m16n8k32 for 8-bit
+// floats (sm_89+). The 8-bit fragments are the 16-bit ones in bytes: each 32-bit register
+// holds 4 consecutive-k elements where it held 2 (A: row g (+8), column 4t + i (+16);
+// B: row 4t + i (+16), column g).
+enum class MmaKind : uint8_t { F16, Tf32, F8 };
 inline constexpr int kMmaM = 16, kMmaN = 8;
-constexpr int mma_k(MmaKind k) { return k == MmaKind::Tf32 ? 8 : 16; }
+constexpr int mma_k(MmaKind k) { return k == MmaKind::Tf32 ? 8 : k == MmaKind::F8 ? 32 : 16; }
 
 // Whether mma.sync covers dot([m, k] x [k, n]) of `in` inputs: f16/bf16 (m >= 16, n >= 8,
-// k >= 16), or f32 with tf32 precision (k >= 8); sets `kind`. Tile sides are powers of two.
-bool mma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, MmaKind* kind = nullptr);
+// k >= 16), f32 with tf32 precision (k >= 8), or 8-bit floats where `float8_mma` (the
+// target has them; k >= 32); sets `kind`. Tile sides are powers of two.
+bool mma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, MmaKind* kind = nullptr,
+                 bool float8_mma = false);
 // Warps over the [m, n] accumulator. `along_m`: all warps along M while rows remain
 // (row reductions stay inside a warp; chained dots keep their operands in registers);
 // otherwise a balanced split (fewer shared-memory operand reads per MMA).
@@ -50,18 +55,21 @@ LinearLayout mma_operand_b(const Shape& kn, const MmaTiling& t, int num_warps, M
 // from shared memory. Warpgroups split the tile along M (wg_m) and N (wg_n); each
 // instruction covers 64 x instr_n; the rest repeats in registers (N, then M).
 inline constexpr int kWgmmaM = 64, kWgmmaK = 16, kWgmmaMaxN = 256;
+// K of one instruction: 32 bytes of each operand row (k16 for 16-bit, k32 for 8-bit inputs).
+constexpr int wgmma_k(DType in) { return is_float8(in) ? 32 : kWgmmaK; }
 struct WgmmaTiling {
   int wg_m = 1, wg_n = 1;
   int instr_n = 8;
   bool operator==(const WgmmaTiling&) const = default;
 };
-// Whether wgmma covers dot([m, k] x [k, n]) of f16/bf16 with num_warps warps: m a
-// multiple of 64, num_warps a multiple of 4, k >= 16, and the warpgroups fit the tile.
+// Whether wgmma covers dot([m, k] x [k, n]) of f16/bf16/8-bit floats with num_warps
+// warps: m a multiple of 64, num_warps a multiple of 4, k >= wgmma_k, and the warpgroups
+// fit the tile.
 bool wgmma_applies(DType in, bool tf32, int64_t m, int64_t n, int64_t k, int num_warps);
 // Warpgroups along M while 64-row blocks remain (always for `along_m`), else along N.
 WgmmaTiling choose_wgmma_tiling(int64_t m, int64_t n, int num_warps, bool along_m);
 LinearLayout wgmma_accumulator(const Shape& mn, const WgmmaTiling& t, int num_warps);
 // The register A operand: mma.sync's A fragment, warps along M within each warpgroup.
-LinearLayout wgmma_operand_a(const Shape& mk, const WgmmaTiling& t, int num_warps);
+LinearLayout wgmma_operand_a(const Shape& mk, const WgmmaTiling& t, int num_warps, MmaKind kind = MmaKind::F16);
 
 }  // namespace tilefuse::nvptx

@@ -1,0 +1,81 @@
+#pragma once
+// 8-bit float GEMM, the operation of torch._scaled_mm: C[M, N] = epilogue(scale_a *
+// scale_b * (A . B)) with A [M, K] and B [N, K] row-major (K contiguous in both: the
+// layout Hopper's tensor cores read 8-bit operands in; B [K, N] works too, B_TRANS = 0,
+// through a K-major copy of each tile), each f8e4m3 or f8e5m2, f32 accumulation,
+// per-tensor f32 scales read from device memory (computed there, no host sync), then an
+// optional bias (one Out value per column) and activation; Out f16, bf16 or f32.
+#include "tilefuse/kernels/matmul.hpp"
+
+namespace tilefuse::kernels {
+
+template <class TA, class TB, class Out>
+const auto& scaled_matmul_kernel() {
+  static auto k = kernel(std::string("scaled_matmul_") + name(dtype_v<TA>) + "_" + name(dtype_v<TB>) + "_" +
+                             name(dtype_v<Out>),
+      {"c", "a", "b", "scale_a", "scale_b", "bias", "M", "N", "K", "lda", "ldb", "ldc"},
+      [](Ptr<Out> c, Ptr<const TA> a, Ptr<const TB> b, Ptr<const f32> scale_a, Ptr<const f32> scale_b,
+         Ptr<const Out> bias, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I64 ldc, Meta<"BLOCK_M"> BLOCK_M,
+         Meta<"BLOCK_N"> BLOCK_N, Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M,
+         Meta<"B_TRANS", bool, true> B_TRANS, Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS) {
+        auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
+                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS));
+        auto acc = t.acc * (load(scale_a) * load(scale_b));
+        if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
+        acc = detail::activate<Out>(acc, static_cast<int>(ACT));
+        auto c_offs = t.rm.col().template cast<i64>() * ldc + t.rn.row();
+        store(c + c_offs, acc.template cast<Out>(), t.m_ok.col() && t.n_ok.row());
+      });
+  return k;
+}
+
+struct ScaledMatmulOptions {
+  bool b_trans = true;  // B is [N, K] row-major (torch._scaled_mm's column-major B)
+  Activation activation = Activation::none;
+};
+
+// The 16-bit GEMM's tiles with K blocks of 128 bytes, i.e. twice the elements: the same
+// shared memory per stage and the same 128-byte swizzle.
+inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false) {
+  auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
+  if (warpgroup_mma) {
+    int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 32, 128);
+    int warps = bm * bn >= 128 * 256 ? 8 : 4;
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
+  }
+  int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 32, 64);
+  int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
+  return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};
+}
+
+// scaled_matmul(c, a, b, scale_a, scale_b, M, N, K[, options, bias, config]):
+// c = epilogue(*scale_a * *scale_b * (a . b)). a: [M, K]; b: [N, K] (or [K, N] with
+// options.b_trans = false); scale_a, scale_b: one f32 each; c: [M, N]; bias: [N] of c's
+// type or nullptr. All row-major.
+template <class C, class A, class B, class S, class Bias = std::nullptr_t>
+void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& scale_b, int64_t M, int64_t N, int64_t K,
+                   ScaledMatmulOptions o = {}, const Bias& bias = nullptr, ConfigOverride cfg = {}) {
+  using TA = buffer_elem_t<A>;
+  using TB = buffer_elem_t<B>;
+  using Out = buffer_elem_t<C>;
+  static_assert(is_float8(dtype_v<TA>) && is_float8(dtype_v<TB>),
+                "scaled_matmul takes 8-bit float inputs (f8e4m3 or f8e5m2); use matmul for f16/bf16");
+  static_assert(std::is_same_v<buffer_elem_t<S>, float>, "scaled_matmul's scales are f32");
+  if (M <= 0 || N <= 0 || K <= 0)
+    user_error("scaled_matmul: M, N and K must be positive, got " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                   std::to_string(K),
+               SourceLoc{}, "Pass the sizes of a [M, K] and b [N, K]");
+  Config k = cfg ? *cfg : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>());
+  k.set("B_TRANS", o.b_trans);
+  k.set("ACT", static_cast<int64_t>(o.activation));
+  k.set("BIAS", !std::is_same_v<Bias, std::nullptr_t>);
+  int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
+  auto launch = [&](const auto& bias_arg) {
+    scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, a, b, scale_a, scale_b, bias_arg, M, N, K, K,
+                                               o.b_trans ? K : N, N);
+  };
+  if constexpr (std::is_same_v<Bias, std::nullptr_t>) launch(c);
+  else launch(bias);
+}
+
+}  // namespace tilefuse::kernels

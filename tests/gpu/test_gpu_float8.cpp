@@ -1,0 +1,88 @@
+// 8-bit floats on the GPU against the interpreter: conversions bit for bit (every e4m3
+// and e5m2 pattern decoded, f32 values at ties, saturation and subnormals encoded), and
+// the 8-bit GEMM at odd shapes over its paths (TMA + wgmma with both operands K-major,
+// B [K, N] staged K-major by the dot, plain loads at odd K, 1 to 4 stages).
+// Label: gpu (skips without a driver).
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "differential.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+using difftest::gpu_matches_interp;
+namespace tk = tilefuse::kernels;
+
+TEST_CASE("gpu: 8-bit float conversions match the host formats bit for bit") {
+  auto k = kernel("f8_roundtrip", {"e4", "e5", "d4", "d5", "x", "p4", "p5", "n"},
+                  [](Ptr<f8e4m3> e4, Ptr<f8e5m2> e5, Ptr<float> d4, Ptr<float> d5, Ptr<const float> x,
+                     Ptr<const f8e4m3> p4, Ptr<const f8e5m2> p5, I32 n, Meta<"BLOCK"> BLOCK) {
+                    auto i = program_id(0) * BLOCK + arange(0, BLOCK);
+                    auto m = i < n;
+                    auto v = load(x + i, m, 0.0f);
+                    store(e4 + i, v.cast<f8e4m3>(), m);
+                    store(e5 + i, v.cast<f8e5m2>(), m);
+                    store(d4 + i, load(p4 + i, m).cast<f32>(), m);
+                    store(d5 + i, load(p5 + i, m).cast<f32>(), m);
+                  });
+  int n = 4099;
+  auto x = ref::random_vec<float>(n, 7, -70000, 70000);
+  // Every pattern decoded; ties and neighbours of every e4m3/e5m2 value, scaled about.
+  std::vector<float8_e4m3> p4(n);
+  std::vector<float8_e5m2> p5(n);
+  for (int i = 0; i < n; ++i) {
+    p4[i] = float8_e4m3::from_bits(static_cast<uint8_t>(i));
+    p5[i] = float8_e5m2::from_bits(static_cast<uint8_t>(i));
+  }
+  for (int b = 0; b < 255 && 3 * b + 2 < n; ++b) {
+    float lo = static_cast<float>(float8_e4m3::from_bits(static_cast<uint8_t>(b)));
+    float hi = static_cast<float>(float8_e4m3::from_bits(static_cast<uint8_t>(b + 1)));
+    if (std::isnan(lo) || std::isnan(hi)) continue;
+    x[3 * b] = (lo + hi) / 2;
+    x[3 * b + 1] = std::nextafter((lo + hi) / 2, hi);
+    x[3 * b + 2] = static_cast<float>(float8_e5m2::from_bits(static_cast<uint8_t>(b))) * 1.0625f;
+  }
+  x[n - 1] = INFINITY;
+  x[n - 2] = -1e30f;
+  x[n - 3] = NAN;
+  std::vector<float8_e4m3> e4(n);
+  std::vector<float8_e5m2> e5(n);
+  std::vector<float> d4(n), d5(n);
+  gpu_matches_interp(k, Grid(3), Config{{"BLOCK", 2048}, num_warps(8)}, {0, 0}, e4, e5, d4, d5, x, p4, p5, n);
+}
+
+TEST_CASE_TEMPLATE("gpu: scaled_matmul (8-bit GEMM) at odd M, N, K on every operand path", TA, float8_e4m3, float8_e5m2) {
+  struct Case { int m, n, k, bm, bn, bk, warps; bool b_trans; int act; };
+  for (auto c : {Case{37, 45, 64, 64, 32, 32, 4, true, 0}, Case{130, 70, 128, 64, 64, 64, 4, true, 2},
+                 Case{200, 300, 256, 128, 256, 128, 8, true, 1}, Case{70, 129, 96, 64, 128, 32, 4, false, 3},
+                 Case{65, 33, 53, 64, 32, 32, 4, true, 0}, Case{17, 40, 99, 64, 64, 64, 4, false, 0}}) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    CAPTURE(c.k);
+    auto a = ref::random_vec<TA>(size_t(c.m) * c.k, 71, -3, 3);
+    auto b = ref::random_vec<float8_e4m3>(size_t(c.k) * c.n, 72, -3, 3);
+    auto bias = ref::random_vec<float>(c.n, 73, -1, 1);
+    std::vector<float> scale_a{0.5f}, scale_b{0.75f};
+    std::vector<float> out(size_t(c.m) * c.n);
+    for (int stages : {1, 2, 4}) {
+      CAPTURE(stages);
+      Config cfg{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP_M", 4}, {"B_TRANS", c.b_trans},
+                 {"ACT", c.act}, {"BIAS", c.act != 0}, num_warps(c.warps), num_stages(stages)};
+      int64_t tiles = int64_t((c.m + c.bm - 1) / c.bm) * ((c.n + c.bn - 1) / c.bn);
+      gpu_matches_interp(tk::scaled_matmul_kernel<TA, float8_e4m3, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, out, a, b,
+                         scale_a, scale_b, bias, c.m, c.n, c.k, int64_t(c.k), int64_t(c.b_trans ? c.k : c.n),
+                         int64_t(c.n));
+    }
+  }
+}
+
+TEST_CASE("gpu: scaled_matmul's host function with the heuristic's config, bf16 out") {
+  if (!difftest::have_gpu()) return;
+  int m = 300, n = 520, k = 384;
+  auto a = ref::random_vec<float8_e4m3>(size_t(m) * k, 81, -2, 2), b = ref::random_vec<float8_e4m3>(size_t(n) * k, 82, -2, 2);
+  std::vector<float> sa{2.0f}, sb{0.25f};
+  auto da = to_device(a), db = to_device(b), dsa = to_device(sa), dsb = to_device(sb);
+  DeviceBuffer<bfloat16> c(size_t(m) * n);
+  tk::scaled_matmul(c, da, db, dsa, dsb, m, n, k);
+  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, true, 0.5, 0, {}, {});
+  CHECK(ref::max_rel_err(c.to_host(), want, 1e-2, 1e-2) <= 1.0);
+}
