@@ -98,7 +98,7 @@ echo "summary: $pass passed, $fail failed${failed[*]:+ (${failed[*]})}"
 EOF
 chmod +x "$out/run-gpu-tests.sh"
 cp "$root/bench/gallery_table.sh" "$root/bench/tensor_core_table.sh" "$root/bench/training_table.sh" \
-  "$root/bench/width_sweep.sh" "$out/"  # tables with the peers (need peers.py copied in), the width sweep
+  "$root/bench/width_sweep.sh" "$root/bench/fp8_gemm.sh" "$root/bench/fp8_gemm_peer.py" "$out/"  # tables with the peers (need peers.py copied in), the width sweep, the FP8 GEMM
 
 # Every binary must resolve its libraries from the bundle and the base system alone.
 status=0

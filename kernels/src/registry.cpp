@@ -121,7 +121,7 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(4), num_stages(3)}, by_dtype<Matmul>()},
       {"scaled_matmul", "8-bit float GEMM C = epilogue(scale_a scale_b A B), B [N, K] (B_TRANS=0: [K, N]); bf16 out",
        {DType::f8e4m3, DType::f8e5m2},
-       Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, num_warps(4), num_stages(3)}, scaled_matmul_by_dtype},
+       Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(4), num_stages(3)}, scaled_matmul_by_dtype},
       {"bias_relu_log", "fused y = log(relu(x + b))", floats, Config{{"BLOCK", 2048}, num_warps(8)},
        by_dtype<BiasReluLog>()},
       {"add_bias", "unfused step 1: t = x + b", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<AddBias>()},

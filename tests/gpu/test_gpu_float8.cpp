@@ -80,7 +80,8 @@ TEST_CASE("gpu: scaled_matmul's host function with the heuristic's config, bf16 
   int m = 300, n = 520, k = 384;
   auto a = ref::random_vec<float8_e4m3>(size_t(m) * k, 81, -2, 2), b = ref::random_vec<float8_e4m3>(size_t(n) * k, 82, -2, 2);
   std::vector<float> sa{2.0f}, sb{0.25f};
-  auto da = to_device(a), db = to_device(b), dsa = to_device(sa), dsb = to_device(sb);
+  auto da = to_device(a), db = to_device(b);
+  auto dsa = to_device(sa), dsb = to_device(sb);
   DeviceBuffer<bfloat16> c(size_t(m) * n);
   tk::scaled_matmul(c, da, db, dsa, dsb, m, n, k);
   auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, true, 0.5, 0, {}, {});

@@ -244,7 +244,9 @@ Result run_scaled_matmul(const std::string& shape, const std::vector<std::pair<s
   auto a = random_host<TA>(size_t(M) * K, 21, -4, 4);
   auto b = random_host<float8_e4m3>(size_t(K) * N, 22, -4, 4);
   std::vector<float> sa{0.5f}, sb{0.125f};
-  auto da = to_device(a), db = to_device(b), dsa = to_device(sa), dsb = to_device(sb);
+  auto da = to_device(a);
+  auto db = to_device(b);
+  auto dsa = to_device(sa), dsb = to_device(sb);
   DeviceBuffer<bfloat16> dc(size_t(M) * N);
   Config cfg = apply(kernels::scaled_matmul_heuristic(M, N, K, gpu_has_warpgroup_mma()), sets);
   kernels::ScaledMatmulOptions o;

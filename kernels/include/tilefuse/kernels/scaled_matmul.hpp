@@ -34,8 +34,8 @@ struct ScaledMatmulOptions {
   Activation activation = Activation::none;
 };
 
-// The 16-bit GEMM's tiles with K blocks of 128 bytes, i.e. twice the elements: the same
-// shared memory per stage and the same 128-byte swizzle.
+// On wgmma, the 16-bit GEMM's tiles with K blocks of 128 bytes, i.e. twice the elements:
+// the same shared memory per stage and the same 128-byte swizzle.
 inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
   if (warpgroup_mma) {
@@ -43,7 +43,8 @@ inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warp
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
   }
-  int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 32, 64);
+  // mma.sync (sm_89+): K blocks of 32, one instruction deep; 64 spills at 128x128 (ptxas).
+  int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = 32;
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
   return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};
 }

@@ -12,6 +12,7 @@
 
 #include "tilefuse/cuda/driver.hpp"
 #include "tilefuse/ir/dtype.hpp"
+#include "tilefuse/ir/float8.hpp"
 #include "tilefuse/ir/half.hpp"
 #include "tilefuse/ir/kernel_args.hpp"
 
@@ -45,6 +46,8 @@ TF_CUDA_DTYPE_OF(half, f16)
 TF_CUDA_DTYPE_OF(bfloat16, bf16)
 TF_CUDA_DTYPE_OF(float, f32)
 TF_CUDA_DTYPE_OF(double, f64)
+TF_CUDA_DTYPE_OF(float8_e4m3, f8e4m3)
+TF_CUDA_DTYPE_OF(float8_e5m2, f8e5m2)
 #undef TF_CUDA_DTYPE_OF
 [[noreturn]] void size_mismatch(const char* what, size_t have, size_t want);
 }  // namespace detail
@@ -93,7 +96,7 @@ class DevicePtr {
   ArgValue arg() const {
     static_assert(cuda::detail::dtype_of<std::remove_cv_t<T>>::known,
                   "DevicePtr<T>::arg(): T must be a tilefuse element type (bool, int8..int64, "
-                  "uint8, uint32, half, bfloat16, float, double)");
+                  "uint8, uint32, half, bfloat16, float, double, float8_e4m3, float8_e5m2)");
     return ArgValue::device(const_cast<std::remove_cv_t<T>*>(ptr_), bytes(),
                             cuda::detail::dtype_of<std::remove_cv_t<T>>::value);
   }
