@@ -34,11 +34,14 @@ def main():
         b = (torch.rand(n, k, device="cuda") * 8 - 4).to(torch.float8_e4m3fn)
         sa = torch.tensor(0.5, device="cuda")
         sb = torch.tensor(0.125, device="cuda")
-        fn = lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
-        ms = bench(fn)
         ref = (a.float() @ b.float().t()) * 0.0625
-        err = (fn().float() - ref).abs().max().item()
-        print(f"scaled_mm {shape}: {ms * 1e3:.1f} us  {2 * m * n * k / ms / 1e9:.1f} TFLOP/s  max|err| {err:.3g}")
+        for fast in (False, True):
+            fn = lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                          use_fast_accum=fast)
+            ms = bench(fn)
+            err = (fn().float() - ref).abs().max().item()
+            print(f"scaled_mm use_fast_accum={fast} {shape}: {ms * 1e3:.1f} us  {2 * m * n * k / ms / 1e9:.1f} TFLOP/s"
+                  f"  max|err| {err:.3g}")
 
 
 if __name__ == "__main__":

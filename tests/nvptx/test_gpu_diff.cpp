@@ -264,7 +264,7 @@ TEST_CASE("gpu: 8-bit float dots on FMAs (sm_80), mma.sync m16n8k32 (sm_90) and 
                           Arg::scalar_int(m), Arg::scalar_int(n), Arg::scalar_int(kk),
                           Arg::scalar_int(kk, DType::i64), Arg::scalar_int(trans ? kk : n, DType::i64),
                           Arg::scalar_int(n, DType::i64)};
-    tftest::Tol tol{1e-4, 1e-4};
+    tftest::Tol tol{2e-2, 2e-3};  // wgmma's 8-bit accumulation keeps fewer bits than f32
     gpu_matches_interp(*f, Grid((m / bm) * ((n + bn - 1) / bn)), args, "scaled_matmul " + std::to_string(trans), &tol,
                        {nvptx::Target{90, false}});
   }

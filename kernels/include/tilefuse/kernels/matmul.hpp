@@ -28,7 +28,9 @@ namespace detail {
 // One program's output tile of a GEMM: its place in the grouped order (GROUP_M rows of
 // tiles walked column by column, so neighbouring programs share A and B tiles in L2) and
 // A . B over K in f32 through blocks of tensor views (zero outside the matrices; TMA on
-// sm_90a). b is [K, N], or [N, K] with b_trans.
+// sm_90a). b is [K, N], or [N, K] with b_trans. `promote_blocks`: each K block's
+// product starts from zero and is added to the f32 sum with FADDs (Hopper's 8-bit MMAs
+// keep fewer accumulator bits than f32; this bounds that to one block's MMAs).
 struct GemmTile {
   Tile<int32_t, 1> rm, rn;  // the tile's rows and columns
   Tile<bool, 1> m_ok, n_ok;  // which of them exist
@@ -37,7 +39,8 @@ struct GemmTile {
 
 template <class TA, class TB>
 GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M, const I32& N, const I32& K,
-                   const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans) {
+                   const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans,
+                   bool promote_blocks = false) {
   auto pid = program_id(0);
   auto tiles_m = cdiv(M, block_m);
   auto tiles_n = cdiv(N, block_n);
@@ -57,7 +60,8 @@ GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M,
   for_range(0, K, block_k, [&](I32 k0) {
     auto a_tile = load(av, {m0, k0}, {block_m, block_k});
     auto b_tile = b_trans ? trans(load(bv, {n0, k0}, {block_n, block_k})) : load(bv, {k0, n0}, {block_k, block_n});
-    acc = dot(a_tile, b_tile, acc);  // b_tile: [BK, BN] either way
+    if (promote_blocks) acc = acc + dot(a_tile, b_tile);  // b_tile: [BK, BN] either way
+    else acc = dot(a_tile, b_tile, acc);
   });
   return GemmTile{rm, rn, m_ok, n_ok, acc};
 }

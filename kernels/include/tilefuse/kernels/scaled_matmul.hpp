@@ -5,6 +5,8 @@
 // through a K-major copy of each tile), each f8e4m3 or f8e5m2, f32 accumulation,
 // per-tensor f32 scales read from device memory (computed there, no host sync), then an
 // optional bias (one Out value per column) and activation; Out f16, bf16 or f32.
+// Hopper's 8-bit MMAs accumulate with fewer bits than f32 (results ~1e-4 relative from an
+// exact f32 sum at K ~ 100): PRECISE_ACC adds each K block's product in f32 instead.
 #include "tilefuse/kernels/matmul.hpp"
 
 namespace tilefuse::kernels {
@@ -17,9 +19,11 @@ const auto& scaled_matmul_kernel() {
       [](Ptr<Out> c, Ptr<const TA> a, Ptr<const TB> b, Ptr<const f32> scale_a, Ptr<const f32> scale_b,
          Ptr<const Out> bias, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I64 ldc, Meta<"BLOCK_M"> BLOCK_M,
          Meta<"BLOCK_N"> BLOCK_N, Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M,
-         Meta<"B_TRANS", bool, true> B_TRANS, Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS) {
+         Meta<"B_TRANS", bool, true> B_TRANS, Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS,
+         Meta<"PRECISE_ACC", bool, false> PRECISE_ACC) {
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
-                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS));
+                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
+                                   static_cast<bool>(PRECISE_ACC));
         auto acc = t.acc * (load(scale_a) * load(scale_b));
         if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
         acc = detail::activate<Out>(acc, static_cast<int>(ACT));
@@ -32,6 +36,9 @@ const auto& scaled_matmul_kernel() {
 struct ScaledMatmulOptions {
   bool b_trans = true;  // B is [N, K] row-major (torch._scaled_mm's column-major B)
   Activation activation = Activation::none;
+  // false: the tensor cores accumulate over all of K (torch's use_fast_accum=True);
+  // true: over one K block, then an f32 add (its default), ~1e-3 closer on long K.
+  bool precise_accumulation = false;
 };
 
 // On wgmma, the 16-bit GEMM's tiles with K blocks of 128 bytes, i.e. twice the elements:
@@ -70,6 +77,7 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
   k.set("B_TRANS", o.b_trans);
   k.set("ACT", static_cast<int64_t>(o.activation));
   k.set("BIAS", !std::is_same_v<Bias, std::nullptr_t>);
+  k.set("PRECISE_ACC", o.precise_accumulation);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   auto launch = [&](const auto& bias_arg) {
     scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, a, b, scale_a, scale_b, bias_arg, M, N, K, K,
