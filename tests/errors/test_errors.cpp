@@ -235,7 +235,7 @@ TEST_CASE("dot: mismatched inner dimensions, unsupported dtypes, wrong accumulat
   });
   expect_parts(error_of([&] { k2.trace({}); }),
                {"dot does not support tile<16x16xi32> x tile<16x16xi32> inputs", kAtLine,
-                "Supported: f16 x f16, bf16 x bf16 and f32 x f32", "cast the operands"});
+                "Supported: f16 x f16, bf16 x bf16, f32 x f32 and 8-bit floats", "cast the operands"});
 
   auto k3 = kernel("dot_mixed", [](Ptr<f32> out) {
     g_line = __LINE__; auto c = dot(zeros<f16>({16, 16}), zeros<bf16>({16, 16}));
@@ -260,7 +260,7 @@ TEST_CASE("dot: mismatched inner dimensions, unsupported dtypes, wrong accumulat
   });
   expect_parts(error_of([&] { k5.trace({}); }),
                {"dot precision tf32 applies to f32 inputs, not tile<16x16xf16> x tile<16x16xf16>", kAtLine,
-                "Drop Precision::tf32: f16 and bf16 inputs run on tensor cores already"});
+                "Drop Precision::tf32: f16, bf16 and 8-bit float inputs run on tensor cores already"});
 }
 
 TEST_CASE("reduction axis out of range") {

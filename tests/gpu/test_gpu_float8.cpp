@@ -52,9 +52,12 @@ TEST_CASE("gpu: 8-bit float conversions match the host formats bit for bit") {
 
 TEST_CASE_TEMPLATE("gpu: scaled_matmul (8-bit GEMM) at odd M, N, K on every operand path", TA, float8_e4m3, float8_e5m2) {
   struct Case { int m, n, k, bm, bn, bk, warps; bool b_trans; int act; };
+  int index = 0;
   for (auto c : {Case{37, 45, 64, 64, 32, 32, 4, true, 0}, Case{130, 70, 128, 64, 64, 64, 4, true, 2},
                  Case{200, 300, 256, 128, 256, 128, 8, true, 1}, Case{70, 129, 96, 64, 128, 32, 4, false, 3},
-                 Case{65, 33, 53, 64, 32, 32, 4, true, 0}, Case{17, 40, 99, 64, 64, 64, 4, false, 0}}) {
+                 Case{65, 33, 53, 64, 32, 32, 4, true, 0}, Case{17, 40, 99, 64, 64, 64, 4, false, 0},
+                 Case{256, 200, 640, 128, 128, 128, 8, true, 0}}) {
+    ++index;
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.k);
@@ -64,14 +67,18 @@ TEST_CASE_TEMPLATE("gpu: scaled_matmul (8-bit GEMM) at odd M, N, K on every oper
     std::vector<float> scale_a{0.5f}, scale_b{0.75f};
     std::vector<float> out(size_t(c.m) * c.n);
     for (int stages : {1, 2, 4}) {
+      int precise = (stages + index) % 3;  // every accumulation mode across the cases
       CAPTURE(stages);
+      CAPTURE(precise);
       Config cfg{{"BLOCK_M", c.bm}, {"BLOCK_N", c.bn}, {"BLOCK_K", c.bk}, {"GROUP_M", 4}, {"B_TRANS", c.b_trans},
-                 {"ACT", c.act}, {"BIAS", c.act != 0}, {"PRECISE_ACC", stages == 2}, num_warps(c.warps),
+                 {"ACT", c.act}, {"BIAS", c.act != 0}, {"PRECISE_ACC", precise}, num_warps(c.warps),
                  num_stages(stages)};
       int64_t tiles = int64_t((c.m + c.bm - 1) / c.bm) * ((c.n + c.bn - 1) / c.bn);
       // Hopper's 8-bit MMAs accumulate with fewer bits than f32 (measured: 3.5e-4 relative
-      // at K = 96 against the interpreter's exact sum); the products themselves are exact.
-      gpu_matches_interp(tk::scaled_matmul_kernel<TA, float8_e4m3, float>(), Grid(tiles), cfg, {2e-2, 2e-3}, out, a, b,
+      // at K = 96, 0.033 absolute at K = 640 against the interpreter's exact sum); the
+      // products themselves are exact. The error grows with K.
+      difftest::Tolerance tol{1e-4 * c.k, 2e-3};
+      gpu_matches_interp(tk::scaled_matmul_kernel<TA, float8_e4m3, float>(), Grid(tiles), cfg, tol, out, a, b,
                          scale_a, scale_b, bias, c.m, c.n, c.k, int64_t(c.k), int64_t(c.b_trans ? c.k : c.n),
                          int64_t(c.n));
     }

@@ -7,6 +7,7 @@
 
 #include "reference.hpp"
 #include "tilefuse/kernels/kernels.hpp"
+#include "tilefuse/kernels/tuned.hpp"
 
 using namespace tilefuse;
 namespace tk = tilefuse::kernels;
@@ -154,5 +155,20 @@ TEST_CASE("8-bit floats: a dot mixing them with 16-bit floats is a user error na
     CHECK(msg.find("dot does not support tile<16x16xf8e4m3> x tile<16x16xbf16> inputs") != std::string::npos);
     CHECK(msg.find("8-bit floats (f8e4m3/f8e5m2, either with either)") != std::string::npos);
     CHECK(msg.find("test_float8.cpp") != std::string::npos);  // the user's line
+  }
+}
+
+TEST_CASE("tuned_scaled_matmul on host buffers: the heuristic's config, precise accumulation included") {
+  int64_t m = 33, n = 20, k = 70;
+  auto a = ref::random_vec<float8_e4m3>(m * k, 91, -2.0f, 2.0f), b = ref::random_vec<float8_e4m3>(n * k, 92, -2.0f, 2.0f);
+  std::vector<float> sa{0.5f}, sb{2.0f};
+  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, true, 1.0, 0, {}, {});
+  for (bool precise : {false, true}) {
+    CAPTURE(precise);
+    std::vector<float> out(m * n);
+    tk::ScaledMatmulOptions o;
+    o.precise_accumulation = precise;
+    tk::tuned_scaled_matmul(out, a, b, sa, sb, m, n, k, o);
+    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
   }
 }

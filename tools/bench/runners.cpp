@@ -248,15 +248,14 @@ Result run_scaled_matmul(const std::string& shape, const std::vector<std::pair<s
   auto db = to_device(b);
   auto dsa = to_device(sa), dsb = to_device(sb);
   DeviceBuffer<bfloat16> dc(size_t(M) * N);
-  Config cfg = apply(kernels::scaled_matmul_heuristic(M, N, K, gpu_has_warpgroup_mma()), sets);
   kernels::ScaledMatmulOptions o;
+  for (auto& [key, v] : sets) o.precise_accumulation = o.precise_accumulation || (key == "PRECISE_ACC" && v != 0);
+  Config cfg = apply(kernels::scaled_matmul_heuristic(M, N, K, gpu_has_warpgroup_mma(), o.precise_accumulation), sets);
   o.b_trans = !cfg.has("B_TRANS") || cfg.get("B_TRANS") != 0;
-  o.precise_accumulation = cfg.has("PRECISE_ACC") && cfg.get("PRECISE_ACC") != 0;
   cfg.meta.erase("B_TRANS");
-  cfg.meta.erase("PRECISE_ACC");
   Result res;
   res.ms = time_ms([&] { kernels::scaled_matmul(dc, da, db, dsa, dsb, M, N, K, o, nullptr, cfg); }, reps);
-  res.config = cfg.str() + (o.b_trans ? "" : " B_TRANS=0") + (o.precise_accumulation ? " PRECISE_ACC=1" : "");
+  res.config = cfg.str() + (o.b_trans ? "" : " B_TRANS=0");
   res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
   res.gbs = double(M * K + K * N + 2 * M * N) / (res.ms * 1e-3) / 1e9;
   auto out = dc.to_host();

@@ -40,7 +40,7 @@ struct GemmTile {
 template <class TA, class TB>
 GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M, const I32& N, const I32& K,
                    const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans,
-                   bool promote_blocks = false) {
+                   int promote_blocks = 0) {
   auto pid = program_id(0);
   auto tiles_m = cdiv(M, block_m);
   auto tiles_n = cdiv(N, block_n);
@@ -57,12 +57,21 @@ GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M,
   auto av = tensor_view(a, {M, K}, {lda, 1});
   auto bv = b_trans ? tensor_view(b, {N, K}, {ldb, 1}) : tensor_view(b, {K, N}, {ldb, 1});
   auto acc = zeros<f32>({block_m, block_n});
+  auto prev = zeros<f32>({block_m, block_n});  // promote_blocks == 2: the last block's product
   for_range(0, K, block_k, [&](I32 k0) {
     auto a_tile = load(av, {m0, k0}, {block_m, block_k});
     auto b_tile = b_trans ? trans(load(bv, {n0, k0}, {block_n, block_k})) : load(bv, {k0, n0}, {block_k, block_n});
-    if (promote_blocks) acc = acc + dot(a_tile, b_tile);  // b_tile: [BK, BN] either way
-    else acc = dot(a_tile, b_tile, acc);
+    if (promote_blocks == 1) {
+      acc = acc + dot(a_tile, b_tile);  // b_tile: [BK, BN] either way
+    } else if (promote_blocks == 2) {  // the add overlaps this block's MMAs
+      auto t = dot(a_tile, b_tile);
+      acc = acc + prev;
+      prev = t;
+    } else {
+      acc = dot(a_tile, b_tile, acc);
+    }
   });
+  if (promote_blocks == 2) acc = acc + prev;
   return GemmTile{rm, rn, m_ok, n_ok, acc};
 }
 

@@ -20,10 +20,10 @@ const auto& scaled_matmul_kernel() {
          Ptr<const Out> bias, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I64 ldc, Meta<"BLOCK_M"> BLOCK_M,
          Meta<"BLOCK_N"> BLOCK_N, Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M,
          Meta<"B_TRANS", bool, true> B_TRANS, Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS,
-         Meta<"PRECISE_ACC", bool, false> PRECISE_ACC) {
+         Meta<"PRECISE_ACC", int, 0> PRECISE_ACC) {
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
                                    static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
-                                   static_cast<bool>(PRECISE_ACC));
+                                   static_cast<int>(PRECISE_ACC));
         auto acc = t.acc * (load(scale_a) * load(scale_b));
         if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
         acc = detail::activate<Out>(acc, static_cast<int>(ACT));
@@ -43,9 +43,17 @@ struct ScaledMatmulOptions {
 
 // On wgmma, the 16-bit GEMM's tiles with K blocks of 128 bytes, i.e. twice the elements:
 // the same shared memory per stage and the same 128-byte swizzle.
-inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false) {
+inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false,
+                                      bool precise_accumulation = false) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
   if (warpgroup_mma) {
+    if (precise_accumulation) {
+      // Two more accumulators (the block's product in flight, the last one being added):
+      // 128 columns over 8 warps (256 spill); K blocks of 256 halve the adds (H200:
+      // 1017 against 807 TFLOP/s with 128 at 4096^3, bench/NOTES.md).
+      int64_t bm = side(M, 64, 128), bn = side(N, 16, 128), bk = side(K, 32, 256);
+      return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(8), num_stages(3)};
+    }
     int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 32, 128);
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
@@ -54,6 +62,17 @@ inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warp
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = 32;
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
   return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};
+}
+
+// The launch config: `c`'s tiling with the options' meta-parameters (a config that names
+// PRECISE_ACC keeps its mode).
+inline Config scaled_matmul_config(const Config& c, const ScaledMatmulOptions& o, bool bias) {
+  Config k = c;
+  k.set("B_TRANS", o.b_trans);
+  k.set("ACT", static_cast<int64_t>(o.activation));
+  k.set("BIAS", bias);
+  if (!k.has("PRECISE_ACC")) k.set("PRECISE_ACC", o.precise_accumulation ? 2 : 0);
+  return k;
 }
 
 // scaled_matmul(c, a, b, scale_a, scale_b, M, N, K[, options, bias, config]):
@@ -73,11 +92,8 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
     user_error("scaled_matmul: M, N and K must be positive, got " + std::to_string(M) + "x" + std::to_string(N) + "x" +
                    std::to_string(K),
                SourceLoc{}, "Pass the sizes of a [M, K] and b [N, K]");
-  Config k = cfg ? *cfg : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>());
-  k.set("B_TRANS", o.b_trans);
-  k.set("ACT", static_cast<int64_t>(o.activation));
-  k.set("BIAS", !std::is_same_v<Bias, std::nullptr_t>);
-  k.set("PRECISE_ACC", o.precise_accumulation);
+  Config k = scaled_matmul_config(cfg ? *cfg : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(), o.precise_accumulation),
+                                  o, !std::is_same_v<Bias, std::nullptr_t>);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   auto launch = [&](const auto& bias_arg) {
     scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, a, b, scale_a, scale_b, bias_arg, M, N, K, K,

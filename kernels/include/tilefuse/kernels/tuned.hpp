@@ -91,9 +91,10 @@ inline tuning::Space attention_space() {
 
 // GEMM: output tiles x K step x warps x pipeline stages; the tuner also prunes configs
 // that need too much shared memory (stages x tiles) or spill.
-inline tuning::Space matmul_space() {
+// GEMM tilings with K blocks of `block_k` elements; accumulators of 32x32 to 64x64 per warp.
+inline tuning::Space gemm_space(std::vector<int64_t> block_k) {
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128, 256}), tuning::values("BLOCK_N", {64, 128, 256}),
-                                   tuning::values("BLOCK_K", {32, 64}), tuning::values("num_warps", {4, 8}),
+                                   tuning::values("BLOCK_K", std::move(block_k)), tuning::values("num_warps", {4, 8}),
                                    tuning::values("num_stages", {2, 3, 4})});
   s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
     int64_t per_warp = c.get("BLOCK_M") * c.get("BLOCK_N") / c.num_warps;
@@ -103,6 +104,9 @@ inline tuning::Space matmul_space() {
   });
   return s;
 }
+inline tuning::Space matmul_space() { return gemm_space({32, 64}); }
+// The 8-bit GEMM: K blocks of twice the elements (the same bytes).
+inline tuning::Space scaled_matmul_space() { return gemm_space({64, 128}); }
 
 // Elementwise: BLOCK x num_warps over the flattened tensor.
 inline tuning::Space elementwise_space() {
@@ -364,6 +368,35 @@ const auto& matmul_tuner() {
   return t;
 }
 
+// The 8-bit GEMM tuner, keyed like matmul's plus the accumulation mode.
+template <class TA, class TB, class Out>
+const auto& scaled_matmul_tuner() {
+  static const auto t = autotune(
+      [](const Config& c, auto& out, const auto& a, const auto& b, const auto& sa, const auto& sb, int64_t M, int64_t N,
+         int64_t K, ScaledMatmulOptions o) { scaled_matmul(out, a, b, sa, sb, M, N, K, o, nullptr, c); },
+      scaled_matmul_space(),
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, int64_t M, int64_t N, int64_t K,
+         ScaledMatmulOptions o) {
+        return tuning::Key{tuning::pow2(M), tuning::pow2(N), tuning::pow2(K), o.b_trans ? 1 : 0,
+                           static_cast<int64_t>(o.activation), o.precise_accumulation ? 1 : 0};
+      },
+      TuneOptions{.name = std::string("scaled_matmul_") + name(dtype_v<TA>) + "_" + name(dtype_v<TB>) + "_" +
+                          name(dtype_v<Out>),
+                  .key_names = {"M", "N", "K", "b_trans", "act", "precise"},
+                  .outputs = {0},
+                  .fallback = [](const tuning::KeyView& k) {
+                    return scaled_matmul_heuristic(k["M"], k["N"], k["K"], gpu_has_warpgroup_mma(), k["precise"] != 0);
+                  }},
+      [](const Config& c, const auto& out, const auto& a, const auto& b, const auto& sa, const auto& sb, int64_t M,
+         int64_t N, int64_t K, ScaledMatmulOptions o) {
+        // The same launch scaled_matmul() makes.
+        Config lc = scaled_matmul_config(c, o, false);
+        return tuning::specialization(scaled_matmul_kernel<TA, TB, Out>(), lc, out, a, b, sa, sb, out, M, N, K, K,
+                                      o.b_trans ? K : N, N);
+      });
+  return t;
+}
+
 template <class T>
 const auto& bias_relu_log_tuner() {
   static const auto t = autotune(
@@ -520,6 +553,12 @@ void tuned_attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& 
 template <class C, class A, class B>
 void tuned_matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, MatmulOptions o = {}) {
   matmul_tuner<buffer_elem_t<A>, buffer_elem_t<C>>()(c, a, b, M, N, K, o);
+}
+// c = epilogue(*scale_a * *scale_b * (a . b)) with the tuned config (see scaled_matmul()).
+template <class C, class A, class B, class S>
+void tuned_scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& scale_b, int64_t M, int64_t N,
+                         int64_t K, ScaledMatmulOptions o = {}) {
+  scaled_matmul_tuner<buffer_elem_t<A>, buffer_elem_t<B>, buffer_elem_t<C>>()(c, a, b, scale_a, scale_b, M, N, K, o);
 }
 template <class Y, class X, class B>
 void tuned_bias_relu_log(Y&& y, const X& x, const B& b, int64_t rows, int64_t cols) {
