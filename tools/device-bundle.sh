@@ -104,7 +104,7 @@ cp "$root/bench/gallery_table.sh" "$root/bench/tensor_core_table.sh" "$root/benc
 status=0
 for f in "$out"/*; do
   [ -L "$f" ] && continue
-  case "$f" in *.sh) continue ;; esac
+  case "$f" in *.sh | *.py) continue ;; esac
   deps=$(env -u LD_LIBRARY_PATH ldd "$f" 2>&1) || { echo "$deps" >&2; die "ldd failed on $f"; }
   if grep -q 'not found' <<<"$deps"; then
     echo "device-bundle: $(basename "$f") has unresolved libraries:" >&2
