@@ -6,7 +6,8 @@
 // per-tensor f32 scales read from device memory (computed there, no host sync), then an
 // optional bias (one Out value per column) and activation; Out f16, bf16 or f32.
 // Hopper's 8-bit MMAs accumulate with fewer bits than f32 (results ~1e-4 relative from an
-// exact f32 sum at K ~ 100): PRECISE_ACC adds each K block's product in f32 instead.
+// exact f32 sum at K ~ 100): PRECISE_ACC adds each K block's product in f32 instead
+// (1: after the block's MMAs; 2: the previous block's, while this block's run).
 #include "tilefuse/kernels/matmul.hpp"
 
 namespace tilefuse::kernels {
@@ -48,9 +49,8 @@ inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warp
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
   if (warpgroup_mma) {
     if (precise_accumulation) {
-      // Two more accumulators (the block's product in flight, the last one being added):
-      // 128 columns over 8 warps (256 spill); K blocks of 256 halve the adds (H200:
-      // 1017 against 807 TFLOP/s with 128 at 4096^3, bench/NOTES.md).
+      // A second accumulator (the block's product): 128 columns over 8 warps (256 spill);
+      // K blocks of 256 halve the adds (H200, bench/NOTES.md: 1064 TFLOP/s at 4096^3).
       int64_t bm = side(M, 64, 128), bn = side(N, 16, 128), bk = side(K, 32, 256);
       return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(8), num_stages(3)};
     }
@@ -71,7 +71,7 @@ inline Config scaled_matmul_config(const Config& c, const ScaledMatmulOptions& o
   k.set("B_TRANS", o.b_trans);
   k.set("ACT", static_cast<int64_t>(o.activation));
   k.set("BIAS", bias);
-  if (!k.has("PRECISE_ACC")) k.set("PRECISE_ACC", o.precise_accumulation ? 2 : 0);
+  if (!k.has("PRECISE_ACC")) k.set("PRECISE_ACC", o.precise_accumulation ? 1 : 0);
   return k;
 }
 
