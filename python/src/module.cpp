@@ -43,14 +43,19 @@ NB_MODULE(_tilefuse, m) {
       },
       "The kernel and tuning cache directory. Fixed from here on: set_cache_dir() must come first.");
 
-  // NumPy's bfloat16 (ml_dtypes) cannot travel through DLPack or the buffer protocol:
-  // the package passes such arrays as uint16 views, relabelled here as DLPack bfloat16.
-  m.def("_as_bfloat16", [](nb::object owner) {
+  // NumPy's bfloat16 and 8-bit floats (ml_dtypes) cannot travel through DLPack or the
+  // buffer protocol: the package passes such arrays as unsigned-integer views of the same
+  // width, relabelled here with the DLPack type code (4 bfloat, 10 float8_e4m3fn, 12
+  // float8_e5m2).
+  m.def("_relabel", [](nb::object owner, uint8_t code) {
     auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(owner);
-    if (a.dtype() != nb::dtype<uint16_t>()) throw tilefuse::UserError("_as_bfloat16 takes a uint16 view");
+    uint8_t bits = code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) ? 16 : 8;
+    if (a.dtype() != (bits == 16 ? nb::dtype<uint16_t>() : nb::dtype<uint8_t>()))
+      throw tilefuse::UserError("_relabel takes a uint" + std::to_string(bits) + " view for type code " +
+                                std::to_string(code));
     std::vector<size_t> shape(a.shape_ptr(), a.shape_ptr() + a.ndim());
-    nb::dlpack::dtype bf16{static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
-    return nb::ndarray<>(const_cast<void*>(a.data()), a.ndim(), shape.data(), owner, a.stride_ptr(), bf16, a.device_type(),
+    nb::dlpack::dtype d{code, bits, 1};
+    return nb::ndarray<>(const_cast<void*>(a.data()), a.ndim(), shape.data(), owner, a.stride_ptr(), d, a.device_type(),
                          a.device_id());
   });
 

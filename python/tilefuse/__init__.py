@@ -37,6 +37,7 @@ from ._training import (
 __all__ = [
     "UserError", "gpu_available", "gpu_unavailable_reason", "compiler_version", "autotune_mode",
     "set_autotune_mode", "cache_dir", "set_cache_dir", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention", "matmul",
+    "scaled_matmul",
     "cross_entropy", "softmax_backward", "rmsnorm_backward", "add_rmsnorm_backward", "layernorm_backward",
     "swiglu", "swiglu_backward",
 ]
@@ -110,6 +111,24 @@ def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, return_l
     scale = 0.0 if scale is None else float(scale)  # 0: the kernel's 1/sqrt(head_dim)
     _tilefuse.attention_fwd(_dl(out), _dl(lse), _dl(q), _dl(k), _dl(v), causal, scale, _stream(q, stream))
     return (out, lse) if return_lse else out
+
+
+def scaled_matmul(a, b, scale_a, scale_b, *, bias=None, activation="none", b_trans=True,
+                  precise_accumulation=False, out=None, stream=None):
+    """activation(scale_a * scale_b * (a @ b) [+ bias]) for 8-bit float a [M, K] and b [N, K]
+    ([K, N] with b_trans=False), float8_e4m3fn or float8_e5m2 each, like torch._scaled_mm;
+    scale_a, scale_b: one float32 each. The result is float32 unless out= says otherwise
+    (float16, bfloat16); bias has out's dtype. precise_accumulation: each K block's product
+    added in f32 (Hopper's 8-bit MMAs keep fewer bits), slower."""
+    if out is not None:
+        _check_writable(out, "out")
+    elif len(a.shape) == 2 and len(b.shape) == 2:
+        out = _empty_like(a, (a.shape[0], b.shape[0] if b_trans else b.shape[1]), _float32_like(a))
+    else:
+        out = a  # never written: the extension rejects the shapes and names them
+    _tilefuse.scaled_matmul(_dl(out), _dl(a), _dl(b), _dl(scale_a), _dl(scale_b), _dl(bias), b_trans, activation,
+                            precise_accumulation, _stream(a, stream))
+    return out
 
 
 def matmul(a, b, *, bias=None, activation="none", b_trans=False, out=None, stream=None):

@@ -30,14 +30,18 @@ def empty_like(x, shape, dtype=None):
     )
 
 
-def dlpack_ready(t):
-    """t as the extension takes it: NumPy bfloat16 arrays (ml_dtypes) become uint16 views
-    relabelled as bfloat16, since NumPy cannot export that dtype; anything else as is."""
-    if t is not None and _framework(t) == "numpy" and getattr(t, "dtype", None) is not None \
-            and t.dtype.name == "bfloat16":
-        import numpy as np
+# ml_dtypes' NumPy dtypes NumPy cannot export: (unsigned view of the same width, DLPack code).
+_RELABELLED = {"bfloat16": ("uint16", 4), "float8_e4m3fn": ("uint8", 10), "float8_e5m2": ("uint8", 12)}
 
-        return _tilefuse._as_bfloat16(t.view(np.uint16))
+
+def dlpack_ready(t):
+    """t as the extension takes it: NumPy bfloat16 and 8-bit float arrays (ml_dtypes)
+    become unsigned views relabelled with their DLPack type, since NumPy cannot export
+    those dtypes; anything else as is."""
+    if t is not None and _framework(t) == "numpy" and getattr(t, "dtype", None) is not None \
+            and t.dtype.name in _RELABELLED:
+        view, code = _RELABELLED[t.dtype.name]
+        return _tilefuse._relabel(t.view(view), code)
     if t is not None and _framework(t) == "torch" and t.requires_grad:
         import torch
 
