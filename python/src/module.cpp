@@ -44,11 +44,11 @@ NB_MODULE(_tilefuse, m) {
       "The kernel and tuning cache directory. Fixed from here on: set_cache_dir() must come first.");
 
   // NumPy's bfloat16 and 8-bit floats (ml_dtypes) cannot travel through DLPack or the
-  // buffer protocol: the package passes such arrays as unsigned-integer views of the same
-  // width, relabelled here with the DLPack type code (4 bfloat, 10 float8_e4m3fn, 12
-  // float8_e5m2).
+  // buffer protocol, nor can 8-bit float tensors of frameworks whose DLPack predates them:
+  // the package passes such arrays as unsigned-integer views of the same width, relabelled
+  // here with the DLPack type code (4 bfloat, 10 float8_e4m3fn, 12 float8_e5m2).
   m.def("_relabel", [](nb::object owner, uint8_t code) {
-    auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(owner);
+    auto a = nb::cast<nb::ndarray<nb::ro>>(owner);
     uint8_t bits = code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) ? 16 : 8;
     if (a.dtype() != (bits == 16 ? nb::dtype<uint16_t>() : nb::dtype<uint8_t>()))
       throw tilefuse::UserError("_relabel takes a uint" + std::to_string(bits) + " view for type code " +

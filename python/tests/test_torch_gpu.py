@@ -111,6 +111,25 @@ def test_matmul(dtype, mnk):
     check(tilefuse.matmul(a, b.t().contiguous(), b_trans=True), (a.float() @ b.float()).to(dtype), dtype)
 
 
+@pytest.mark.parametrize("mnk", [(333, 257, 192), (1024, 2048, 512)])
+def test_scaled_matmul_against_torch_scaled_mm(mnk):
+    m, n, k = mnk
+    a = (randn(m, k) * 4).to(torch.float8_e4m3fn)
+    b = (randn(n, k) * 4).to(torch.float8_e4m3fn)
+    sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([0.25], device="cuda")
+    out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+    got = tilefuse.scaled_matmul(a, b, sa, sb, out=out, precise_accumulation=True)
+    assert got is out
+    want = torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    # Both round a slightly different f32 sum to bf16: compare each with the exact product.
+    exact = (a.double() @ b.double().t()) * 0.125
+    ours_err = (got.double() - exact).abs().max().item()
+    torch_err = (want.double() - exact).abs().max().item()
+    assert ours_err <= 1.25 * torch_err + 1e-3, (ours_err, torch_err)
+    # f32 out with the tensor cores accumulating all of K: within what Hopper's 8-bit MMAs keep.
+    torch.testing.assert_close(tilefuse.scaled_matmul(a, b, sa, sb).double(), exact, rtol=1e-3, atol=k * 1e-4)
+
+
 def test_runs_on_the_current_and_on_an_explicit_stream():
     x = randn(4096, 4096, scale=3)
     want = torch.softmax(x, -1)

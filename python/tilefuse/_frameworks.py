@@ -32,6 +32,8 @@ def empty_like(x, shape, dtype=None):
 
 # ml_dtypes' NumPy dtypes NumPy cannot export: (unsigned view of the same width, DLPack code).
 _RELABELLED = {"bfloat16": ("uint16", 4), "float8_e4m3fn": ("uint8", 10), "float8_e5m2": ("uint8", 12)}
+# torch's 8-bit floats, passed the same way (its DLPack export of them depends on the version).
+_TORCH_FLOAT8 = {"torch.float8_e4m3fn": 10, "torch.float8_e5m2": 12}
 
 
 def dlpack_ready(t):
@@ -42,6 +44,10 @@ def dlpack_ready(t):
             and t.dtype.name in _RELABELLED:
         view, code = _RELABELLED[t.dtype.name]
         return _tilefuse._relabel(t.view(view), code)
+    if t is not None and _framework(t) == "torch" and str(t.dtype) in _TORCH_FLOAT8:
+        import torch
+
+        return _tilefuse._relabel(t.view(torch.uint8), _TORCH_FLOAT8[str(t.dtype)])
     if t is not None and _framework(t) == "torch" and t.requires_grad:
         import torch
 

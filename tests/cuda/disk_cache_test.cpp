@@ -352,3 +352,17 @@ TEST_CASE("KernelCache::compiled compiles once and then reads the disk") {
   CHECK(c.ptx == sample_entry(6).kernel.ptx);
   CHECK(c.params.size() == 4);
 }
+
+TEST_CASE("8-bit float parameters and tensor maps survive the disk cache encoding") {
+  CacheEntry in = sample_entry(1);
+  in.kernel.params = {{true, DType::bf16}, {true, DType::f8e4m3}, {true, DType::f8e5m2}, {false, DType::i32}};
+  in.kernel.tensor_maps[0].dtype = DType::f8e4m3;
+  in.kernel.tensor_maps[1].dtype = DType::f8e5m2;
+  CacheKey k = key_of("fp8 kernel");
+  std::string why;
+  auto out = DiskCache::decode(k, DiskCache::encode(k, in), &why);
+  REQUIRE_MESSAGE(out.has_value(), why);  // was "malformed payload": dtypes past f64 refused
+  check_same(*out, in);
+  CHECK(out->kernel.params[2].dtype == DType::f8e5m2);
+  CHECK(out->kernel.tensor_maps[0].dtype == DType::f8e4m3);
+}

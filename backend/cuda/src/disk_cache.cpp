@@ -83,7 +83,7 @@ void put_tensor_map(Writer& w, const nvptx::TensorMapSpec& t) {
 // Counts are checked against the bytes left, so a corrupt count cannot allocate much.
 bool get_tensor_map(Reader& r, nvptx::TensorMapSpec& t) {
   uint8_t d = r.u8();
-  if (d > static_cast<uint8_t>(DType::f64)) return false;
+  if (d >= kNumDTypes) return false;
   t.dtype = static_cast<DType>(d);
   t.base_param = r.i32();
   t.swizzle_bytes = r.i32();
@@ -136,7 +136,7 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
     nvptx::ParamAbi p;
     p.is_pointer = r.u8() != 0;
     uint8_t d = r.u8();
-    if (d > static_cast<uint8_t>(DType::f64)) r.ok = false;
+    if (d >= kNumDTypes) r.ok = false;
     p.dtype = static_cast<DType>(d);
     k.params.push_back(p);
   }
