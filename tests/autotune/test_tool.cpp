@@ -171,3 +171,17 @@ TEST_CASE("tilefuse-tune usage errors") {
   CHECK(r.status == 2);
   CHECK(r.err.find("unknown option --frobnicate") != std::string::npos);
 }
+
+TEST_CASE("tilefuse-tune --dry-run sweeps the 8-bit GEMM's tilings; 8-bit floats elsewhere are a usage error") {
+  Run r = tune("scaled_matmul --dry-run --shape 4096x4096x4096 --dtype f8e4m3,f8e5m2");
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out.find("scaled_matmul f8e4m3 4096x4096x4096") != std::string::npos);
+  CHECK(r.out.find("scaled_matmul f8e5m2 4096x4096x4096") != std::string::npos);
+  CHECK(has_line(r.out, "try", "BLOCK_K=128 BLOCK_M=128 BLOCK_N=256 num_warps=8 num_stages=4"));
+  CHECK(has_line(r.out, "prune  BLOCK_K=64 BLOCK_M=256 BLOCK_N=256 num_warps=8", "elements per warp > 64x64"));
+  Run bad = tune("softmax --dry-run --shape 64x1000 --dtype f8e4m3");
+  CHECK(bad.status != 0);
+  CHECK(bad.err.find("8-bit floats are scaled_matmul's dtypes; softmax on f8e4m3 is not a sweep") != std::string::npos);
+}

@@ -23,9 +23,9 @@ using namespace tilefuse::tune_tool;
 namespace {
 
 const char* kAbout =
-    "  KERNELS: softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, matmul, a comma-separated\n"
+    "  KERNELS: softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, matmul, scaled_matmul, a comma-separated\n"
     "  list of them, or all (the default).\n"
-    "  Shapes: ROWSxCOLS, BxHxNxD[c] for attention_fwd (c: causal), MxNxK for matmul; a shape applies to\n"
+    "  Shapes: ROWSxCOLS, BxHxNxD[c] for attention_fwd (c: causal), MxNxK for (scaled_)matmul; a shape applies to\n"
     "  the kernels whose shape form it has. A shapes file has one SHAPE or KERNEL SHAPE per line; # starts\n"
     "  a comment.\n"
     "The cache lives in $TILEFUSE_CACHE_DIR/tuning (see TILEFUSE_CACHE_DIR).\n"

@@ -1,5 +1,6 @@
 #include "sweeps.hpp"
 
+#include <array>
 #include <cstdio>
 #include <type_traits>
 
@@ -264,12 +265,18 @@ struct MatmulSweep : Sweep {
   int64_t M = 0, N = 0, K = 0;
 };
 
-template <class T>
-std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
+// M, N, K of a GEMM shape "MxNxK".
+std::array<long long, 3> parse_mnk(const std::string& kernel, const std::string& shape) {
   long long m = 0, n = 0, k = 0;
   char extra = 0;
   if (std::sscanf(shape.c_str(), "%lldx%lldx%lld%c", &m, &n, &k, &extra) != 3 || m < 1 || n < 1 || k < 1)
-    user_error("matmul shape '" + shape + "' is not MxNxK", SourceLoc{}, "Write shapes like 4096x4096x4096");
+    user_error(kernel + " shape '" + shape + "' is not MxNxK", SourceLoc{}, "Write shapes like 4096x4096x4096");
+  return {m, n, k};
+}
+
+template <class T>
+std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
+  auto [m, n, k] = parse_mnk("matmul", shape);
   auto s = std::make_unique<MatmulSweep<T>>(dev);
   s->M = m, s->N = n, s->K = k;
   s->a = s->h.template make<T>(size_t(m) * k, -1, 1);
@@ -283,6 +290,40 @@ std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
   s->problem = t.problem(p->c, p->a, p->b, p->M, p->N, p->K, kernels::MatmulOptions{});
   s->tune = [p, &t](const tuning::TuneSettings& st) {
     return t.tune(st, p->c, p->a, p->b, p->M, p->N, p->K, kernels::MatmulOptions{});
+  };
+  return s;
+}
+
+// scaled_matmul: 8-bit A (the dtype) times e4m3 B [N, K], unit scales, bf16 out.
+template <class TA>
+struct ScaledMatmulSweep : Sweep {
+  explicit ScaledMatmulSweep(bool dev) : h(dev) {}
+  Holder h;
+  DevicePtr<bfloat16> c;
+  DevicePtr<TA> a;
+  DevicePtr<float8_e4m3> b;
+  DevicePtr<float> scale_a, scale_b;
+  int64_t M = 0, N = 0, K = 0;
+};
+
+template <class TA>
+std::unique_ptr<Sweep> scaled_matmul_sweep(const std::string& shape, bool dev) {
+  auto [m, n, k] = parse_mnk("scaled_matmul", shape);
+  auto s = std::make_unique<ScaledMatmulSweep<TA>>(dev);
+  s->M = m, s->N = n, s->K = k;
+  s->a = s->h.template make<TA>(size_t(m) * k, -4, 4);
+  s->b = s->h.template make<float8_e4m3>(size_t(n) * k, -4, 4);
+  s->c = s->h.template make<bfloat16>(size_t(m) * n, -1, 1);
+  s->scale_a = s->h.template make<float>(1, 1, 1);
+  s->scale_b = s->h.template make<float>(1, 1, 1);
+  s->bytes = double(m * k + k * n + 2 * m * n);
+  s->flops = 2.0 * m * n * k;
+  auto& t = kernels::scaled_matmul_tuner<TA, float8_e4m3, bfloat16>();
+  auto* p = s.get();
+  s->space = &t.space();
+  s->problem = t.problem(p->c, p->a, p->b, p->scale_a, p->scale_b, p->M, p->N, p->K, kernels::ScaledMatmulOptions{});
+  s->tune = [p, &t](const tuning::TuneSettings& st) {
+    return t.tune(st, p->c, p->a, p->b, p->scale_a, p->scale_b, p->M, p->N, p->K, kernels::ScaledMatmulOptions{});
   };
   return s;
 }
@@ -323,22 +364,25 @@ std::unique_ptr<Sweep> cross_entropy_sweep(const std::string& shape, bool dev) {
 }  // namespace
 
 std::vector<std::string> sweep_kernels() {
-  return {"cross_entropy", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul",
+  return {"cross_entropy", "softmax", "rmsnorm", "layernorm", "bias_relu_log", "attention_fwd", "matmul", "scaled_matmul",
           "swiglu", "swiglu_bwd", "softmax_bwd", "rmsnorm_bwd", "add_rmsnorm_bwd", "layernorm_bwd",
           "layernorm_bwd_saved"};
 }
 
-int shape_dims(const std::string& kernel) { return kernel == "attention_fwd" ? 4 : kernel == "matmul" ? 3 : 2; }
+int shape_dims(const std::string& kernel) {
+  return kernel == "attention_fwd" ? 4 : kernel == "matmul" || kernel == "scaled_matmul" ? 3 : 2;
+}
 
 std::vector<std::string> default_shapes(const std::string& kernel) {
   if (kernel == "cross_entropy") return {"8192x32000", "4096x128256", "2048x151936", "16384x50304"};
   if (kernel == "attention_fwd") return {"4x16x4096x64", "4x16x4096x128", "1x16x16384x128c"};
-  if (kernel == "matmul") return {"4096x4096x4096", "8192x8192x1024", "4000x4000x4000"};
+  if (kernel == "matmul" || kernel == "scaled_matmul") return {"4096x4096x4096", "8192x8192x1024", "4000x4000x4000"};
   return {"8192x4096", "8192x16384", "2048x65536", "16384x5000"};
 }
 
 std::vector<DType> default_dtypes(const std::string& kernel) {
   if (kernel == "attention_fwd") return {DType::f16};
+  if (kernel == "scaled_matmul") return {DType::f8e4m3};
   return {DType::bf16};
 }
 
@@ -365,7 +409,14 @@ std::unique_ptr<Sweep> make_sweep(const std::string& kernel, DType dtype, const 
       return attention_sweep<T>(shape, on_device);
   };
   std::unique_ptr<Sweep> s;
-  switch (dtype) {
+  if (kernel == "scaled_matmul" || is_float8(dtype)) {
+    if (kernel != "scaled_matmul" || !is_float8(dtype))
+      user_error(std::string("8-bit floats are scaled_matmul's dtypes; ") + kernel + " on " + name(dtype) +
+                     " is not a sweep", SourceLoc{}, "Use scaled_matmul with --dtype f8e4m3 or f8e5m2");
+    if (dtype == DType::f8e4m3) s = scaled_matmul_sweep<float8_e4m3>(shape, on_device);
+    else s = scaled_matmul_sweep<float8_e5m2>(shape, on_device);
+  }
+  if (!s) switch (dtype) {
     case DType::f32: s = build(std::type_identity<float>{}); break;
     case DType::f16: s = build(std::type_identity<half>{}); break;
     case DType::bf16: s = build(std::type_identity<bfloat16>{}); break;
