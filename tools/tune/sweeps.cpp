@@ -263,7 +263,17 @@ struct MatmulSweep : Sweep {
   Holder h;
   DevicePtr<T> c, a, b;
   int64_t M = 0, N = 0, K = 0;
+  kernels::MatmulOptions options;
 };
+
+// Points sweep `s` at tuner `t` for the problem `args`: members of `s`, which outlives the
+// closure that reads them.
+template <class Tuner, class... Args>
+void use_tuner(Sweep& s, const Tuner& t, const Args&... args) {
+  s.space = &t.space();
+  s.problem = t.problem(args...);
+  s.tune = [&t, &args...](const tuning::TuneSettings& st) { return t.tune(st, args...); };
+}
 
 // M, N, K of a GEMM shape "MxNxK".
 std::array<long long, 3> parse_mnk(const std::string& kernel, const std::string& shape) {
@@ -284,13 +294,7 @@ std::unique_ptr<Sweep> matmul_sweep(const std::string& shape, bool dev) {
   s->c = s->h.template make<T>(size_t(m) * n, -1, 1);
   s->bytes = double(m * k + k * n + m * n) * sizeof(T);
   s->flops = 2.0 * m * n * k;
-  auto& t = kernels::matmul_tuner<T, T>();
-  auto* p = s.get();
-  s->space = &t.space();
-  s->problem = t.problem(p->c, p->a, p->b, p->M, p->N, p->K, kernels::MatmulOptions{});
-  s->tune = [p, &t](const tuning::TuneSettings& st) {
-    return t.tune(st, p->c, p->a, p->b, p->M, p->N, p->K, kernels::MatmulOptions{});
-  };
+  use_tuner(*s, kernels::matmul_tuner<T, T>(), s->c, s->a, s->b, s->M, s->N, s->K, s->options);
   return s;
 }
 
@@ -304,6 +308,7 @@ struct ScaledMatmulSweep : Sweep {
   DevicePtr<float8_e4m3> b;
   DevicePtr<float> scale_a, scale_b;
   int64_t M = 0, N = 0, K = 0;
+  kernels::ScaledMatmulOptions options;
 };
 
 template <class TA>
@@ -318,13 +323,8 @@ std::unique_ptr<Sweep> scaled_matmul_sweep(const std::string& shape, bool dev) {
   s->scale_b = s->h.template make<float>(1, 1, 1);
   s->bytes = double(m * k + k * n + 2 * m * n);
   s->flops = 2.0 * m * n * k;
-  auto& t = kernels::scaled_matmul_tuner<TA, float8_e4m3, bfloat16>();
-  auto* p = s.get();
-  s->space = &t.space();
-  s->problem = t.problem(p->c, p->a, p->b, p->scale_a, p->scale_b, p->M, p->N, p->K, kernels::ScaledMatmulOptions{});
-  s->tune = [p, &t](const tuning::TuneSettings& st) {
-    return t.tune(st, p->c, p->a, p->b, p->scale_a, p->scale_b, p->M, p->N, p->K, kernels::ScaledMatmulOptions{});
-  };
+  use_tuner(*s, kernels::scaled_matmul_tuner<TA, float8_e4m3, bfloat16>(), s->c, s->a, s->b, s->scale_a, s->scale_b,
+            s->M, s->N, s->K, s->options);
   return s;
 }
 
