@@ -172,7 +172,7 @@ TEST_CASE("tilefuse-tune usage errors") {
   CHECK(r.err.find("unknown option --frobnicate") != std::string::npos);
 }
 
-TEST_CASE("tilefuse-tune --dry-run sweeps the 8-bit GEMM's tilings; 8-bit floats elsewhere are a usage error") {
+TEST_CASE("tilefuse-tune --dry-run sweeps the 8-bit GEMM's tilings, and 8-bit floats elsewhere are a usage error") {
   Run r = tune("scaled_matmul --dry-run --shape 4096x4096x4096 --dtype f8e4m3,f8e5m2");
   CAPTURE(r.out);
   CAPTURE(r.err);
