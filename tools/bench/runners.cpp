@@ -189,6 +189,22 @@ Result run_attention(const std::string& shape, const std::vector<std::pair<std::
   return res;
 }
 
+// Worst |out - epilogue(a . b)| / (2e-2 + 1e-2 |want|) over sampled rows and columns, in
+// double; b is [K, N] or, with b_trans, [N, K]; epilogue(acc, column).
+template <class TA, class TB, class TO, class Epilogue>
+double sampled_gemm_error(const std::vector<TA>& a, const std::vector<TB>& b, const std::vector<TO>& out, int64_t M,
+                          int64_t N, int64_t K, bool b_trans, Epilogue epilogue) {
+  double worst = 0;
+  for (int64_t i : sample_rows(M))
+    for (int64_t j : sample_rows(N)) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(b_trans ? b[j * K + k] : b[k * N + j]);
+      acc = epilogue(acc, j);
+      worst = std::max(worst, std::fabs(double(float(out[i * N + j])) - acc) / (2e-2 + 1e-2 * std::fabs(acc)));
+    }
+  return worst;
+}
+
 // matmul: MxNxK, optionally "+gelu" (bias + tanh-GELU epilogue); bf16/f16 in and out.
 template <class T>
 Result run_matmul(const std::string& shape, const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
@@ -215,22 +231,12 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   res.config = cfg.str() + (o.b_trans ? " B_TRANS=1" : "");
   res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
   res.gbs = double(M * K + K * N + M * N) * sizeof(T) / (res.ms * 1e-3) / 1e9;
-  // Check sampled entries against a double-precision reference.
-  auto out = dc.to_host();
-  double worst = 0;
-  for (int64_t i : sample_rows(M))
-    for (int64_t j : sample_rows(N)) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(o.b_trans ? b[j * K + k] : b[k * N + j]);
-      if (gelu) {
-        acc += float(bias[j]);
-        acc = 0.5 * acc * (1 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
-      }
-      double got = float(out[i * N + j]);
-      worst = std::max(worst, std::fabs(got - acc) / (2e-2 + 1e-2 * std::fabs(acc)));
-    }
-  res.max_err = worst;
-  res.check_ok = worst <= 1.0;
+  res.max_err = sampled_gemm_error(a, b, dc.to_host(), M, N, K, o.b_trans, [&](double acc, int64_t j) {
+    if (!gelu) return acc;
+    acc += float(bias[j]);
+    return 0.5 * acc * (1 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+  });
+  res.check_ok = res.max_err <= 1.0;
   return res;
 }
 
@@ -258,17 +264,9 @@ Result run_scaled_matmul(const std::string& shape, const std::vector<std::pair<s
   res.config = cfg.str() + (o.b_trans ? "" : " B_TRANS=0");
   res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
   res.gbs = double(M * K + K * N + 2 * M * N) / (res.ms * 1e-3) / 1e9;
-  auto out = dc.to_host();
-  double worst = 0;
-  for (int64_t i : sample_rows(M))
-    for (int64_t j : sample_rows(N)) {
-      double acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc += double(float(a[i * K + k])) * float(o.b_trans ? b[j * K + k] : b[k * N + j]);
-      acc *= 0.0625;
-      worst = std::max(worst, std::fabs(float(out[i * N + j]) - acc) / (2e-2 + 1e-2 * std::fabs(acc)));
-    }
-  res.max_err = worst;
-  res.check_ok = worst <= 1.0;
+  res.max_err = sampled_gemm_error(a, b, dc.to_host(), M, N, K, o.b_trans,
+                                   [](double acc, int64_t) { return acc * 0.0625; });  // the scales
+  res.check_ok = res.max_err <= 1.0;
   return res;
 }
 
