@@ -89,3 +89,65 @@ TEST_CASE("tensor view: the load records its view for the backend") {
   INFO(ir);
   CHECK(ir.find("load.view2") != std::string::npos);
 }
+
+TEST_CASE("tensor view: a store writes the block's elements inside the view and nothing else") {
+  // A [BR, BC] block read contiguously from `src`, written at (r0, c0) of a [rows, cols]
+  // view with row stride ld: the padding columns cols..ld and everything outside the
+  // block or the view keep their sentinel.
+  auto k = kernel("view_store2d", {"out", "src", "rows", "cols", "ld", "r0", "c0"},
+                  [](Ptr<f32> out, Ptr<const f32> src, I32 rows, I32 cols, I64 ld, I32 r0, I32 c0, Meta<"BR"> BR,
+                     Meta<"BC"> BC) {
+                    auto t = load(src + arange(0, BR).col() * static_cast<int>(BC) + arange(0, BC).row());
+                    store(tensor_view(out, {rows, cols}, {ld, 1}), {r0, c0}, t);
+                  });
+  const int rows = 37, cols = 29, BR = 16, BC = 32;
+  const int64_t ld = 33;
+  auto src = dsltest::rand_f(BR * BC, 17);
+  for (auto [r0, c0] : {std::pair{0, 0}, {24, 16}, {-5, 3}, {30, -9}, {-40, 0}, {36, 28}, {40, 0}}) {
+    CAPTURE(r0);
+    CAPTURE(c0);
+    std::vector<float> out(rows * ld, 1e9f), want = out;
+    for (int i = 0; i < BR; ++i)
+      for (int j = 0; j < BC; ++j) {
+        int r = r0 + i, c = c0 + j;
+        if (r >= 0 && r < rows && c >= 0 && c < cols) want[r * ld + c] = src[i * BC + j];
+      }
+    k.launch(grid(1), {{"BR", BR}, {"BC", BC}}, out, src, rows, cols, ld, r0, c0);
+    CHECK(first_mismatch(out, want) == "");
+  }
+}
+
+TEST_CASE("tensor view: a store into a 3-D view writes one batch's block, a batch outside the view nothing") {
+  auto k = kernel("view_store3d", {"out", "src", "B", "N", "D", "b", "n0"},
+                  [](Ptr<f32> out, Ptr<const f32> src, I32 B, I32 N, I32 D, I32 b, I32 n0, Meta<"BN"> BN,
+                     Meta<"BD"> BD) {
+                    auto t = load(src + arange(0, BN).col() * static_cast<int>(BD) + arange(0, BD).row());
+                    store(tensor_view(out, {B, N, D}, {N * D, D, 1}), {b, n0, 0}, t);
+                  });
+  const int B = 3, N = 19, D = 12;
+  auto src = dsltest::rand_f(16 * 16, 18);
+  for (int b : {0, 2, 3, -1}) {
+    CAPTURE(b);
+    std::vector<float> out(B * N * D, 1e9f), want = out;
+    if (b >= 0 && b < B)
+      for (int i = 0; i < 16; ++i)
+        for (int j = 0; j < 16; ++j)
+          if (8 + i < N && j < D) want[(b * N + 8 + i) * D + j] = src[i * 16 + j];
+    k.launch(grid(1), {{"BN", 16}, {"BD", 16}}, out, src, B, N, D, b, 8);
+    CHECK(first_mismatch(out, want) == "");
+  }
+}
+
+TEST_CASE("tensor view: the store records its view, and a tile of another dtype is a user error") {
+  auto k = kernel("view_store_ir", {"out", "M", "N", "ld"}, [](Ptr<bf16> out, I32 M, I32 N, I64 ld) {
+    store(tensor_view(out, {M, N}, {ld, 1}), {program_id(0) * 64, 0}, full<bf16>({64, 32}, 1.5f));
+  });
+  std::string ir = ir::to_string(*k.trace({}));
+  INFO(ir);
+  CHECK(ir.find("store.view2") != std::string::npos);
+  auto bad = kernel("view_store_dtype", {"out", "M", "N"}, [](Ptr<bf16> out, I32 M, I32 N) {
+    store(tensor_view(out, {M, N}, {N, 1}), {0, 0}, zeros<f32>({16, 16}));
+  });
+  CHECK_THROWS_WITH_AS(bad.trace({}), doctest::Contains("store of a f32 tile to a tensor view of bf16"), UserError);
+  CHECK_THROWS_WITH_AS(bad.trace({}), doctest::Contains("Cast the tile first: value.cast<bf16>()"), UserError);
+}

@@ -183,7 +183,7 @@ TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S 
           // The operands are tensor-view blocks: pipelined, TMA moves them (see below).
           CHECK(ck.ptx.find(g == mm ? "cp.async.bulk.tensor.2d" : "cp.async.bulk.tensor.3d") != std::string::npos);
           if (g == mm) CHECK(ck.ptx.find("cp.async.cg.shared.global") == std::string::npos);  // (attention's Q is)
-          CHECK(ck.tensor_maps.size() == 2);
+          CHECK(ck.tensor_maps.size() == 3);  // the two operands, and the output's TMA store
           continue;
         }
         CHECK(ck.ptx.find("cp.async.cg.shared.global") != std::string::npos);
@@ -210,7 +210,7 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
     if (g.name == "matmul") mm = &g;
   REQUIRE(mm);
   // Parameters: c a b bias residual M N K lda ldb ldc alpha.
-  enum { A = 1, B = 2, M = 5, N = 6, K = 7, LDA = 8, LDB = 9 };
+  enum { A = 1, B = 2, M = 5, N = 6, K = 7, LDA = 8, LDB = 9, LDC = 10 };
   const KernelBase& k = mm->get(DType::bf16);
   auto compile = [&](Config cfg, std::vector<int64_t> div, const char* target = "sm_90a") {
     auto f = k.specialize(cfg, div);
@@ -219,7 +219,7 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(4)};
   std::vector<int64_t> aligned(k.num_runtime_params(), 16);
   nvptx::CompiledKernel ck = compile(cfg, aligned);
-  REQUIRE(ck.tensor_maps.size() == 2);
+  REQUIRE(ck.tensor_maps.size() == 3);
   using V = nvptx::TensorMapSpec::Value;
   const nvptx::TensorMapSpec& a = ck.tensor_maps[0];
   const nvptx::TensorMapSpec& b = ck.tensor_maps[1];
@@ -231,6 +231,17 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   CHECK(b.base_param == B);
   CHECK(b.dims == std::vector<V>{{K, 0}, {N, 0}});
   CHECK(b.box == std::vector<int>{64, 64});  // four boxes per [64, 256] tile
+  // C's block leaves by a TMA store: written to shared memory swizzled as four boxes of
+  // [128, 64], copied out by thread 0, its buffer held until the engine has read it.
+  const nvptx::TensorMapSpec& c = ck.tensor_maps[2];
+  CHECK(c.base_param == 0);
+  CHECK(c.dims == std::vector<V>{{M, 0}, {N, 0}});
+  CHECK(c.strides == std::vector<V>{{LDC, 0}, {-1, 1}});
+  CHECK(c.box == std::vector<int>{128, 64});
+  CHECK(c.swizzle_bytes == 128);
+  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group)")) == 4);
+  CHECK(ck.ptx.find("cp.async.bulk.wait_group.read 0") != std::string::npos);
+  CHECK(ck.ptx.find("st.global") == std::string::npos);
   // Hidden parameters: two 128-byte maps read in parameter space; mbarrier phases.
   CHECK(ck.ptx.find(".param .align 64 .b8 matmul_bf16_bf16_param_12[128]") != std::string::npos);
   CHECK(ck.ptx.find("cvta.param") != std::string::npos);
@@ -247,33 +258,45 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   std::vector<int64_t> odd_lda = aligned;
   odd_lda[LDA] = 1;
   ck = compile(cfg, odd_lda);
-  REQUIRE(ck.tensor_maps.size() == 1);
+  REQUIRE(ck.tensor_maps.size() == 2);
   CHECK(ck.tensor_maps[0].base_param == B);
   CHECK(ck.ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
   // ldb a multiple of 8 bytes only: B moves by 8-byte cp.async copies, A by TMA.
   std::vector<int64_t> ldb8 = aligned;
   ldb8[LDB] = 4;
   ck = compile(cfg, ldb8);
-  REQUIRE(ck.tensor_maps.size() == 1);
+  REQUIRE(ck.tensor_maps.size() == 2);
   CHECK(ck.tensor_maps[0].base_param == A);
   CHECK(ck.ptx.find("cp.async.ca.shared.global") != std::string::npos);
   // Transposed B ([N, K] rows): the copy is [BN, BK], read by the dot transposed.
   Config t = cfg;
   t.set("B_TRANS", 1);
   ck = compile(t, aligned);
-  REQUIRE(ck.tensor_maps.size() == 2);
+  REQUIRE(ck.tensor_maps.size() == 3);
   CHECK(ck.tensor_maps[1].dims == std::vector<V>{{N, 0}, {K, 0}});
   CHECK(ck.tensor_maps[1].box == std::vector<int>{256, 64});
   // Not on sm_80 (mma.sync path), nor with one stage, nor when turned off.
   Config small{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 32}, num_warps(4), num_stages(3)};
   CHECK(compile(small, aligned, "sm_80").tensor_maps.empty());
-  CHECK(compile(small, aligned, "sm_90a").tensor_maps.size() == 2);
+  CHECK(compile(small, aligned, "sm_90a").tensor_maps.size() == 3);
   Config one = cfg;
-  one.num_stages = 1;
-  CHECK(compile(one, aligned).tensor_maps.empty());
+  one.num_stages = 1;  // the operands load like pointer tiles; C's store needs no pipeline
+  ck = compile(one, aligned);
+  REQUIRE(ck.tensor_maps.size() == 1);
+  CHECK(ck.tensor_maps[0].base_param == 0);
   setenv("TILEFUSE_TMA", "0", 1);
   CHECK(compile(cfg, aligned).tensor_maps.empty());
   unsetenv("TILEFUSE_TMA");
+  // C's rows off 16 bytes (an odd ldc), or TMA stores turned off: plain stores.
+  std::vector<int64_t> odd_ldc = aligned;
+  odd_ldc[LDC] = 1;
+  ck = compile(cfg, odd_ldc);
+  CHECK(ck.tensor_maps.size() == 2);
+  CHECK(ck.ptx.find("global.shared::cta.bulk_group") == std::string::npos);
+  CHECK(ck.ptx.find("st.global") != std::string::npos);
+  setenv("TILEFUSE_TMA_STORE", "0", 1);
+  CHECK(compile(cfg, aligned).tensor_maps.size() == 2);
+  unsetenv("TILEFUSE_TMA_STORE");
 }
 
 TEST_CASE("attention's K and V blocks move by TMA on sm_90a, its two loops sharing the two maps") {
@@ -289,8 +312,12 @@ TEST_CASE("attention's K and V blocks move by TMA on sm_90a, its two loops shari
     const KernelBase& k = at->get(DType::f16);
     auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
     nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
-    REQUIRE(ck.tensor_maps.size() == 2);
+    REQUIRE(ck.tensor_maps.size() == 3);
     using Val = nvptx::TensorMapSpec::Value;
+    // The output's block leaves by a TMA store of the same [heads, seq, d] shape.
+    CHECK(ck.tensor_maps[2].base_param == 0);
+    CHECK(ck.tensor_maps[2].box == std::vector<int>{1, static_cast<int>(cfg.get("BLOCK_M")), 64});
+    CHECK(ck.ptx.find("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") != std::string::npos);
     for (int i = 0; i < 2; ++i) {
       const auto& s = ck.tensor_maps[i];
       CHECK(s.base_param == (i ? V : K));
@@ -323,7 +350,7 @@ TEST_CASE("warp-specialized GEMM: a producer warpgroup copies, the consumers mee
   CHECK(ck.ptx.find("bar.sync 1, 256;") != std::string::npos);
   CHECK(ck.ptx.find("mbarrier.arrive.shared::cta.b64") != std::string::npos);  // stages released
   // The copies: once in the producer's loop (A, then B's four column blocks), no prologue.
-  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d)")) == 5);
+  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d\.shared::cluster)")) == 5);
   if (!tools::find_ptxas().empty()) {
     tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
     CHECK_MESSAGE(r.ok, r.log);
@@ -351,7 +378,7 @@ TEST_CASE("warp-specialized GEMM: a producer warpgroup copies, the consumers mee
   auto fa = ka.specialize(ca, std::vector<int64_t>(ka.num_runtime_params(), 16));
   nvptx::CompiledKernel cka = nvptx::compile(*fa, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
   CHECK(cka.num_warps == fa->num_warps + 4);
-  CHECK(count(cka.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.3d)")) == 8);  // K, V (2 boxes) x 2 loops
+  CHECK(count(cka.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.3d\.shared::cluster)")) == 8);  // K, V (2 boxes) x 2 loops
   CHECK(cka.ptx.find("setmaxnreg.dec.sync.aligned.u32 40;") != std::string::npos);
   CHECK(cka.ptx.find("setmaxnreg.inc.sync.aligned.u32 232;") != std::string::npos);
   if (!tools::find_ptxas().empty()) {
@@ -426,14 +453,15 @@ TEST_CASE("persistent GEMM: programs loop over the grid, the TMA ring continues,
   nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
   CHECK(ck.persistent);
   CHECK(ck.num_warps == 8);
-  // The grid's sizes follow the two tensor maps as hidden parameters.
-  CHECK(ck.tensor_maps.size() == 2);
-  CHECK(std::regex_search(ck.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_14,)")));
-  CHECK(std::regex_search(ck.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_16\s*\))")));
+  // The grid's sizes follow the three tensor maps (A, B; C's store) as hidden parameters.
+  CHECK(ck.tensor_maps.size() == 3);
+  CHECK(std::regex_search(ck.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_15,)")));
+  CHECK(std::regex_search(ck.ptx, std::regex(R"(\.param \.u32 matmul_bf16_bf16_param_17\s*\))")));
   // Copies of A (one box) and B (four) at three sites: before the programs' loop, in the
   // pipelined loop, and at its exit for the next program. No barrier invalidated: the
   // ring lives as long as the kernel.
-  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d)")) == 15);
+  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d\.shared::cluster)")) == 15);
+  CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d\.global)")) == 4);  // C's store, 4 boxes
   CHECK(ck.ptx.find("mbarrier.inval") == std::string::npos);
   CHECK(count(ck.ptx, std::regex(R"(mbarrier\.init)")) == 6);  // once per stage of A and of B
   if (!tools::find_ptxas().empty()) {
@@ -475,7 +503,7 @@ TEST_CASE("GEMM over plain loads at odd K: 128-bit checked loads, MMAs waited fo
     std::vector<int64_t> div(k.num_runtime_params(), 16);
     for (int i : {5, 6, 7}) div[i] = 1;
     nvptx::CompiledKernel odd = nvptx::compile(*k.specialize(cfg, div), nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
-    CHECK(odd.tensor_maps.empty());
+    CHECK(odd.tensor_maps.empty());  // C too: TMA would write its rows past N to 16 bytes
     // The K tail's mask changes inside 8-element runs: tested per run, 16-byte loads kept.
     CHECK(count(odd.ptx, ld128) >= 6);
     // The staging buffer and A's registers are rewritten by the next iteration: its
@@ -484,7 +512,7 @@ TEST_CASE("GEMM over plain loads at odd K: 128-bit checked loads, MMAs waited fo
     // Operands read by descriptor from a 3-stage TMA ring may stay in flight.
     nvptx::CompiledKernel tma = nvptx::compile(*k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16)),
                                                nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
-    CHECK(tma.tensor_maps.size() == 2);
+    CHECK(tma.tensor_maps.size() == 3);
     CHECK(count(tma.ptx, wait1) >= 1);
   }
 }
@@ -622,7 +650,7 @@ TEST_CASE("8-bit GEMM: wgmma k32 with TMA operands on sm_90a, mma.sync m16n8k32 
     nvptx::CompiledKernel ck = compile(hopper, "sm_90a");
     CHECK(ck.ptx.find("wgmma.mma_async.sync.aligned.m64n256k32.f32." + types + " ") != std::string::npos);
     CHECK(ck.ptx.find("cp.async.bulk.tensor") != std::string::npos);
-    CHECK(ck.tensor_maps.size() == 2);
+    CHECK(ck.tensor_maps.size() == 3);
     CHECK(ck.ptx.find("ldmatrix") == std::string::npos);
     // B [K, N]: N-major, which 8-bit wgmma cannot read; the dot stores a K-major copy.
     Config b_kn = hopper;
@@ -658,4 +686,46 @@ TEST_CASE("casting to an 8-bit float for sm_80 is a user error naming the target
   // The same kernel for Hopper: one satfinite conversion per element.
   std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90")}).ptx;
   CHECK(ptx.find("cvt.rn.satfinite.e5m2x2.f32") != std::string::npos);
+}
+
+TEST_CASE("view stores move by TMA only where the engine writes exactly the view's elements") {
+  auto k = kernel("view_store_ptx", {"out", "src", "rows", "cols", "ld", "r0", "c0"},
+                  [](Ptr<f32> out, Ptr<const f32> src, I32 rows, I32 cols, I64 ld, I32 r0, I32 c0) {
+                    auto t = load(src + arange(0, 64).col() * 64 + arange(0, 64).row());
+                    store(tensor_view(out, {rows, cols}, {ld, 1}), {r0, c0}, t * 3.0f);
+                  });
+  enum { OUT = 0, COLS = 3, LD = 4, R0 = 5, C0 = 6 };
+  auto compile = [&](std::vector<int64_t> div, const char* target = "sm_90") {
+    return nvptx::compile(*k.specialize(Config{}, div), nvptx::CompileOptions{nvptx::parse_target(target)});
+  };
+  const std::vector<int64_t> aligned(k.num_runtime_params(), 16);
+  const std::regex bulk_store(R"(cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group)");
+  // A [64, 64] f32 block: two boxes of 32 columns (128-byte swizzle), on sm_90 (no wgmma needed).
+  nvptx::CompiledKernel ck = compile(aligned);
+  REQUIRE(ck.tensor_maps.size() == 1);
+  CHECK(ck.tensor_maps[0].box == std::vector<int>{64, 32});
+  CHECK(count(ck.ptx, bulk_store) == 2);
+  CHECK(ck.ptx.find("st.global") == std::string::npos);
+  if (!tools::find_ptxas().empty()) {
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+  }
+  // The row coordinate may be anything; a row of 4 floats (16 bytes) suffices.
+  auto with = [&](int i, int64_t d) {
+    std::vector<int64_t> v = aligned;
+    v[i] = d;
+    return v;
+  };
+  CHECK(compile(with(R0, 1)).tensor_maps.size() == 1);
+  CHECK(compile(with(COLS, 4)).tensor_maps.size() == 1);
+  // Plain stores where TMA would write past the view (a row ending off 16 bytes), fault
+  // (an innermost coordinate off 16 bytes), or cannot describe it (stride, alignment).
+  for (auto div : {with(COLS, 2), with(C0, 2), with(LD, 2), with(OUT, 8)}) {
+    nvptx::CompiledKernel plain = compile(div);
+    CHECK(plain.tensor_maps.empty());
+    CHECK(count(plain.ptx, bulk_store) == 0);
+    CHECK(plain.ptx.find("st.global") != std::string::npos);
+  }
+  CHECK(compile(aligned, "sm_80").tensor_maps.empty());
 }

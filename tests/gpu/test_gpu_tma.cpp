@@ -32,6 +32,42 @@ TEST_CASE("gpu: TMA views with a dimension of 0 read zeros (K = 0 gives the epil
                      int64_t(64), int64_t(n), int64_t(n), 1.0f);
 }
 
+// View stores leave by TMA on sm_90 where the engine writes exactly the view's elements
+// (rows of 16-byte-multiple extents and strides, innermost coordinates on 16 bytes):
+// 64 x 64 blocks computed from a source tile, written at odd row counts across every
+// edge (negative coordinates included) and into one batch of a 3-D view, against the
+// interpreter; the padding columns and everything outside the block keep their values.
+// A row of 45 columns and a column offset of 3 take plain stores (same results).
+TEST_CASE_TEMPLATE("gpu: TMA view stores at odd shapes and edges, 2-D and 3-D views", T, float, bfloat16) {
+  auto k2 = kernel(std::string("tma_store2d_") + name(dtype_v<T>), {"out", "src", "rows", "cols", "ld", "r0", "c0"},
+                   [](Ptr<T> out, Ptr<const T> src, I32 rows, I32 cols, I64 ld, I32 r0, I32 c0) {
+                     auto t = load(src + arange(0, 64).col() * 64 + arange(0, 64).row()).template cast<f32>();
+                     store(tensor_view(out, {rows, cols}, {ld, 1}), {r0, c0}, (t * 2.0f + 1.0f).template cast<T>());
+                   });
+  const int rows = 77, ld = 64;  // 256 or 128 bytes per row
+  auto src = ref::random_vec<T>(64 * 64, 61, -1, 1);
+  for (auto [cols, r0, c0] : {std::tuple{48, 0, 0}, {48, 64, 32}, {48, -5, 16}, {48, 70, -16}, {48, -70, 0},
+                              {48, 76, 32}, {48, 100, 0}, {45, 13, 0}, {48, 13, 3}}) {
+    CAPTURE(cols);
+    CAPTURE(r0);
+    CAPTURE(c0);
+    auto out = ref::random_vec<T>(size_t(rows) * ld, 62, -1, 1);
+    gpu_matches_interp(k2, Grid(1), Config{}, {0, 0}, out, src, rows, cols, int64_t(ld), r0, c0);
+  }
+  auto k3 = kernel(std::string("tma_store3d_") + name(dtype_v<T>), {"out", "src", "B", "N", "b", "n0"},
+                   [](Ptr<T> out, Ptr<const T> src, I32 B, I32 N, I32 b, I32 n0) {
+                     auto t = load(src + arange(0, 32).col() * 64 + arange(0, 64).row());
+                     store(tensor_view(out, {B, N, 64}, {N * 64, 64, 1}), {b, n0, 0}, t);
+                   });
+  const int B = 3, N = 37;
+  for (auto [b, n0] : {std::pair{1, 0}, {2, 16}, {3, 0}, {0, -20}}) {
+    CAPTURE(b);
+    CAPTURE(n0);
+    auto out = ref::random_vec<T>(size_t(B) * N * 64, 63, -1, 1);
+    gpu_matches_interp(k3, Grid(1), Config{}, {0, 0}, out, src, B, N, b, n0);
+  }
+}
+
 // Attention with head dim 128 on 128-row blocks over two warpgroups (8 warps, two
 // stages) against the interpreter: 3 heads of n positions, `extra` adding BLOCK_N and the
 // rest of the config; random inputs from `seed`.

@@ -67,11 +67,13 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   auto dump = [&](const char* pass) {
     if (dump_ir) std::cerr << "// ----- tile IR after " << pass << " (" << f.name << ") -----\n" << dump_plan(f, plan);
   };
-  auto make_plan = [&](bool accumulator_stores) {
+  auto make_plan = [&](bool accumulator_stores, bool tma_stores) {
     plan = GpuPlan();
     plan.num_warps = f.num_warps;
     plan.accumulator_stores = accumulator_stores;
+    plan.allow_tma_stores = tma_stores;
     plan.axis = analyze_axis_info(f);                 dump("axis-info");
+    find_tma_stores(f, opts.target, plan);
     assign_layouts(f, opts.target, plan);             dump("layouts");
     group_reductions(f, plan);                        dump("reduction-groups");
     plan_async_copies(f, opts.target, plan);          dump("async-copies");
@@ -79,10 +81,13 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     plan_wgmma_waits(f, plan);                        dump("wgmma-waits");
     allocate_shared_memory(f, plan);                  dump("shared-memory");
   };
-  make_plan(false);
+  make_plan(false, true);
+  // A TMA store's block needs shared memory of its own while it leaves; where that does
+  // not fit (beside a persistent kernel's ring), view stores are plain stores.
+  if (!plan.tma_stores.empty() && plan.shared_bytes > ti.max_shared_bytes()) make_plan(false, false);
   // A persistent kernel's ring stays live through the epilogue; when the epilogue's
   // layout conversion no longer fits beside it, dot results are stored in their own layout.
-  if (plan.prefetch_loop && plan.shared_bytes > ti.max_shared_bytes()) make_plan(true);
+  if (plan.prefetch_loop && plan.shared_bytes > ti.max_shared_bytes()) make_plan(true, false);
   if (!plan.tensor_maps.empty()) ti.require_ptx(80);  // cp.async.bulk.tensor, mbarrier expect_tx
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

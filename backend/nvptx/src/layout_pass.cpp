@@ -121,7 +121,7 @@ class LayoutPass {
     ir::walk(f_.body, [&](Op& op) {
       if (op.kind == OpKind::Dot) plan_dot(op);
     });
-    if (plan_.accumulator_stores) stores_in_accumulator_layout();
+    if (plan_.accumulator_stores || !plan_.tma_stores.empty()) stores_in_accumulator_layout();
     // Loop-carried values need a second sweep to see wants from inside their bodies.
     for (int i = 0; i < 3; ++i) backward(f_.body);
     forward(f_.body);
@@ -225,10 +225,13 @@ class LayoutPass {
   // ---- backward: what do consumers want? ----
   // GpuPlan::accumulator_stores: a store of a dot's accumulator (through elementwise
   // epilogue ops) writes in the accumulator's layout instead of converting through
-  // shared memory (a persistent kernel's ring leaves no room for it).
+  // shared memory (a persistent kernel's ring leaves no room for it). A TMA store
+  // writes its block to shared memory from any layout: the accumulator's saves a
+  // conversion.
   void stores_in_accumulator_layout() {
     ir::walk(f_.body, [&](Op& op) {
       if (op.kind != OpKind::Store || !anchors_.count(&op)) return;
+      if (!plan_.accumulator_stores && !plan_.is_tma_store(&op)) return;
       LayoutRef acc = accumulator_layout(op.operand(1), 0);
       if (acc && acc->ll.shape() == op.operand(0)->type.shape) anchors_[&op] = acc;
     });

@@ -481,6 +481,7 @@ void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs&
 void lower_memory(Codegen& cg, const ir::Op& op) {
   const OpPlan& p = cg.plan.op(&op);
   if (p.async_copy) return lower_async_load(cg, op);
+  if (op.kind == OpKind::Store && p.tma_map >= 0) return lower_tma_store(cg, op);
   const ir::Value* ptr = op.operand(0);
   DType dt = ptr->type.dtype;
   bool is_load = op.kind == OpKind::Load;

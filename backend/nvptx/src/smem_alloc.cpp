@@ -89,6 +89,12 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       break;
     }
       break;
+    case OpKind::Store:  // a TMA store's block, swizzled as its boxes
+      if (p.tma_map >= 0) {
+        const ir::Type& t = op.operand(1)->type;
+        bytes = std::max<int>(bytes, static_cast<int>(t.numel()) * byte_size(t.dtype));
+      }
+      break;
     case OpKind::AtomicRMW: case OpKind::AtomicCas: {
       // Old values travel from the one thread that performed the atomic to the copies.
       const ir::Type& t = op.result()->type;
@@ -104,6 +110,7 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
 int alignment(const Op& op, const GpuPlan& plan) {
   const OpPlan& p = plan.op(&op);
   if (p.async_copy && read_by_wgmma(plan, &op)) return 1024;
+  if (op.kind == OpKind::Store && p.tma_map >= 0) return 1024;
   if (p.wgmma && !wgmma_smem_source(plan, op.operand(1), 1)) return 1024;
   return 16;
 }
@@ -197,6 +204,7 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
 GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
   GpuPlan plan;
   plan.axis = analyze_axis_info(f);
+  find_tma_stores(f, t, plan);
   assign_layouts(f, t, plan);
   group_reductions(f, plan);
   plan_async_copies(f, t, plan);

@@ -37,52 +37,102 @@ std::optional<TensorMapSpec::Value> host_value(const Value* v, const ParamIndex&
   return std::nullopt;
 }
 
-std::optional<TensorMapSpec> tma_spec(const ir::Function& f, const GpuPlan& plan, const Op* ld,
-                                      const ParamIndex& params, std::string& why) {
-  auto no = [&](const char* reason) {
-    why = reason;
-    return std::nullopt;
-  };
-  const OpPlan& p = plan.op(ld);
-  const ir::Type& t = ld->result()->type;
-  if (ld->view_rank == 0 || !p.async_copy || p.stages < 2 || !read_by_wgmma(plan, ld) || t.rank() != 2)
-    return no("not a pipelined 2-D view block read by warpgroup MMAs");
-  const int es = byte_size(t.dtype), rank = ld->view_rank;
-  const LinearLayout& l = plan.layout(ld->result())->ll;
-  if (contiguous_dim(l) != 1) return no("its layout is not contiguous along the last dimension");
-  const int swizzle = swizzle_bytes(t.shape, 1, es);
-  const int64_t rows = t.shape[0], inner = swizzle / es;
-  if (swizzle < 32 || rows > 256 || t.shape[1] % inner) return no("rows under 32 bytes or over 256 rows");
-  // Each further column block must start where the swizzle pattern restarts.
-  if (t.shape[1] > inner && rows * swizzle % 1024) return no("column blocks off the swizzle period");
-  auto base = params.find(ld->view_base());
+// The view's base, dimensions and strides as the launch sees them (into `s`), when it
+// can encode a tensor map of them: a 16-byte-aligned pointer argument, dimensions and
+// strides that are arguments, constants or grid sizes, the innermost stride 1 and the
+// others multiples of 16 bytes. `box_rows` x `box_inner`: the box of the last two
+// dimensions (one element of the others).
+//
+// The engine also needs the innermost coordinate to be a multiple of 16 bytes (else
+// the copy faults: an illegal instruction), and a store writes whole 16-byte chunks of
+// a row (past the view's innermost extent up to the next 16-byte boundary, where a
+// plain store writes nothing), so a store needs that extent in 16-byte multiples too.
+bool view_map(const ir::Function& f, const AxisInfoMap& axis, const Op* op, const ParamIndex& params,
+              int64_t box_rows, int64_t box_inner, TensorMapSpec& s, std::string& why) {
+  const int es = byte_size(op->view_base()->type.dtype), rank = op->view_rank;
+  if (axis.get(op->view_coord(rank - 1)).divisibility[0] * es % 16)
+    return why = "the innermost coordinate is not known to be a multiple of 16 bytes", false;
+  if (op->kind == OpKind::Store) {
+    auto inner = host_value(op->view_dim(rank - 1), params);
+    int64_t div = !inner || inner->grid_axis >= 0 ? 1
+                  : inner->param >= 0           ? f.params[inner->param].divisibility
+                                                : highest_pow2_divisor(inner->constant);
+    if (div * es % 16) return why = "the innermost dimension is not known to be a multiple of 16 bytes", false;
+  }
+  auto base = params.find(op->view_base());
   if (base == params.end() || f.params[base->second].divisibility < 16)
-    return no("the base is not a 16-byte-aligned pointer argument");
-  TensorMapSpec s;
-  s.dtype = t.dtype;
+    return why = "the base is not a 16-byte-aligned pointer argument", false;
+  s.dtype = op->view_base()->type.dtype;
   s.base_param = base->second;
-  s.swizzle_bytes = swizzle;
   for (int d = 0; d < rank; ++d) {
-    if (ld->view_coord(d)->type.dtype != DType::i32) return no("a coordinate is not i32");
-    auto dim = host_value(ld->view_dim(d), params);
-    auto stride = host_value(ld->view_stride(d), params);
+    if (op->view_coord(d)->type.dtype != DType::i32) return why = "a coordinate is not i32", false;
+    auto dim = host_value(op->view_dim(d), params);
+    auto stride = host_value(op->view_stride(d), params);
     if (!dim || !stride || (dim->param < 0 && dim->grid_axis < 0 && dim->constant < 1))
-      return no("a dimension or stride is not an argument, a constant or the grid size");
+      return why = "a dimension or stride is not an argument, a constant or the grid size", false;
     if (d == rank - 1) {
       if (stride->param >= 0 || stride->grid_axis >= 0 || stride->constant != 1)
-        return no("the innermost stride is not the constant 1");
+        return why = "the innermost stride is not the constant 1", false;
     } else if (stride->grid_axis >= 0) {
-      return no("a stride is the grid size");
+      return why = "a stride is the grid size", false;
     } else if (stride->param >= 0) {
-      if (f.params[stride->param].divisibility * es % 16) return no("a stride is not known to be a multiple of 16 bytes");
+      if (f.params[stride->param].divisibility * es % 16)
+        return why = "a stride is not known to be a multiple of 16 bytes", false;
     } else if (stride->constant < 1 || stride->constant * es % 16) {
-      return no("a constant stride is not a multiple of 16 bytes");
+      return why = "a constant stride is not a multiple of 16 bytes", false;
     }
     s.dims.push_back(*dim);
     s.strides.push_back(*stride);
-    s.box.push_back(d < rank - 2 ? 1 : d == rank - 2 ? static_cast<int>(rows) : static_cast<int>(inner));
+    s.box.push_back(d < rank - 2 ? 1 : d == rank - 2 ? static_cast<int>(box_rows) : static_cast<int>(box_inner));
   }
+  return true;
+}
+
+// A 2-D block of `shape` moves as boxes of 128-byte-swizzled (or narrower) rows, one
+// per column block of `swizzle` bytes; the boxes' rows must fit the engine (<= 256) and
+// each further column block start where the swizzle pattern restarts.
+bool box_shape_ok(const Shape& shape, int es, std::string& why) {
+  const int swizzle = swizzle_bytes(shape, 1, es);
+  const int64_t rows = shape[0], inner = swizzle ? swizzle / es : 0;
+  if (swizzle < 32 || rows > 256 || shape[1] % inner) return why = "rows under 32 bytes or over 256 rows", false;
+  if (shape[1] > inner && rows * swizzle % 1024) return why = "column blocks off the swizzle period", false;
+  return true;
+}
+
+std::optional<TensorMapSpec> tma_spec(const ir::Function& f, const GpuPlan& plan, const Op* ld,
+                                      const ParamIndex& params, std::string& why) {
+  const OpPlan& p = plan.op(ld);
+  const ir::Type& t = ld->result()->type;
+  if (ld->view_rank == 0 || !p.async_copy || p.stages < 2 || !read_by_wgmma(plan, ld) || t.rank() != 2)
+    return why = "not a pipelined 2-D view block read by warpgroup MMAs", std::nullopt;
+  const int es = byte_size(t.dtype);
+  if (contiguous_dim(plan.layout(ld->result())->ll) != 1)
+    return why = "its layout is not contiguous along the last dimension", std::nullopt;
+  if (!box_shape_ok(t.shape, es, why)) return std::nullopt;
+  TensorMapSpec s;
+  s.swizzle_bytes = swizzle_bytes(t.shape, 1, es);
+  if (!view_map(f, plan.axis, ld, params, t.shape[0], s.swizzle_bytes / es, s, why)) return std::nullopt;
   return s;
+}
+
+// A view store TMA can write: a 2-D block (see box_shape_ok) of a view the launch can
+// describe, outside any warp-specialized producer's reach (stores run in the consumers).
+std::optional<TensorMapSpec> tma_store_spec(const ir::Function& f, const AxisInfoMap& axis, const Op* st,
+                                            const ParamIndex& params, std::string& why) {
+  const ir::Type& t = st->operand(1)->type;
+  if (st->view_rank < 2 || t.rank() != 2) return why = "not a 2-D block", std::nullopt;
+  const int es = byte_size(t.dtype);
+  if (!box_shape_ok(t.shape, es, why)) return std::nullopt;
+  TensorMapSpec s;
+  s.swizzle_bytes = swizzle_bytes(t.shape, 1, es);
+  if (!view_map(f, axis, st, params, t.shape[0], s.swizzle_bytes / es, s, why)) return std::nullopt;
+  return s;
+}
+
+ParamIndex param_index(const ir::Function& f) {
+  ParamIndex params;
+  for (size_t i = 0; i < f.params.size(); ++i) params[f.params[i].value] = static_cast<int>(i);
+  return params;
 }
 
 // The top-level ops before `loop` that its copies' coordinates and its bounds depend
@@ -185,10 +235,24 @@ int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld) {
   return p.tma_map >= 0 ? (per_stage * p.stages + 15) / 16 * 16 : 0;
 }
 
+void find_tma_stores(const ir::Function& f, const Target& t, GpuPlan& plan) {
+  if (t.sm < 90 || knob("TILEFUSE_TMA") == "0" || knob("TILEFUSE_TMA_STORE") == "0" || !plan.allow_tma_stores) return;
+  ParamIndex params = param_index(f);
+  ir::walk(f.body, [&](Op& op) {
+    if (op.kind != OpKind::Store || !op.view_rank) return;
+    std::string why;
+    if (tma_store_spec(f, plan.axis, &op, params, why)) {
+      plan.tma_stores.push_back(&op);
+    } else if (knob_on("TILEFUSE_DEBUG")) {
+      std::cerr << "tilefuse: view store of " << op.operand(1)->type.str() << " at " << op.loc.str()
+                << " is written by plain stores, not TMA: " << why << "\n";
+    }
+  });
+}
+
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   if (t.sm < 90 || knob("TILEFUSE_TMA") == "0") return;
-  ParamIndex params;
-  for (size_t i = 0; i < f.params.size(); ++i) params[f.params[i].value] = static_cast<int>(i);
+  ParamIndex params = param_index(f);
   for (const auto& top : f.body.ops) {  // body order: the hidden parameters' order
     auto it = plan.pipelines.find(top.get());
     if (it == plan.pipelines.end()) continue;
@@ -213,6 +277,13 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
       p.async_count = count;
       p.async_index = p.tma_map < 0 ? ++index : 0;
     }
+  }
+  for (const Op* st : plan.tma_stores) {  // the loads' maps first, then the stores'
+    std::string why;
+    auto s = tma_store_spec(f, plan.axis, st, params, why);
+    auto same = std::find(plan.tensor_maps.begin(), plan.tensor_maps.end(), *s);
+    plan.op(st).tma_map = static_cast<int>(same - plan.tensor_maps.begin());
+    if (same == plan.tensor_maps.end()) plan.tensor_maps.push_back(*s);
   }
   plan_warp_specialization(f, plan);
   plan_prefetch(f, plan);

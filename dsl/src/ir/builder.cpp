@@ -328,28 +328,30 @@ Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
   return op->result();
 }
 
-Value* Builder::load_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
-                          const std::vector<Value*>& coords, const Shape& block, Evict e) {
+Builder::ViewBlock Builder::view_block(const char* what, Value* base, const std::vector<Value*>& dims,
+                                      const std::vector<Value*>& strides, const std::vector<Value*>& coords,
+                                      const Shape& block) {
   const size_t rank = dims.size(), brank = block.size();
+  const std::string w(what);
   if (!base->type.is_ptr || !base->type.is_scalar())
-    fail("tensor view base " + base->type.str() + " is not a pointer argument", "Pass the tensor's Ptr<T>");
+    fail(w + ": tensor view base " + base->type.str() + " is not a pointer argument", "Pass the tensor's Ptr<T>");
   if (rank < 1 || rank > 5)
-    fail("tensor view of rank " + std::to_string(rank), "Views have 1 to 5 dimensions");
+    fail(w + ": tensor view of rank " + std::to_string(rank), "Views have 1 to 5 dimensions");
   if (strides.size() != rank || coords.size() != rank)
-    fail("tensor view of rank " + std::to_string(rank) + " given " + std::to_string(strides.size()) +
+    fail(w + ": tensor view of rank " + std::to_string(rank) + " given " + std::to_string(strides.size()) +
              " strides and " + std::to_string(coords.size()) + " coordinates",
          "Give one stride per dimension and one coordinate per dimension");
   for (const auto* list : {&dims, &strides, &coords})
     for (Value* v : *list)
       if (!v->type.is_scalar() || v->type.is_ptr || !is_int(v->type.dtype) || v->type.dtype == DType::i1)
-        fail("tensor view dimension, stride or coordinate of type " + v->type.str(),
+        fail(w + ": tensor view dimension, stride or coordinate of type " + v->type.str(),
              "Pass integer scalars (kernel arguments, constants or index expressions)");
   if (brank < 1 || brank > rank)
-    fail("block " + shape_str(block) + " for a tensor view of rank " + std::to_string(rank),
+    fail(w + ": block " + shape_str(block) + " for a tensor view of rank " + std::to_string(rank),
          "Give 1 to " + std::to_string(rank) + " block sizes; they cover the view's innermost dimensions");
   for (int64_t s : block)
     if (s < 1 || !is_pow2(s))
-      fail("block " + shape_str(block) + " has a size that is not a power of two",
+      fail(w + ": block " + shape_str(block) + " has a size that is not a power of two",
            "Use power-of-two block sizes (mask with a smaller view dimension instead)");
   const size_t lead = rank - brank;
   auto i64 = [&](Value* v) { return cast(v, DType::i64); };
@@ -377,14 +379,40 @@ Value* Builder::load_view(Value* base, const std::vector<Value*>& dims, const st
     ptr = add_ptr(ptr, off);
     mask = mask ? binary(BinaryOp::And, mask, in) : in;
   }
-  ptr = broadcast_to(ptr, block);
-  mask = broadcast_to(binary(BinaryOp::And, mask, ok), block);
-  std::vector<Value*> ops{ptr, mask, constant(0, Type::tile(base->type.dtype, block)), base};
-  for (const auto* list : {&dims, &strides, &coords}) ops.insert(ops.end(), list->begin(), list->end());
+  ViewBlock vb;
+  vb.ptr = broadcast_to(ptr, block);
+  vb.mask = broadcast_to(binary(BinaryOp::And, mask, ok), block);
+  vb.description.push_back(base);
+  for (const auto* list : {&dims, &strides, &coords})
+    vb.description.insert(vb.description.end(), list->begin(), list->end());
+  return vb;
+}
+
+Value* Builder::load_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
+                          const std::vector<Value*>& coords, const Shape& block, Evict e) {
+  ViewBlock vb = view_block("load", base, dims, strides, coords, block);
+  std::vector<Value*> ops{vb.ptr, vb.mask, constant(0, Type::tile(base->type.dtype, block))};
+  ops.insert(ops.end(), vb.description.begin(), vb.description.end());
   Op* op = create(OpKind::Load, ops, {Type{base->type.dtype, false, block}});
   op->evict = e;
-  op->view_rank = static_cast<int>(rank);
+  op->view_rank = static_cast<int>(dims.size());
   return op->result();
+}
+
+void Builder::store_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
+                         const std::vector<Value*>& coords, Value* value, Evict e) {
+  if (value->type.is_ptr || value->type.is_scalar())
+    fail("store to a tensor view of " + value->type.str() + ", which is not a tile of values",
+         "Store a tile whose shape is the block to write");
+  if (base->type.is_ptr && value->type.dtype != base->type.dtype)
+    fail(std::string("store of a ") + name(value->type.dtype) + " tile to a tensor view of " + name(base->type.dtype),
+         std::string("Cast the tile first: value.cast<") + name(base->type.dtype) + ">()");
+  ViewBlock vb = view_block("store", base, dims, strides, coords, value->type.shape);
+  std::vector<Value*> ops{vb.ptr, value, vb.mask};
+  ops.insert(ops.end(), vb.description.begin(), vb.description.end());
+  Op* op = create(OpKind::Store, ops, {});
+  op->evict = e;
+  op->view_rank = static_cast<int>(dims.size());
 }
 
 void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {

@@ -112,8 +112,8 @@ class Printer {
             << (op.view_rank ? ".view" + std::to_string(op.view_rank) : "") << " " << list(op.operands);
         break;
       case OpKind::Store:
-        os_ << "store" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "") << " "
-            << list(op.operands);
+        os_ << "store" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "")
+            << (op.view_rank ? ".view" + std::to_string(op.view_rank) : "") << " " << list(op.operands);
         break;
       case OpKind::AtomicRMW: os_ << "atomic_" << ir::name(op.atomic()) << " " << list(op.operands); break;
       case OpKind::AtomicCas: os_ << "atomic_cas " << list(op.operands); break;

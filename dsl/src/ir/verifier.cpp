@@ -341,7 +341,22 @@ class Verifier {
       case OpKind::Store:
       case OpKind::AtomicRMW: {
         bool st = op.kind == OpKind::Store;
-        counts(op, 2, 3, st ? 0 : 1);
+        if (op.view_rank && st) {  // (ptr, value, mask, base, dims[R], strides[R], coords[R])
+          size_t r = static_cast<size_t>(op.view_rank);
+          counts(op, 4 + 3 * r, 4 + 3 * r, 0);
+          if (!o[3]->type.is_ptr || !o[3]->type.is_scalar() || o[3]->type.dtype != o[0]->type.dtype)
+            fail(op, "view base " + o[3]->type.str() + " is not a scalar pointer to the stored dtype");
+          for (size_t i = 4; i < o.size(); ++i)
+            if (!o[i]->type.is_scalar() || o[i]->type.is_ptr || !is_int(o[i]->type.dtype))
+              fail(op, "view dimension, stride or coordinate " + o[i]->type.str() + " is not an integer scalar");
+          if (static_cast<size_t>(o[0]->type.rank()) > r)
+            fail(op, "view block of rank " + std::to_string(o[0]->type.rank()) + " on a view of rank " +
+                         std::to_string(r));
+        } else if (op.view_rank) {
+          fail(op, "only loads and stores describe a tensor view");
+        } else {
+          counts(op, 2, 3, st ? 0 : 1);
+        }
         const Type& p = o[0]->type;
         if (!p.is_ptr) fail(op, std::string(st ? "store" : "atomic") + " to " + p.str() + ", which is not a pointer");
         const Type& v = o[1]->type;

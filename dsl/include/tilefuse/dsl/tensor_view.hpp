@@ -8,6 +8,12 @@
 //   auto av = tensor_view(a, {M, K}, {lda, 1});                // [M, K], row stride lda
 //   auto tile = load(av, {tile_m * BLOCK_M, k0}, {BLOCK_M, BLOCK_K});
 //
+//   store(cv, {tile_m * BLOCK_M, tile_n * BLOCK_N}, acc.cast<bf16>());  // the block's shape
+//
+// A view store writes exactly what the equivalent pointer store with a bounds mask
+// writes (nothing outside [0, dim)); on sm_90 a suitable block leaves through shared
+// memory as one bulk tensor copy (a TMA store).
+//
 // Copies need the view's base, dimensions and strides to be kernel arguments or
 // constants (the launch encodes the copy descriptor from them), the innermost stride
 // to be 1 and the others multiples of 16 bytes; other views load like pointer tiles.
@@ -74,6 +80,24 @@ Tile<std::remove_const_t<T>, static_cast<int>(RB)> load(const GlobalTensor<T, R>
   }
   return Tile<std::remove_const_t<T>, static_cast<int>(RB)>(
       b.load_view(view.base.value, dims, strides, at, detail::to_shape(block), detail::to_evict(cache)));
+}
+
+// Writes `value` as the block whose first element is at `coords`; the block is value's
+// shape (lower rank than the view: its innermost dimensions, as for load). Elements
+// outside [0, dim) are left alone.
+template <class T, int R, class V, int RB>
+void store(const GlobalTensor<T, R>& view, const ViewIndex (&coords)[static_cast<size_t>(R)], const Tile<V, RB>& value,
+           Cache cache = Cache::Normal, TF_HERE) {
+  static_assert(!std::is_const_v<T>, "store(view): the view's pointer is const (Ptr<const T>); pass a Ptr<T>");
+  static_assert(RB >= 1 && RB <= R, "store(view): the tile's rank must be 1 to the view's rank");
+  ir::Builder& b = detail::builder("store", loc);
+  std::vector<ir::Value*> dims, strides, at;
+  for (int d = 0; d < R; ++d) {
+    dims.push_back(view.dims[d].get(b));
+    strides.push_back(view.strides[d].get(b));
+    at.push_back(coords[d].get(b, DType::i32));
+  }
+  b.store_view(view.base.value, dims, strides, at, value.value, detail::to_evict(cache));
 }
 
 }  // namespace tilefuse

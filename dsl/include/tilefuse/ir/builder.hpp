@@ -61,6 +61,10 @@ class Builder {
   Value* load_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
                    const std::vector<Value*>& coords, const Shape& block, Evict e = Evict::Normal);
   void store(Value* ptr, Value* value, Value* mask = nullptr, Evict e = Evict::Normal);
+  // Writes `value` as the block at `coords` of the tensor view (its shape is the block's;
+  // as load_view). Elements outside [0, dims) are not written.
+  void store_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
+                  const std::vector<Value*>& coords, Value* value, Evict e = Evict::Normal);
   Value* atomic_rmw(AtomicOp op, Value* ptr, Value* value, Value* mask = nullptr);
   Value* atomic_cas(Value* ptr, Value* cmp, Value* value);
 
@@ -97,6 +101,14 @@ class Builder {
 
  private:
   [[noreturn]] void fail(const std::string& what, const std::string& fix = "") const;
+  // A view block written out: its pointers, bounds mask, and the operands that describe
+  // the view (base, dims, strides, coords; see Op::view_rank).
+  struct ViewBlock {
+    Value *ptr = nullptr, *mask = nullptr;
+    std::vector<Value*> description;
+  };
+  ViewBlock view_block(const char* what, Value* base, const std::vector<Value*>& dims,
+                       const std::vector<Value*>& strides, const std::vector<Value*>& coords, const Shape& block);
   // A cluster reduction's operand: a 32/64-bit number, reached by every program equally.
   void check_cluster_operand(const Value* x, const std::string& what);
   void check_block_shape(const Shape& s, const char* what) const;

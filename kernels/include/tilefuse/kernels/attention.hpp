@@ -107,7 +107,8 @@ const auto& attention_fwd_kernel() {
         }
         for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, true)), start_n, true); });
         auto o = acc * (1.0f / l_i).col();  // one division per row, not per element
-        store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
+        auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
+        store(out_view, {head, start_m * BLOCK_M, 0}, o.template cast<T>());
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
         store(lse + head * seq_len + offs_m, (m_i + log2(l_i)) * 0.6931471805599453f, row_ok);
       });

@@ -32,6 +32,7 @@ namespace detail {
 // product starts from zero and is added to the f32 sum with FADDs (Hopper's 8-bit MMAs
 // keep fewer accumulator bits than f32; this bounds that to one block's MMAs).
 struct GemmTile {
+  I32 m0, n0;                // the tile's first row and column
   Tile<int32_t, 1> rm, rn;  // the tile's rows and columns
   Tile<bool, 1> m_ok, n_ok;  // which of them exist
   Tile<float, 2> acc;
@@ -72,7 +73,7 @@ GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M,
     }
   });
   if (promote_blocks == 2) acc = acc + prev;
-  return GemmTile{rm, rn, m_ok, n_ok, acc};
+  return GemmTile{m0, n0, rm, rn, m_ok, n_ok, acc};
 }
 
 // The activations of the epilogue, on the f32 accumulator; `Out` picks tanh's precision.
@@ -105,10 +106,12 @@ const auto& matmul_kernel() {
         if (SCALE) acc = acc * alpha;
         if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
         acc = detail::activate<Out>(acc, static_cast<int>(ACT));
-        auto c_offs = t.rm.col().template cast<i64>() * ldc + t.rn.row();
-        auto mask = t.m_ok.col() && t.n_ok.row();
-        if (RESIDUAL) acc = acc + load(residual + c_offs, mask, 0.0f).template cast<f32>();
-        store(c + c_offs, acc.template cast<Out>(), mask);
+        if (RESIDUAL) {
+          auto c_offs = t.rm.col().template cast<i64>() * ldc + t.rn.row();
+          acc = acc + load(residual + c_offs, t.m_ok.col() && t.n_ok.row(), 0.0f).template cast<f32>();
+        }
+        // A block of the [M, N] view of c: TMA writes it on sm_90 (when ldc allows).
+        store(tensor_view(c, {M, N}, {ldc, 1}), {t.m0, t.n0}, acc.template cast<Out>());
       });
   return k;
 }

@@ -28,8 +28,7 @@ const auto& scaled_matmul_kernel() {
         auto acc = t.acc * (load(scale_a) * load(scale_b));
         if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
         acc = detail::activate<Out>(acc, static_cast<int>(ACT));
-        auto c_offs = t.rm.col().template cast<i64>() * ldc + t.rn.row();
-        store(c + c_offs, acc.template cast<Out>(), t.m_ok.col() && t.n_ok.row());
+        store(tensor_view(c, {M, N}, {ldc, 1}), {t.m0, t.n0}, acc.template cast<Out>());
       });
   return k;
 }

@@ -3,6 +3,7 @@
 // tile value, the layout each op needs for each operand (a difference is a layout
 // conversion), vector widths of memory ops, and shared-memory scratch per op.
 // Produced by plan_kernel(); consumed by the LLVM lowering; printed by dump_plan().
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -124,6 +125,15 @@ struct GpuPlan {
   std::unordered_set<const ir::Op*> loops_reading_copies;
   // TMA descriptors the launch encodes (OpPlan::tma_map indexes them).
   std::vector<TensorMapSpec> tensor_maps;
+  // View stores written by TMA (find_tma_stores), in body order: the block goes to
+  // shared memory in its own (accumulator) layout, swizzled as the box, and thread 0
+  // copies it out with cp.async.bulk.tensor (lower_tma.cpp). `allow_tma_stores` false:
+  // plain stores (when their staging buffer does not fit).
+  std::vector<const ir::Op*> tma_stores;
+  bool allow_tma_stores = true;
+  bool is_tma_store(const ir::Op* o) const {
+    return std::find(tma_stores.begin(), tma_stores.end(), o) != tma_stores.end();
+  }
   // Warp specialization (tma_plan.cpp): one more warpgroup, the producer, whose first
   // thread issues every TMA copy of the `producer_loops` (top-level, in body order),
   // waiting on each stage's "empty" mbarrier, while the num_warps consumer warps run the
@@ -186,6 +196,9 @@ bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
 // wgmma readers, view described by kernel arguments and constants, 16-byte strides):
 // sets OpPlan::tma_map and renumbers the remaining cp.async loads' groups.
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
+// Pass 1b (before layouts): the view stores TMA can write on this target
+// (GpuPlan::tma_stores); plan_tma_copies gives them their tensor maps.
+void find_tma_stores(const ir::Function& f, const Target& t, GpuPlan& plan);
 // Bytes of the mbarriers after a TMA load's stage buffers (0 for other loads): a "full"
 // barrier per stage, then (warp-specialized) an "empty" one per stage.
 int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld);
