@@ -47,14 +47,14 @@ namespace detail {
 namespace {
 
 struct LaunchKey {
-  const KernelBase* kernel;
+  uint64_t kernel;  // KernelBase::id(): a kernel object destroyed and another made at its address differ
   std::string config;  // Config::str() + divisibility bits
   int device;
   bool operator==(const LaunchKey&) const = default;
 };
 struct LaunchKeyHash {
   size_t operator()(const LaunchKey& k) const {
-    return std::hash<const void*>()(k.kernel) ^ (std::hash<std::string>()(k.config) * 31) ^ k.device;
+    return std::hash<uint64_t>()(k.kernel) ^ (std::hash<std::string>()(k.config) * 31) ^ k.device;
   }
 };
 
@@ -87,7 +87,7 @@ void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::
       user_error("kernel '" + k.name() + "' runs on the GPU but was given a host buffer", loc,
                  "Copy the data to a DeviceBuffer first");
   std::vector<int64_t> div(args.size());
-  LaunchKey key{&k, cfg.str(), cuda::current_device()};
+  LaunchKey key{k.id(), cfg.str(), cuda::current_device()};
   key.config.push_back('|');
   for (size_t i = 0; i < args.size(); ++i) {
     div[i] = specialization_divisibility(args[i]);

@@ -241,7 +241,6 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   CHECK(c.swizzle_bytes == 128);
   CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group)")) == 4);
   CHECK(ck.ptx.find("cp.async.bulk.wait_group.read 0") != std::string::npos);
-  CHECK(ck.ptx.find("st.global") == std::string::npos);
   // Hidden parameters: two 128-byte maps read in parameter space; mbarrier phases.
   CHECK(ck.ptx.find(".param .align 64 .b8 matmul_bf16_bf16_param_12[128]") != std::string::npos);
   CHECK(ck.ptx.find("cvta.param") != std::string::npos);
@@ -705,7 +704,8 @@ TEST_CASE("view stores move by TMA only where the engine writes exactly the view
   REQUIRE(ck.tensor_maps.size() == 1);
   CHECK(ck.tensor_maps[0].box == std::vector<int>{64, 32});
   CHECK(count(ck.ptx, bulk_store) == 2);
-  CHECK(ck.ptx.find("st.global") == std::string::npos);
+  // Blocks at negative coordinates (the engine faults on those) take plain stores.
+  CHECK(ck.ptx.find("st.global") != std::string::npos);
   if (!tools::find_ptxas().empty()) {
     tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90");
     CHECK_MESSAGE(r.ok, r.log);

@@ -210,3 +210,24 @@ TEST_CASE("gpu: atomics") {
   std::vector<float> mx(1, -100.0f);
   gpu_matches_interp(k, Grid((n + 255) / 256), {{"BLOCK", 256}, num_warps(4)}, {0, 0}, hist, mx, cas, x, n, bins);
 }
+
+// A kernel object made where a destroyed one lived (a local of a function called
+// twice) runs its own code: compiled kernels are found by the kernel's identity, not
+// its address (they once were, and the second call ran the first kernel).
+static void add_constant_on_gpu(float c, DeviceBuffer<float>& x) {
+  auto k = kernel("add_constant", {"x", "n"}, [c](Ptr<f32> x, I32 n) {
+    auto offs = arange(0, 256);
+    store(x + offs, load(x + offs, offs < n, 0.0f) + c, offs < n);
+  });
+  k.launch(grid(1), {}, x, static_cast<int>(x.size()));
+}
+
+TEST_CASE("gpu: a kernel made at the address of a destroyed one runs its own code") {
+  if (!difftest::have_gpu()) return;
+  std::vector<float> host = rnd<float>(200, 91);
+  DeviceBuffer<float> x = to_device(host);
+  add_constant_on_gpu(1.0f, x);
+  add_constant_on_gpu(10.0f, x);
+  std::vector<float> got = x.to_host();
+  for (size_t i = 0; i < host.size(); ++i) REQUIRE(got[i] == host[i] + 1.0f + 10.0f);
+}

@@ -246,8 +246,11 @@ void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, 
 // The stage after `slot` in a ring of `stages`, and the phase parity it completes with.
 std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages);
 void wait_tma_copy(Codegen& cg, const ir::Op& ld);
-// A view store TMA writes (GpuPlan::tma_stores; lower_tma_store.cpp).
-void lower_tma_store(Codegen& cg, const ir::Op& op);
+// A view store TMA writes (GpuPlan::tma_stores; lower_tma_store.cpp): `vals`, the
+// block in the store's value layout, leaves through shared memory.
+void lower_tma_store(Codegen& cg, const ir::Op& op, const Regs& vals);
+// A store's value runs written by st.global, as its plan says (lower_memory.cpp).
+void plain_stores(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& vals, const Regs& mask);
 // cp.async.wait_group n before a dot reads async operands of this iteration.
 void wait_async_copies(Codegen& cg, const ir::Op& dot);
 // After that dot's barrier: the pipelined copies it issues (OpPlan::issue_at).

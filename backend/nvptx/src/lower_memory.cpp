@@ -481,7 +481,6 @@ void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs&
 void lower_memory(Codegen& cg, const ir::Op& op) {
   const OpPlan& p = cg.plan.op(&op);
   if (p.async_copy) return lower_async_load(cg, op);
-  if (op.kind == OpKind::Store && p.tma_map >= 0) return lower_tma_store(cg, op);
   const ir::Value* ptr = op.operand(0);
   DType dt = ptr->type.dtype;
   bool is_load = op.kind == OpKind::Load;
@@ -494,6 +493,18 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
     vals = cg.operand(op, 1);
     if (op.num_operands() > 2) mask = cg.operand(op, 2);
   }
+  if (op.kind == OpKind::Store && p.tma_map >= 0) {
+    // The engine faults on negative coordinates: such blocks (rare: a view's edge
+    // before its start) take the plain stores. The operands above dominate both ways.
+    llvm::Value* ok = cg.b.getTrue();
+    for (int d = 0; d < op.view_rank; ++d)
+      ok = cg.b.CreateAnd(ok, cg.b.CreateICmpSGE(cg.scalar(op.view_coord(d)), cg.c32(0)));
+    cg.if_then(ok, [&] { lower_tma_store(cg, op, vals); });
+    cg.if_then(cg.b.CreateNot(ok), [&] { plain_stores(cg, op, ptrs, vals, mask); });
+    cg.smem_unknown();
+    return;
+  }
+  if (!is_load) return plain_stores(cg, op, ptrs, vals, mask);
   LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
   int vec = l ? p.vec : 1;
   bool realign = l && p.realign;
@@ -501,19 +512,27 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   bool interval = (checked || (realign && !mask.empty())) && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
-  if (is_load && realign && interval)
-    return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
-  if (is_load && checked && !realign) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
-  if (is_load) {
-    Regs out(n);
-    for (int r = 0; r < n; r += vec) {
-      Regs got = realign ? realigned_load(cg, ptrs[r], run(mask, r), run(other, r), dt, op.evict)
-                         : emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], run(other, r), dt, vec, op.evict);
-      for (int i = 0; i < vec; ++i) out[r + i] = got[i];
-    }
-    cg.set(op.result(), std::move(out));
-    return;
+  if (realign && interval) return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
+  if (checked && !realign) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
+  Regs out(n);
+  for (int r = 0; r < n; r += vec) {
+    Regs got = realign ? realigned_load(cg, ptrs[r], run(mask, r), run(other, r), dt, op.evict)
+                       : emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], run(other, r), dt, vec, op.evict);
+    for (int i = 0; i < vec; ++i) out[r + i] = got[i];
   }
+  cg.set(op.result(), std::move(out));
+}
+
+void plain_stores(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& vals, const Regs& mask) {
+  const OpPlan& p = cg.plan.op(&op);
+  DType dt = op.operand(0)->type.dtype;
+  LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
+  int vec = l ? p.vec : 1;
+  bool realign = l && p.realign;
+  bool checked = l && p.checked && !mask.empty();
+  bool interval = (checked || (realign && !mask.empty())) && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
+  int n = static_cast<int>(ptrs.size());
+  auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
   llvm::Value* owner = l ? cg.owner_predicate(l->ll) : cg.b.CreateICmpEQ(cg.tid(), cg.c32(0));
   uint32_t dup_regs = l ? l->ll.redundancy().reg : 0;
   if (checked && !realign) return checked_stores(cg, ptrs, vals, mask, owner, dup_regs, vec, interval, dt, op.evict);

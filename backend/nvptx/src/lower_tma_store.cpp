@@ -5,12 +5,13 @@
 // box out with one bulk tensor copy (the engine skips what lies outside the view, as the
 // store's bounds mask does) and waits until the engine has read the buffer, so that the
 // next writer of those bytes, behind its own barrier, cannot overwrite it early. The
-// global writes complete on their own, as plain stores do.
+// global writes complete on their own, as plain stores do. The caller (lower_memory)
+// runs this for blocks at non-negative coordinates only.
 #include "codegen.hpp"
 
 namespace tilefuse::nvptx {
 
-void lower_tma_store(Codegen& cg, const ir::Op& op) {
+void lower_tma_store(Codegen& cg, const ir::Op& op, const Regs& vals) {
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);
   const TensorMapSpec& spec = cg.plan.tensor_maps.at(p.tma_map);
@@ -19,7 +20,6 @@ void lower_tma_store(Codegen& cg, const ir::Op& op) {
   const int64_t rows = t.shape[0], inner = spec.box.back(), boxes = t.shape[1] / inner;
   const int64_t box_bytes = rows * inner * es;
 
-  Regs vals = cg.operand(op, 1);
   SharedEncoding enc = swizzled_encoding(t.shape, 1, es, true);
   cg.smem_before_write();
   cg.smem_store_tile(vals, enc.apply(p.operands[1]->ll), p.smem_offset, cg.elem_type(t.dtype));

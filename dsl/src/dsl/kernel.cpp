@@ -1,5 +1,6 @@
 #include "tilefuse/dsl/kernel.hpp"
 
+#include <atomic>
 #include <cctype>
 
 #include "tilefuse/ir/passes.hpp"
@@ -28,8 +29,15 @@ std::string ParamInfo::type_str() const {
   return n;
 }
 
+namespace {
+uint64_t next_kernel_id() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
 KernelBase::KernelBase(std::string name, std::vector<ParamInfo> params, SourceLoc defined_at)
-    : name_(std::move(name)), params_(std::move(params)), defined_at_(std::move(defined_at)) {}
+    : name_(std::move(name)), id_(next_kernel_id()), params_(std::move(params)), defined_at_(std::move(defined_at)) {}
 
 std::vector<std::string> KernelBase::meta_names() const {
   std::vector<std::string> r;

@@ -81,6 +81,9 @@ class KernelBase {
   virtual ~KernelBase() = default;
 
   const std::string& name() const { return name_; }
+  // Unique among all kernel objects of the process, never reused: keys caches of what
+  // this kernel compiled to (an address may belong to another kernel later).
+  uint64_t id() const { return id_; }
   const std::vector<ParamInfo>& params() const { return params_; }
   std::vector<std::string> meta_names() const;
   int num_runtime_params() const;
@@ -103,6 +106,7 @@ class KernelBase {
 
  private:
   std::string name_;
+  uint64_t id_;
   std::vector<ParamInfo> params_;
   SourceLoc defined_at_;
   mutable std::mutex mu_;
