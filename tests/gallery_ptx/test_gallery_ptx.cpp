@@ -311,12 +311,17 @@ TEST_CASE("attention's K and V blocks move by TMA on sm_90a, its two loops shari
     const KernelBase& k = at->get(DType::f16);
     auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
     nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
-    REQUIRE(ck.tensor_maps.size() == 3);
+    // The output's block leaves by a TMA store of the same [heads, seq, d] shape at d64;
+    // the heuristic keeps plain stores at d128 (TMA_STORE = 0, measured 1% faster).
+    bool out_tma = !cfg.has("TMA_STORE") || cfg.get("TMA_STORE");
+    CHECK(out_tma == (d == 64));
+    REQUIRE(ck.tensor_maps.size() == (out_tma ? 3u : 2u));
     using Val = nvptx::TensorMapSpec::Value;
-    // The output's block leaves by a TMA store of the same [heads, seq, d] shape.
-    CHECK(ck.tensor_maps[2].base_param == 0);
-    CHECK(ck.tensor_maps[2].box == std::vector<int>{1, static_cast<int>(cfg.get("BLOCK_M")), 64});
-    CHECK(ck.ptx.find("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") != std::string::npos);
+    if (out_tma) {
+      CHECK(ck.tensor_maps[2].base_param == 0);
+      CHECK(ck.tensor_maps[2].box == std::vector<int>{1, static_cast<int>(cfg.get("BLOCK_M")), 64});
+    }
+    CHECK((ck.ptx.find("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group") != std::string::npos) == out_tma);
     for (int i = 0; i < 2; ++i) {
       const auto& s = ck.tensor_maps[i];
       CHECK(s.base_param == (i ? V : K));

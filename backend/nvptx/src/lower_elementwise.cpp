@@ -2,12 +2,7 @@
 #include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
-#include <algorithm>
-#include <cstdlib>
-#include <string>
-
 #include "codegen.hpp"
-#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -165,43 +160,9 @@ llvm::Value* compare_element(Codegen& cg, CmpPred p, llvm::Value* x, llvm::Value
   return nullptr;
 }
 
-// 2^x on the FMA pipe instead of the MUFU unit (16 results per clock per SM, what holds
-// attention's softmax back): x = j + f with j = floor(x), found by one add rounding
-// toward -inf into the low bits of 1.5 * 2^23; 2^f on [0, 1) as a cubic (relative
-// error 7.5e-5, below a 16-bit result's half ulp); j added to the exponent field.
-// Exponents clamped to [-127, 127.99]: 2^-127 stands for 0 (softmax's -inf).
-llvm::Value* exp2_on_fma(Codegen& cg, llvm::Value* x) {
-  auto& b = cg.b;
-  auto* f = b.getFloatTy();
-  auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
-  x = cg.call_intrinsic(llvm::Intrinsic::maxnum, {x, c(-127.0)}, {f});
-  x = cg.call_intrinsic(llvm::Intrinsic::minnum, {x, c(127.99)}, {f});
-  llvm::Value* t = cg.inline_asm(f, "add.rm.f32 $0, $1, 0f4B400000;", "=f,f", {x}, false);
-  llvm::Value* frac = b.CreateFSub(x, b.CreateFSub(t, c(12582912.0)));
-  llvm::Value* p = c(0.07802422535748507);
-  for (double k : {0.22606723336207485, 0.6958336953498931, 0.999925181428016})
-    p = cg.call_intrinsic(llvm::Intrinsic::fma, {p, frac, c(k)}, {f});
-  llvm::Value* e = b.CreateShl(b.CreateBitCast(t, b.getInt32Ty()), 23);
-  return b.CreateBitCast(b.CreateAdd(b.CreateBitCast(p, b.getInt32Ty()), e), f);
-}
-
-// TILEFUSE_EXP2_FMA=n (experimental): every n-th register of an f32 exp2 is computed
-// by exp2_on_fma.
-int exp2_fma_period() {
-  static const int n = [] {
-    std::string v = knob("TILEFUSE_EXP2_FMA");
-    return v.empty() ? 0 : std::max(0, std::atoi(v.c_str()));
-  }();
-  return n;
-}
-
-llvm::Value* unary_element(Codegen& cg, const ir::Op& op, llvm::Value* x, DType dt, size_t k = 0) {
+llvm::Value* unary_element(Codegen& cg, const ir::Op& op, llvm::Value* x, DType dt) {
   auto& b = cg.b;
   bool fp = is_float(dt);
-  if (op.un() == UnaryOp::Exp2 && dt == DType::f32) {
-    int n = exp2_fma_period();
-    if (n > 0 && k % static_cast<size_t>(n) == 0) return exp2_on_fma(cg, x);
-  }
   switch (op.un()) {
     case UnaryOp::Neg: return fp ? b.CreateFNeg(x) : b.CreateNeg(x);
     case UnaryOp::Not: return b.CreateNot(x);
@@ -263,7 +224,7 @@ Regs elementwise_regs(Codegen& cg, const ir::Op& op, const std::vector<Regs>& in
     }
     switch (op.kind) {
       case OpKind::Binary: out[k] = binary_element(cg, op.bin(), at(0, k), at(1, k), dt); break;
-      case OpKind::Unary: out[k] = unary_element(cg, op, at(0, k), dt, k); break;
+      case OpKind::Unary: out[k] = unary_element(cg, op, at(0, k), dt); break;
       case OpKind::Compare: out[k] = compare_element(cg, op.cmp(), at(0, k), at(1, k), t0); break;
       case OpKind::Select: out[k] = b.CreateSelect(at(0, k), at(1, k), at(2, k)); break;
       case OpKind::Fma:

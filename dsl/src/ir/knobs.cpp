@@ -23,7 +23,6 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_PTX_OPT", "LLVM optimization level for device code (0-3)", true},
       {"TILEFUSE_FAST_MATH", "allow approximate exp/log/div for all math ops", true},
       {"TILEFUSE_TMA", "0: tensor-view blocks read by warpgroup MMAs are copied by cp.async instead of TMA (sm_90a)", true},
-      {"TILEFUSE_EXP2_FMA", "n (experimental): every n-th register of an f32 exp2 is a polynomial on the FMA pipe instead of ex2.approx", true},
       {"TILEFUSE_TMA_STORE", "0: tensor-view stores are plain stores instead of TMA stores through shared memory (sm_90)", true},
       {"TILEFUSE_WARP_SPECIALIZE", "1: a producer warpgroup issues the TMA copies of a pipelined loop (sm_90a, experimental)", true},
       {"TILEFUSE_PINGPONG", "1: warp-specialized kernels with two consumer warpgroups alternate their MMA issues (experimental)", true},

@@ -24,7 +24,7 @@ const auto& attention_fwd_kernel() {
       [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
-         Meta<"SCALE_NEG", bool, false> SCALE_NEG) {
+         Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -107,8 +107,14 @@ const auto& attention_fwd_kernel() {
         }
         for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, true)), start_n, true); });
         auto o = acc * (1.0f / l_i).col();  // one division per row, not per element
-        auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
-        store(out_view, {head, start_m * BLOCK_M, 0}, o.template cast<T>());
+        // The output block: through a view (a TMA store on sm_90), or plain stores that let
+        // each warp finish on its own (TMA_STORE = 0: d128's one program per SM, -1%).
+        if (TMA_STORE) {
+          auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
+          store(out_view, {head, start_m * BLOCK_M, 0}, o.template cast<T>());
+        } else {
+          store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
+        }
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
         store(lse + head * seq_len + offs_m, (m_i + log2(l_i)) * 0.6931471805599453f, row_ok);
       });
@@ -132,12 +138,14 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // (PV_LAG) with registers capped for 3 programs per SM (spill-free since loops
     // carry P in packed pairs): 467-492 TFLOP/s non-causal N >= 4096, 411-465 causal,
     // against 438 / 375-402 without the lag. Head dim 128: PV_LAG on 128x128 over two
-    // warpgroups, one program per SM (+2-9% on every shape measured).
+    // warpgroups, one program per SM (+2-9% on every shape measured). The output leaves
+    // by TMA store at d64 (+0.7-3% where it differs) but not at d128 (-1%: with one
+    // program per SM its barriers and staging are exposed).
     if (head_dim <= 64)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     num_warps(4), num_stages(2), min_programs_per_sm(3)};
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
-                  num_warps(8), num_stages(2)};
+                  {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
   }
   if (head_dim <= 64)
     return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
