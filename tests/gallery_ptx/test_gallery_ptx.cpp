@@ -503,11 +503,24 @@ TEST_CASE("GEMM over plain loads at odd K: 128-bit checked loads, MMAs waited fo
     Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"B_TRANS", 1}, num_warps(4), num_stages(3),
                persistent(persistent_programs)};
     // Rows of 16-byte-multiple strides but sizes of any divisibility (M, N, K = 530, 170,
-    // 33): no tensor maps, each operand tile a masked load staged by the dot itself.
+    // 33): TMA moves A and B (it bounds-checks by element; cp.async could not copy the
+    // K tail's runs whole), C's rows take plain stores (TMA would write past N).
     std::vector<int64_t> div(k.num_runtime_params(), 16);
     for (int i : {5, 6, 7}) div[i] = 1;
+    nvptx::CompiledKernel by_tma = nvptx::compile(*k.specialize(cfg, div), nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    REQUIRE(by_tma.tensor_maps.size() == 2);
+    CHECK(by_tma.tensor_maps[0].base_param == 1);
+    CHECK(by_tma.tensor_maps[1].base_param == 2);
+    if (!tools::find_ptxas().empty()) {
+      tools::PtxasResult r = tools::run_ptxas(by_tma.ptx, "sm_90a");
+      CHECK_MESSAGE(r.ok, r.log);
+      CHECK(r.spill_stores == 0);
+    }
+    // Without TMA each operand tile is a masked load staged by the dot itself.
+    setenv("TILEFUSE_TMA", "0", 1);
     nvptx::CompiledKernel odd = nvptx::compile(*k.specialize(cfg, div), nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
-    CHECK(odd.tensor_maps.empty());  // C too: TMA would write its rows past N to 16 bytes
+    unsetenv("TILEFUSE_TMA");
+    CHECK(odd.tensor_maps.empty());
     // The K tail's mask changes inside 8-element runs: tested per run, 16-byte loads kept.
     CHECK(count(odd.ptx, ld128) >= 6);
     // The staging buffer and A's registers are rewritten by the next iteration: its

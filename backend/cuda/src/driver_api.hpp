@@ -66,7 +66,11 @@ namespace tilefuse::cuda::detail {
 // Entry points only some kernels need: a driver without them still loads, the member
 // stays nullptr, and the feature's user checks it (with a UserError naming the fix).
 #define TF_CUDA_OPTIONAL_DRIVER_FUNCTIONS(X)                                          \
-  X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", PFN_cuTensorMapEncodeTiled_v12000)
+  X(TensorMapEncodeTiled, "cuTensorMapEncodeTiled", PFN_cuTensorMapEncodeTiled_v12000) \
+  X(MemPoolCreate, "cuMemPoolCreate", PFN_cuMemPoolCreate_v11020)                     \
+  X(MemPoolSetAttribute, "cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020)   \
+  X(MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", PFN_cuMemAllocFromPoolAsync_v11020) \
+  X(MemFreeAsync, "cuMemFreeAsync", PFN_cuMemFreeAsync_v11020)
 
 struct DriverApi {
 #define TF_CUDA_MEMBER(member, name, pfn) pfn member = nullptr;

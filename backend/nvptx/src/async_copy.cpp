@@ -205,7 +205,10 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i)
       if (p.operands[i] && conversion_needs_smem(plan, op.operands[i], p.operands[i]->ll)) return;
     int bytes = p.aligned_vec * byte_size(d);  // cp.async needs aligned sources
-    if (!l || p.fast_dim != contiguous_dim(l->ll) || (bytes != 4 && bytes != 8 && bytes != 16)) return;
+    if (!l || p.fast_dim != contiguous_dim(l->ll)) return;
+    // Runs cp.async cannot copy whole (a mask changing inside them): TMA only.
+    bool tma_only = bytes != 4 && bytes != 8 && bytes != 16;
+    if (tma_only && (f.num_stages < 2 || !tma_view_possible(f, t, plan, &op))) return;
     auto it = uses.find(r);
     if (it == uses.end() || it->second.empty()) return;
     std::vector<const Op*> dots;
@@ -241,7 +244,11 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
         dots.push_back(u);
       }
     }
+    if (tma_only)
+      for (const Op* d : dots)
+        if (!plan.op(d).wgmma || d->parent->parent == nullptr || d->parent->parent->kind != OpKind::For) return;
     p.async_copy = true;
+    p.tma_only = tma_only;
     p.vec = p.aligned_vec;
     p.realign = false;
     p.checked = false;
@@ -285,6 +292,22 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
     } else {
       loads = dot_loads;
     }
+    // TMA-only copies need the pipeline (TMA moves pipelined blocks only): without one
+    // they stay plain loads.
+    auto drop_tma_only = [&](std::vector<const Op*>& ls) {
+      std::vector<const Op*> kept;
+      for (const Op* ld : ls) {
+        OpPlan& p = plan.op(ld);
+        if (!p.tma_only) {
+          kept.push_back(ld);
+          continue;
+        }
+        p.async_copy = p.tma_only = false;
+        plan.async_users.erase(ld);
+      }
+      ls = kept;
+    };
+    if (!pl) drop_tma_only(loads);
     if (loads.empty()) continue;
     if (!pl) {
       number(loads);

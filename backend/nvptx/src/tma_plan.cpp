@@ -235,6 +235,17 @@ int tma_barrier_bytes(const GpuPlan& plan, const ir::Op* ld) {
   return p.tma_map >= 0 ? (per_stage * p.stages + 15) / 16 * 16 : 0;
 }
 
+bool tma_view_possible(const ir::Function& f, const Target& t, const GpuPlan& plan, const Op* ld) {
+  if (t.sm < 90 || knob("TILEFUSE_TMA") == "0" || ld->view_rank == 0) return false;
+  const ir::Type& ty = ld->result()->type;
+  if (ty.rank() != 2 || contiguous_dim(plan.layout(ld->result())->ll) != 1) return false;
+  std::string why;
+  if (!box_shape_ok(ty.shape, byte_size(ty.dtype), why)) return false;
+  TensorMapSpec s;
+  const int es = byte_size(ty.dtype);
+  return view_map(f, plan.axis, ld, param_index(f), ty.shape[0], swizzle_bytes(ty.shape, 1, es) / es, s, why);
+}
+
 void find_tma_stores(const ir::Function& f, const Target& t, GpuPlan& plan) {
   if (t.sm < 90 || knob("TILEFUSE_TMA") == "0" || knob("TILEFUSE_TMA_STORE") == "0" || !plan.allow_tma_stores) return;
   ParamIndex params = param_index(f);
@@ -264,6 +275,8 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
         auto same = std::find(plan.tensor_maps.begin(), plan.tensor_maps.end(), *s);
         plan.op(ld).tma_map = static_cast<int>(same - plan.tensor_maps.begin());
         if (same == plan.tensor_maps.end()) plan.tensor_maps.push_back(*s);
+      } else if (plan.op(ld).tma_only) {
+        internal_error("view load at " + ld->loc.str() + " was planned for TMA but cannot be: " + why);
       } else if (ld->view_rank && knob_on("TILEFUSE_DEBUG")) {
         std::cerr << "tilefuse: view load of " << ld->result()->type.str() << " at " << ld->loc.str()
                   << " is copied by cp.async, not TMA: " << why << "\n";

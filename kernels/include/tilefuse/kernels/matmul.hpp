@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/gemm_operands.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -165,14 +166,16 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
   constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
   Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, warpgroup_mma_usable<A>()), o, has_bias, has_res);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
-  auto launch = [&](const auto& bias_arg, const auto& res_arg) {
-    matmul_kernel<T, Out>().launch(grid(tiles), k, c, a, b, bias_arg, res_arg, M, N, K, K, o.b_trans ? K : N, N,
-                                   o.alpha);
-  };
-  if constexpr (has_bias && has_res) launch(bias, residual);
-  else if constexpr (has_bias) launch(bias, c);
-  else if constexpr (has_res) launch(a, residual);
-  else launch(a, c);
+  detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
+                                                                    int64_t ldb) {
+    auto launch = [&](const auto& bias_arg, const auto& res_arg) {
+      matmul_kernel<T, Out>().launch(grid(tiles), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);
+    };
+    if constexpr (has_bias && has_res) launch(bias, residual);
+    else if constexpr (has_bias) launch(bias, c);
+    else if constexpr (has_res) launch(ga, residual);
+    else launch(ga, c);
+  });
 }
 
 }  // namespace tilefuse::kernels

@@ -94,12 +94,15 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
   Config k = scaled_matmul_config(cfg ? *cfg : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(), o.precise_accumulation),
                                   o, !std::is_same_v<Bias, std::nullptr_t>);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
-  auto launch = [&](const auto& bias_arg) {
-    scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, a, b, scale_a, scale_b, bias_arg, M, N, K, K,
-                                               o.b_trans ? K : N, N);
-  };
-  if constexpr (std::is_same_v<Bias, std::nullptr_t>) launch(c);
-  else launch(bias);
+  detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
+                                                                       int64_t ldb) {
+    auto launch = [&](const auto& bias_arg) {
+      scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, ga, gb, scale_a, scale_b, bias_arg, M, N, K, lda,
+                                                 ldb, N);
+    };
+    if constexpr (std::is_same_v<Bias, std::nullptr_t>) launch(c);
+    else launch(bias);
+  });
 }
 
 }  // namespace tilefuse::kernels

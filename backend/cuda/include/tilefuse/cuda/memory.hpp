@@ -23,6 +23,12 @@ namespace cuda {
 // stream, and the copy then completes before returning).
 void* mem_alloc(size_t bytes);        // nullptr for 0 bytes
 void mem_free(void* device) noexcept; // ignores nullptr; never throws
+// Stream-ordered scratch (tilefuse's pool, which keeps up to 1 GiB freed for reuse):
+// usable by work queued on `stream` after this call, and freed once the work queued
+// before mem_free_async is done. Drivers without pools fall back to mem_alloc / a
+// synchronizing mem_free.
+void* mem_alloc_async(size_t bytes, CUstream stream);
+void mem_free_async(void* device, CUstream stream) noexcept;
 void memcpy_htod(void* dst_device, const void* src_host, size_t bytes, CUstream stream = nullptr);
 void memcpy_dtoh(void* dst_host, const void* src_device, size_t bytes, CUstream stream = nullptr);
 void memcpy_dtod(void* dst_device, const void* src_device, size_t bytes, CUstream stream = nullptr);

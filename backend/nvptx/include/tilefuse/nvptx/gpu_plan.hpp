@@ -81,6 +81,10 @@ struct OpPlan {
   // GpuPlan::tensor_maps[tma_map], completing on one mbarrier per stage that sits after
   // the stages' buffers (see tma_plan.cpp). It commits no cp.async group.
   int tma_map = -1;
+  // A view load whose mask changes inside its 16-byte runs (an odd extent): cp.async
+  // cannot copy it, TMA can (it bounds-checks by element). Planned as an async copy only
+  // where TMA will move it (tma_view_possible); never a cp.async.
+  bool tma_only = false;
 };
 
 struct GpuPlan {
@@ -196,6 +200,9 @@ bool read_by_wgmma(const GpuPlan& plan, const ir::Op* ld);
 // wgmma readers, view described by kernel arguments and constants, 16-byte strides):
 // sets OpPlan::tma_map and renumbers the remaining cp.async loads' groups.
 void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
+// Whether TMA can move view load `ld`'s block once it is a pipelined copy read by
+// warpgroup MMAs (everything tma_spec checks that does not depend on the pipeline).
+bool tma_view_possible(const ir::Function& f, const Target& t, const GpuPlan& plan, const ir::Op* ld);
 // Pass 1b (before layouts): the view stores TMA can write on this target
 // (GpuPlan::tma_stores); plan_tma_copies gives them their tensor maps.
 void find_tma_stores(const ir::Function& f, const Target& t, GpuPlan& plan);
