@@ -163,6 +163,21 @@ class Verifier {
       fail(op, std::string(what) + " has type " + m->type.str() + ", expected " +
                    Type::tile(DType::i1, s).str());
   }
+  // A view load's or store's operands 3..: base, dims[R], strides[R], coords[R] after
+  // three data operands (load: ptr, mask, other; store: ptr, value, mask).
+  void view_description(const Op& op, size_t results, const char* moved) const {
+    const auto& o = op.operands;
+    size_t r = static_cast<size_t>(op.view_rank);
+    counts(op, 4 + 3 * r, 4 + 3 * r, results);
+    if (!o[3]->type.is_ptr || !o[3]->type.is_scalar() || o[3]->type.dtype != o[0]->type.dtype)
+      fail(op, "view base " + o[3]->type.str() + " is not a scalar pointer to the " + moved + " dtype");
+    for (size_t i = 4; i < o.size(); ++i)
+      if (!o[i]->type.is_scalar() || o[i]->type.is_ptr || !is_int(o[i]->type.dtype))
+        fail(op, "view dimension, stride or coordinate " + o[i]->type.str() + " is not an integer scalar");
+    if (static_cast<size_t>(o[0]->type.rank()) > r)
+      fail(op, "view block of rank " + std::to_string(o[0]->type.rank()) + " on a view of rank " + std::to_string(r));
+  }
+
   void result_is(const Op& op, const Type& t) const {
     if (op.result()->type != t)
       fail(op, "result type " + op.result()->type.str() + " should be " + t.str());
@@ -316,16 +331,7 @@ class Verifier {
         break;
       case OpKind::Load: {
         if (op.view_rank) {
-          size_t r = static_cast<size_t>(op.view_rank);
-          counts(op, 4 + 3 * r, 4 + 3 * r, 1);
-          if (!o[3]->type.is_ptr || !o[3]->type.is_scalar() || o[3]->type.dtype != o[0]->type.dtype)
-            fail(op, "view base " + o[3]->type.str() + " is not a scalar pointer to the loaded dtype");
-          for (size_t i = 4; i < o.size(); ++i)
-            if (!o[i]->type.is_scalar() || o[i]->type.is_ptr || !is_int(o[i]->type.dtype))
-              fail(op, "view dimension, stride or coordinate " + o[i]->type.str() + " is not an integer scalar");
-          if (static_cast<size_t>(o[0]->type.rank()) > r)
-            fail(op, "view block of rank " + std::to_string(o[0]->type.rank()) + " on a view of rank " +
-                         std::to_string(r));
+          view_description(op, 1, "loaded");
         } else {
           counts(op, 1, 3, 1);
         }
@@ -342,16 +348,7 @@ class Verifier {
       case OpKind::AtomicRMW: {
         bool st = op.kind == OpKind::Store;
         if (op.view_rank && st) {  // (ptr, value, mask, base, dims[R], strides[R], coords[R])
-          size_t r = static_cast<size_t>(op.view_rank);
-          counts(op, 4 + 3 * r, 4 + 3 * r, 0);
-          if (!o[3]->type.is_ptr || !o[3]->type.is_scalar() || o[3]->type.dtype != o[0]->type.dtype)
-            fail(op, "view base " + o[3]->type.str() + " is not a scalar pointer to the stored dtype");
-          for (size_t i = 4; i < o.size(); ++i)
-            if (!o[i]->type.is_scalar() || o[i]->type.is_ptr || !is_int(o[i]->type.dtype))
-              fail(op, "view dimension, stride or coordinate " + o[i]->type.str() + " is not an integer scalar");
-          if (static_cast<size_t>(o[0]->type.rank()) > r)
-            fail(op, "view block of rank " + std::to_string(o[0]->type.rank()) + " on a view of rank " +
-                         std::to_string(r));
+          view_description(op, 0, "stored");
         } else if (op.view_rank) {
           fail(op, "only loads and stores describe a tensor view");
         } else {
