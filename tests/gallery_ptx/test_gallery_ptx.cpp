@@ -9,6 +9,7 @@
 
 #include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/gemm_operands.hpp"
 #include "tilefuse/kernels/registry.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 #include "tilefuse/tools/ptxas.hpp"
@@ -682,6 +683,27 @@ TEST_CASE("8-bit GEMM: wgmma k32 with TMA operands on sm_90a, mma.sync m16n8k32 
     ck = compile(ampere, "sm_80");
     CHECK(ck.ptx.find("mma.sync") == std::string::npos);
     CHECK(ck.ptx.find("fma.rn.f32") != std::string::npos);
+  }
+}
+
+TEST_CASE("the 8-bit B transposition moves 128-bit vectors on both sides, no spills") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
+  const KernelBase& k = kernels::transpose_kernel<float8_e4m3>();
+  // dst, src, rows, cols, ld_dst, ld_src: aligned everything, then B's rows at an odd N
+  // (the stores stay 128-bit: dst's rows are padded to 16 bytes).
+  for (int64_t ld_src_div : {16, 1}) {
+    CAPTURE(ld_src_div);
+    auto f = k.specialize(kernels::transpose_config<float8_e4m3>(), {16, 16, 1, 1, 16, ld_src_div});
+    std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+    tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    CHECK(count(ptx, st128) > 0);
+    if (ld_src_div == 16) CHECK(count(ptx, ld128) > 0);
   }
 }
 

@@ -234,6 +234,7 @@ TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {
   Config c = tk::cross_entropy_heuristic(151936, DType::bf16, true);
   CHECK(c.cluster == 16);
   CHECK(tk::row_cover(c) == 163840);
+  CHECK(c.num_warps == 8);  // 40 values per thread, not 80
   CHECK(tk::row_cover(tk::cross_entropy_heuristic(50304, DType::bf16, true)) == 57344);
   CHECK(tk::row_cover(tk::cross_entropy_heuristic(32000, DType::f32, true)) == 32768);
   CHECK(tk::row_cover(tk::cross_entropy_heuristic(5000, DType::bf16, true)) == 5120);
@@ -244,6 +245,7 @@ TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {
       CAPTURE(V);
       CHECK(tk::row_cover(h) >= V);
       CHECK(h.num_warps * 32 * (16 / byte_size(d)) / 2 <= h.get("BLOCK"));  // at least 8 bytes per thread per chunk
+      if (byte_size(d) == 2) CHECK(tk::row_cover(h) / h.cluster / (32 * h.num_warps) <= 64);  // values per thread
     }
   // The heuristic's cluster config for a small row, as the interpreter runs it.
   check_case<float>(3, 9000, {.label_smoothing = 0.1f}, true, tk::cross_entropy_heuristic(9000, DType::f32, true));

@@ -41,8 +41,9 @@ struct CrossEntropyOptions {
 // CHUNKS x BLOCK tiles cover the row with the fewest columns (151936 = 16 x 5 x 2048 =
 // 163840, not 16 x 16384 = 262144); on a tie the larger cluster while programs keep 4K
 // columns. Measured on H200 (bench/runners_cross_entropy): 2-byte rows run best at 4
-// warps per program (32-80 elements per thread: bf16 8192x32000 61% -> 69% of copy,
-// 4096x128256 55% -> 61%), f32 at about 32 elements per thread, and f32 programs of
+// warps per program (32-64 elements per thread: bf16 8192x32000 61% -> 69% of copy,
+// 4096x128256 55% -> 61%), more warps past 64 (2048x151936: 80 -> 40 elements per
+// thread, 68.0% -> 74.9%), f32 at about 32 elements per thread, and f32 programs of
 // more than 8K columns as 1K chunks (2048x151936 f32 69% -> 83%). Where rows loop,
 // 4K-column tiles: the looped program carries three running values per lane.
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
@@ -58,8 +59,9 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
                      ? Config{{"BLOCK", 1024}, {"CHUNKS", (per + 1023) / 1024}}
                      : chunked_row_config(per, dtype);
       int64_t cover = row_cover(c);  // per program
-      c.num_warps = static_cast<int>(std::bit_floor(uint64_t(byte_size(dtype) < 4 ? std::clamp<int64_t>(cover / 2048, 4, 16)
-                                                                                 : std::clamp<int64_t>(cover / 1024, 1, 16))));
+      c.num_warps = byte_size(dtype) < 4
+                        ? static_cast<int>(std::bit_ceil(uint64_t(std::clamp<int64_t>((cover + 2047) / 2048, 4, 16))))
+                        : static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
       c.min_programs_per_sm = row_programs_per_sm(c, dtype, V);
       int64_t best_cover = best ? row_cover(*best) : 0;

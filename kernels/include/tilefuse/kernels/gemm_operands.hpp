@@ -5,6 +5,9 @@
 // that reads such an operand many times first copies it into rows of a 16-byte-multiple
 // stride in stream-ordered scratch — read once, written once — and runs on the copy. The
 // views still say K (or N) columns, so the copy's padding is never read.
+// 8-bit B given as [K, N]: Hopper's 8-bit MMAs read B only K-major, so the GEMM would
+// transpose every tile it loads in its main loop (~110 TFLOP/s against ~1300); the host
+// function transposes B once into [N, K] scratch instead.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +40,32 @@ const auto& copy_rows_kernel() {
 
 inline Config copy_rows_config() { return Config{{"BLOCK_R", 16}, {"BLOCK_C", 256}, num_warps(4)}; }
 
+// dst[c, r] = src[r, c]: the [rows, cols] matrix src (rows of ld_src elements) into the
+// [cols, rows] matrix dst (rows of ld_dst); programs own [BLOCK_R, BLOCK_C] tiles of src.
+template <class T>
+const auto& transpose_kernel() {
+  static auto k = kernel(std::string("transpose_") + name(dtype_v<T>), {"dst", "src", "rows", "cols", "ld_dst", "ld_src"},
+      [](Ptr<T> dst, Ptr<const T> src, I32 rows, I32 cols, I64 ld_dst, I64 ld_src, Meta<"BLOCK_R"> BLOCK_R,
+         Meta<"BLOCK_C"> BLOCK_C) {
+        auto tiles_c = cdiv(cols, static_cast<int>(BLOCK_C));
+        auto pid = program_id(0);
+        auto r = (pid / tiles_c) * static_cast<int>(BLOCK_R) + arange(0, BLOCK_R);
+        auto c = (pid % tiles_c) * static_cast<int>(BLOCK_C) + arange(0, BLOCK_C);
+        auto tile = load(src + r.col().template cast<i64>() * ld_src + c.row(), (r < rows).col() && (c < cols).row());
+        store(dst + c.col().template cast<i64>() * ld_dst + r.row(), trans(tile), (c < cols).col() && (r < rows).row());
+      });
+  return k;
+}
+
+// Tiles of 32 bytes' worth of src rows by 256 bytes of columns: each program writes runs
+// of 32 bytes (whole sectors) into dst's rows. Measured on H200 in the 8-bit GEMM (bench/NOTES.md): 16-byte
+// runs (half sectors) or 64- to 128-byte ones were slower.
+template <class T>
+Config transpose_config() {
+  int64_t size = static_cast<int64_t>(sizeof(T));
+  return Config{{"BLOCK_R", 32 / size}, {"BLOCK_C", 256 / size}, num_warps(4)};
+}
+
 namespace detail {
 
 // Device memory from the launch stream's pool for the duration of one host call: work
@@ -58,23 +87,29 @@ class StreamScratch {
   size_t n_;
 };
 
-// TILEFUSE_GEMM_COPY: 0 never copies operands, 1 copies every misaligned one, unset
-// decides by reuse (copy_pays).
+// TILEFUSE_GEMM_COPY: 0 never copies or transposes operands, 1 copies every misaligned
+// one, unset decides by size (copy_pays).
 inline int gemm_copy_mode() {
   std::string v = knob("TILEFUSE_GEMM_COPY");
   return v == "0" ? 0 : v == "1" ? 1 : -1;
 }
 
-// Whether a misaligned operand (rows of `ld` elements at `address`) is copied: when the
-// GEMM reads it from at least two 128-wide tiles of its other side (`reuse` = N for A,
-// M for B) and is big enough (2^28 multiply-adds) that one more launch does not matter.
-inline bool copy_pays(uint64_t address, int64_t ld, int elem_bytes, int64_t reuse, int64_t macs) {
+// Whether a misaligned operand (rows of `ld` elements at `address`) is copied: unless
+// the GEMM is so small (under 2^25 multiply-adds) that one more launch is most of its
+// time. Measured on H200 (bench/NOTES.md): from 384x384x383 up the copy pays, however
+// few tiles reuse the operand (1024x128x1023: 60 -> 16 us); 256x256x255 breaks even.
+inline bool copy_pays(uint64_t address, int64_t ld, int elem_bytes, int64_t macs) {
   bool misaligned = (ld * elem_bytes) % 16 != 0 || address % 16 != 0;
   if (!misaligned) return false;
   int mode = gemm_copy_mode();
   if (mode >= 0) return mode == 1;
-  return reuse >= 256 && macs >= (int64_t{1} << 28);
+  return macs >= (int64_t{1} << 25);
 }
+
+// Whether an 8-bit B [K, N] is transposed before the GEMM: always, unless
+// TILEFUSE_GEMM_COPY=0 (the in-kernel K-major copies measured 2-10x slower at every
+// size, 256^3 included).
+inline bool transpose_pays() { return gemm_copy_mode() != 0; }
 
 // An operand as the GEMM reads it: the caller's buffer, or a copy in aligned rows.
 template <class T>
@@ -84,37 +119,45 @@ struct GemmOperand {
   std::optional<StreamScratch<T>> copy;
 };
 
-template <class T, class Buf>
-void align_operand(GemmOperand<T>& op, const Buf& buf, int64_t rows, int64_t cols, int64_t reuse, int64_t macs) {
-  op.ptr = DevicePtr<const T>(buf.data(), buf.size());
-  if (!copy_pays(op.ptr.address(), op.ld, sizeof(T), reuse, macs)) return;
+// Replaces op's [rows, cols] matrix by `kernel`'s output ([rows, cols] from copy_rows,
+// [cols, rows] from transpose) in scratch rows of a 16-byte-multiple stride.
+template <class T, class Kernel>
+void into_aligned_rows(GemmOperand<T>& op, const Kernel& kernel, const Config& cfg, int64_t rows, int64_t cols,
+                       bool transposed) {
   int64_t per = 16 / static_cast<int64_t>(sizeof(T));
-  int64_t ld = (cols + per - 1) / per * per;
-  op.copy.emplace(static_cast<size_t>(rows * ld));
-  Config cfg = copy_rows_config();
+  int64_t out_rows = transposed ? cols : rows, out_cols = transposed ? rows : cols;
+  int64_t ld = (out_cols + per - 1) / per * per;
+  op.copy.emplace(static_cast<size_t>(out_rows * ld));
   int64_t tiles = ((rows + cfg.get("BLOCK_R") - 1) / cfg.get("BLOCK_R")) * ((cols + cfg.get("BLOCK_C") - 1) / cfg.get("BLOCK_C"));
-  copy_rows_kernel<T>().launch(grid(tiles), cfg, op.copy->get(), op.ptr, rows, cols, ld, op.ld);
+  kernel.launch(grid(tiles), cfg, op.copy->get(), op.ptr, rows, cols, ld, op.ld);
   op.ptr = DevicePtr<const T>(op.copy->get().data(), op.copy->get().size());
   op.ld = ld;
 }
 
-// Runs run(a, b, lda, ldb) on A [M, K] and B ([K, N], or [N, K] with b_trans), with
-// misaligned operands copied first where that pays (device buffers on a GPU whose GEMMs
-// use TMA; elsewhere the operands as given).
+// Runs run(a, b, lda, ldb, b_trans) on A [M, K] and B ([K, N], or [N, K] with b_trans),
+// with misaligned operands copied first where that pays, and an 8-bit B [K, N]
+// transposed (device buffers on a GPU whose GEMMs use wgmma; elsewhere the operands as
+// given).
 template <class TA, class TB, class A, class B, class Run>
 void with_aligned_operands(const A& a, const B& b, int64_t M, int64_t N, int64_t K, bool b_trans, Run&& run) {
   int64_t lda = K, ldb = b_trans ? K : N;
   if constexpr (is_device_buffer_v<A> && is_device_buffer_v<B>) {
     if (warpgroup_mma_usable<A>()) {
       int64_t macs = M * N * K;
-      GemmOperand<TA> oa{{}, lda, std::nullopt};
-      GemmOperand<TB> ob{{}, ldb, std::nullopt};
-      align_operand(oa, a, M, K, N, macs);
-      align_operand(ob, b, b_trans ? N : K, b_trans ? K : N, M, macs);
-      if (oa.copy || ob.copy) return run(oa.ptr, ob.ptr, oa.ld, ob.ld);
+      GemmOperand<TA> oa{DevicePtr<const TA>(a.data(), a.size()), lda, std::nullopt};
+      GemmOperand<TB> ob{DevicePtr<const TB>(b.data(), b.size()), ldb, std::nullopt};
+      if (copy_pays(oa.ptr.address(), lda, sizeof(TA), macs))
+        into_aligned_rows(oa, copy_rows_kernel<TA>(), copy_rows_config(), M, K, false);
+      if (is_float8(dtype_v<TB>) && !b_trans && transpose_pays()) {
+        into_aligned_rows(ob, transpose_kernel<TB>(), transpose_config<TB>(), K, N, true);
+        b_trans = true;
+      } else if (copy_pays(ob.ptr.address(), ldb, sizeof(TB), macs)) {
+        into_aligned_rows(ob, copy_rows_kernel<TB>(), copy_rows_config(), b_trans ? N : K, b_trans ? K : N, false);
+      }
+      if (oa.copy || ob.copy) return run(oa.ptr, ob.ptr, oa.ld, ob.ld, b_trans);
     }
   }
-  run(a, b, lda, ldb);
+  run(a, b, lda, ldb, b_trans);
 }
 
 }  // namespace detail

@@ -167,7 +167,7 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
   Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, warpgroup_mma_usable<A>()), o, has_bias, has_res);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
-                                                                    int64_t ldb) {
+                                                                    int64_t ldb, bool) {
     auto launch = [&](const auto& bias_arg, const auto& res_arg) {
       matmul_kernel<T, Out>().launch(grid(tiles), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);
     };

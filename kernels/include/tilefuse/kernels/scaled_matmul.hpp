@@ -1,8 +1,9 @@
 #pragma once
 // 8-bit float GEMM, the operation of torch._scaled_mm: C[M, N] = epilogue(scale_a *
 // scale_b * (A . B)) with A [M, K] and B [N, K] row-major (K contiguous in both: the
-// layout Hopper's tensor cores read 8-bit operands in; B [K, N] works too, B_TRANS = 0,
-// through a K-major copy of each tile), each f8e4m3 or f8e5m2, f32 accumulation,
+// layout Hopper's tensor cores read 8-bit operands in; B [K, N] works too, B_TRANS = 0:
+// the host function transposes it once into scratch, the kernel alone would copy each
+// tile K-major in its main loop), each f8e4m3 or f8e5m2, f32 accumulation,
 // per-tensor f32 scales read from device memory (computed there, no host sync), then an
 // optional bias (one Out value per column) and activation; Out f16, bf16 or f32.
 // Hopper's 8-bit MMAs accumulate with fewer bits than f32 (results ~1e-4 relative from an
@@ -95,7 +96,8 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
                                   o, !std::is_same_v<Bias, std::nullptr_t>);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
-                                                                       int64_t ldb) {
+                                                                       int64_t ldb, bool b_trans) {
+    k.set("B_TRANS", b_trans);  // an 8-bit B [K, N] may have been transposed
     auto launch = [&](const auto& bias_arg) {
       scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, ga, gb, scale_a, scale_b, bias_arg, M, N, K, lda,
                                                  ldb, N);
