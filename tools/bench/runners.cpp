@@ -216,7 +216,7 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   auto bias = random_host<T>(size_t(N), 23, -1, 1);
   auto da = to_device(a), db = to_device(b), dbias = to_device(bias);
   DeviceBuffer<T> dc(size_t(M) * N);
-  Config cfg = apply(kernels::matmul_heuristic(M, N, K, gpu_has_warpgroup_mma()), sets);
+  Config cfg = apply(kernels::matmul_heuristic(M, N, K, gpu_has_warpgroup_mma(), kernels::gpu_sm_count()), sets);
   kernels::MatmulOptions o;
   if (gelu) o.activation = kernels::Activation::gelu_tanh;
   // --set B_TRANS=1: b holds [N, K] (the launch takes it from the options, not the config).
@@ -256,7 +256,7 @@ Result run_scaled_matmul(const std::string& shape, const std::vector<std::pair<s
   DeviceBuffer<bfloat16> dc(size_t(M) * N);
   kernels::ScaledMatmulOptions o;
   for (auto& [key, v] : sets) o.precise_accumulation = o.precise_accumulation || (key == "PRECISE_ACC" && v != 0);
-  Config cfg = apply(kernels::scaled_matmul_heuristic(M, N, K, gpu_has_warpgroup_mma(), o.precise_accumulation), sets);
+  Config cfg = apply(kernels::scaled_matmul_heuristic(M, N, K, gpu_has_warpgroup_mma(), o.precise_accumulation, kernels::gpu_sm_count()), sets);
   o.b_trans = !cfg.has("B_TRANS") || cfg.get("B_TRANS") != 0;
   cfg.meta.erase("B_TRANS");
   Result res;

@@ -176,6 +176,10 @@ void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t 
   }
 }
 
+// The current GPU's SM count, for tiling heuristics; 132 (an H100 or H200 SXM) without
+// a GPU, as when compiling ahead for sm_90a.
+inline int64_t gpu_sm_count() { return gpu_available() ? cuda::device_info().sm_count : 132; }
+
 // Persistent clusters of a config with cluster(C) whose clusters loop over the rows:
 // PROGRAMS_PER_SM programs per SM on the GPU (in all on the interpreter), never more
 // clusters than rows.

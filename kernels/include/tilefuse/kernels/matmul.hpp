@@ -120,7 +120,21 @@ const auto& matmul_kernel() {
 // 128x128 output tiles (smaller for small M or N), K in steps of 32, 4 warps (a 64x64
 // accumulator per warp), 3 pipeline stages: the fastest spill-free tiling measured on an
 // H100 (bench/NOTES.md: 421 TFLOP/s at 4096^3 bf16).
-inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false) {
+// On wgmma, the output tile of an M x N GEMM on `sms` SMs: 128x256 (two warpgroups),
+// smaller for small M or N, and 64x128 over one warpgroup where the large tiles would
+// leave more than half the SMs idle (4x the tiles). H200, bench/NOTES.md, bf16 µs:
+// 1024^3 15.4 -> 11.4, 128x8192x8192 83.7 -> 67.8, 512x4096x4096 43.5 -> 37.1,
+// 256x4096x14336 133.7 -> 99.3; at 128+ tiles (2048^3, 4096x1024x1024) 128x256 stays
+// ahead (27.8 against 35.9 us).
+inline std::pair<int64_t, int64_t> wgmma_output_tile(int64_t M, int64_t N, int64_t sms) {
+  auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
+  int64_t bm = side(M, 64, 128), bn = side(N, 16, 256);
+  int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+  if (2 * tiles < sms) bm = 64, bn = std::min<int64_t>(bn, 128);
+  return {bm, bn};
+}
+
+inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false, int64_t sms = 132) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
   if (warpgroup_mma) {
     // wgmma fed by TMA (H100, bench/NOTES.md): 128x256x64 tiles, two warpgroups, 4
@@ -129,7 +143,8 @@ inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_m
     // Tiles of 64 rows at least (the instruction's M).
     // Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape (H200, bf16 and
     // f16; K = 1024 most), the B tiles a group shares staying in L2.
-    int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 16, 64);
+    auto [bm, bn] = wgmma_output_tile(M, N, sms);
+    int64_t bk = side(K, 16, 64);
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
   }
@@ -164,7 +179,8 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
                SourceLoc{}, "Pass the sizes of a [M, K] and b [K, N]");
   constexpr bool has_bias = !std::is_same_v<Bias, std::nullptr_t>;
   constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
-  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, warpgroup_mma_usable<A>()), o, has_bias, has_res);
+  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(), gpu_sm_count()), o,
+                           has_bias, has_res);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                     int64_t ldb, bool) {

@@ -45,7 +45,7 @@ struct ScaledMatmulOptions {
 // On wgmma, the 16-bit GEMM's tiles with K blocks of 128 bytes, i.e. twice the elements:
 // the same shared memory per stage and the same 128-byte swizzle.
 inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false,
-                                      bool precise_accumulation = false) {
+                                      bool precise_accumulation = false, int64_t sms = 132) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
   if (warpgroup_mma) {
     if (precise_accumulation) {
@@ -54,7 +54,10 @@ inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warp
       int64_t bm = side(M, 64, 128), bn = side(N, 16, 128), bk = side(K, 32, 256);
       return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(8), num_stages(3)};
     }
-    int64_t bm = side(M, 64, 128), bn = side(N, 16, 256), bk = side(K, 32, 128);
+    // The 16-bit GEMM's output tiles (8-bit, H200: 1024^3 10.9 -> 8.5 us, 256x4096x14336
+    // 73.0 -> 60.5 with 64x128 where 128x256 leaves SMs idle).
+    auto [bm, bn] = wgmma_output_tile(M, N, sms);
+    int64_t bk = side(K, 32, 128);
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
   }
@@ -92,7 +95,9 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
     user_error("scaled_matmul: M, N and K must be positive, got " + std::to_string(M) + "x" + std::to_string(N) + "x" +
                    std::to_string(K),
                SourceLoc{}, "Pass the sizes of a [M, K] and b [N, K]");
-  Config k = scaled_matmul_config(cfg ? *cfg : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(), o.precise_accumulation),
+  Config k = scaled_matmul_config(cfg ? *cfg
+                                      : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(),
+                                                                o.precise_accumulation, gpu_sm_count()),
                                   o, !std::is_same_v<Bias, std::nullptr_t>);
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,

@@ -357,7 +357,7 @@ const auto& matmul_tuner() {
       TuneOptions{.name = std::string("matmul_") + name(dtype_v<Out>), .key_names = {"M", "N", "K", "b_trans", "act"},
                   .outputs = {0},
                   .fallback = [](const tuning::KeyView& k) {
-                    return matmul_heuristic(k["M"], k["N"], k["K"], gpu_has_warpgroup_mma());
+                    return matmul_heuristic(k["M"], k["N"], k["K"], gpu_has_warpgroup_mma(), gpu_sm_count());
                   }},
       [](const Config& c, const auto& out, const auto& a, const auto& b, int64_t M, int64_t N, int64_t K,
          MatmulOptions o) {
@@ -386,7 +386,8 @@ const auto& scaled_matmul_tuner() {
                   .key_names = {"M", "N", "K", "b_trans", "act", "precise"},
                   .outputs = {0},
                   .fallback = [](const tuning::KeyView& k) {
-                    return scaled_matmul_heuristic(k["M"], k["N"], k["K"], gpu_has_warpgroup_mma(), k["precise"] != 0);
+                    return scaled_matmul_heuristic(k["M"], k["N"], k["K"], gpu_has_warpgroup_mma(), k["precise"] != 0,
+                                                   gpu_sm_count());
                   }},
       [](const Config& c, const auto& out, const auto& a, const auto& b, const auto& sa, const auto& sb, int64_t M,
          int64_t N, int64_t K, ScaledMatmulOptions o) {
