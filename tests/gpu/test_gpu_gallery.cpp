@@ -189,3 +189,33 @@ TEST_CASE_TEMPLATE("gpu: rows split over thread-block clusters", T, float, bfloa
     }
   }
 }
+
+// Split-K through matmul()'s host function: forced (odd N and K, short last slice, every
+// epilogue) and by the rule (M = 64 against K = N = 4096), against plain C++.
+TEST_CASE("gpu: matmul splits K where few output tiles would leave the GPU idle") {
+  if (!difftest::have_gpu()) return;
+  struct Case { int m, n, k; const char* forced; bool b_trans; tk::Activation act; bool bias, res; };
+  Case cases[] = {{70, 1000, 3000, "3", false, tk::Activation::gelu_tanh, true, true},
+                  {33, 517, 1999, "5", true, tk::Activation::none, false, false},
+                  {64, 4096, 4096, "", false, tk::Activation::silu, true, false}};
+  for (auto& c : cases) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    CAPTURE(c.k);
+    if (*c.forced) setenv("TILEFUSE_SPLIT_K", c.forced, 1);
+    auto a = ref::random_vec<bfloat16>(size_t(c.m) * c.k, 61, -1, 1), b = ref::random_vec<bfloat16>(size_t(c.k) * c.n, 62, -1, 1);
+    auto bias = ref::random_vec<bfloat16>(c.n, 63, -1, 1);
+    auto res = ref::random_vec<float>(size_t(c.m) * c.n, 64, -1, 1);
+    auto da = tilefuse::to_device(a), db = tilefuse::to_device(b), dbias = tilefuse::to_device(bias);
+    auto dres = tilefuse::to_device(res);
+    DeviceBuffer<float> out(size_t(c.m) * c.n);
+    tk::MatmulOptions o{c.b_trans, 0.75f, c.act};
+    if (c.bias && c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, dres);
+    else if (c.bias) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias);
+    else tk::matmul(out, da, db, c.m, c.n, c.k, o);
+    unsetenv("TILEFUSE_SPLIT_K");
+    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, 0.75, static_cast<int>(c.act),
+                            c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
+    CHECK(ref::max_rel_err(out.to_host(), want, 1e-3, 1e-3) <= 1.0);
+  }
+}

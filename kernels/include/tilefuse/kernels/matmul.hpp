@@ -12,85 +12,17 @@
 
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/gemm_operands.hpp"
+#include "tilefuse/kernels/gemm_split_k.hpp"
+#include "tilefuse/kernels/gemm_tile.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
-
-enum class Activation : int { none = 0, relu = 1, gelu_tanh = 2, silu = 3 };
 
 struct MatmulOptions {
   bool b_trans = false;     // B is [N, K] row-major (a transposed view)
   float alpha = 1.0f;       // C = alpha * A.B (+ ...)
   Activation activation = Activation::none;
 };
-
-namespace detail {
-
-// One program's output tile of a GEMM: its place in the grouped order (GROUP_M rows of
-// tiles walked column by column, so neighbouring programs share A and B tiles in L2) and
-// A . B over K in f32 through blocks of tensor views (zero outside the matrices; TMA on
-// sm_90a). b is [K, N], or [N, K] with b_trans. `promote_blocks`: each K block's
-// product starts from zero and is added to the f32 sum with FADDs (Hopper's 8-bit MMAs
-// keep fewer accumulator bits than f32; this bounds that to one block's MMAs).
-struct GemmTile {
-  I32 m0, n0;                // the tile's first row and column
-  Tile<int32_t, 1> rm, rn;  // the tile's rows and columns
-  Tile<bool, 1> m_ok, n_ok;  // which of them exist
-  Tile<float, 2> acc;
-};
-
-template <class TA, class TB>
-GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M, const I32& N, const I32& K,
-                   const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans,
-                   int promote_blocks = 0) {
-  auto pid = program_id(0);
-  auto tiles_m = cdiv(M, block_m);
-  auto tiles_n = cdiv(N, block_n);
-  auto per_group = tiles_n * group_m;
-  auto first_m = (pid / per_group) * group_m;
-  auto group_rows = minimum(tiles_m - first_m, group_m);
-  auto tile_m = first_m + (pid % per_group) % group_rows;
-  auto tile_n = (pid % per_group) / group_rows;
-  auto m0 = tile_m * block_m, n0 = tile_n * block_n;
-  auto rm = m0 + arange(0, block_m);
-  auto rn = n0 + arange(0, block_n);
-  auto m_ok = rm < M;
-  auto n_ok = rn < N;
-  auto av = tensor_view(a, {M, K}, {lda, 1});
-  auto bv = b_trans ? tensor_view(b, {N, K}, {ldb, 1}) : tensor_view(b, {K, N}, {ldb, 1});
-  auto acc = zeros<f32>({block_m, block_n});
-  auto prev = zeros<f32>({block_m, block_n});  // promote_blocks == 2: the last block's product
-  for_range(0, K, block_k, [&](I32 k0) {
-    auto a_tile = load(av, {m0, k0}, {block_m, block_k});
-    auto b_tile = b_trans ? trans(load(bv, {n0, k0}, {block_n, block_k})) : load(bv, {k0, n0}, {block_k, block_n});
-    if (promote_blocks == 1) {
-      acc = acc + dot(a_tile, b_tile);  // b_tile: [BK, BN] either way
-    } else if (promote_blocks == 2) {  // the add overlaps this block's MMAs
-      auto t = dot(a_tile, b_tile);
-      acc = acc + prev;
-      prev = t;
-    } else {
-      acc = dot(a_tile, b_tile, acc);
-    }
-  });
-  if (promote_blocks == 2) acc = acc + prev;
-  return GemmTile{m0, n0, rm, rn, m_ok, n_ok, acc};
-}
-
-// The activations of the epilogue, on the f32 accumulator; `Out` picks tanh's precision.
-template <class Out>
-Tile<float, 2> activate(Tile<float, 2> acc, int act) {
-  if (act == static_cast<int>(Activation::relu)) acc = maximum(acc, 0.0f);
-  if (act == static_cast<int>(Activation::gelu_tanh)) {
-    // A 16-bit result cannot see tanh.approx's error (< 2^-10.9 relative).
-    auto u = 0.7978845608028654f * (acc + 0.044715f * acc * acc * acc);
-    acc = 0.5f * acc * (1.0f + (sizeof(Out) == 2 ? fast_tanh(u) : tanh(u)));
-  }
-  if (act == static_cast<int>(Activation::silu)) acc = acc * sigmoid(acc);
-  return acc;
-}
-
-}  // namespace detail
 
 template <class T, class Out>
 const auto& matmul_kernel() {
@@ -103,14 +35,9 @@ const auto& matmul_kernel() {
          Meta<"SCALE", bool, false> SCALE) {
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
                                    static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS));
-        auto acc = t.acc;
-        if (SCALE) acc = acc * alpha;
-        if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
-        acc = detail::activate<Out>(acc, static_cast<int>(ACT));
-        if (RESIDUAL) {
-          auto c_offs = t.rm.col().template cast<i64>() * ldc + t.rn.row();
-          acc = acc + load(residual + c_offs, t.m_ok.col() && t.n_ok.row(), 0.0f).template cast<f32>();
-        }
+        detail::GemmEpilogue e{static_cast<bool>(SCALE), static_cast<bool>(BIAS), static_cast<bool>(RESIDUAL),
+                               static_cast<int>(ACT)};
+        auto acc = detail::gemm_epilogue<T, Out>(t.acc, e, t.rm, t.rn, t.m_ok, t.n_ok, bias, residual, ldc, alpha);
         // A block of the [M, N] view of c: TMA writes it on sm_90 (when ldc allows).
         store(tensor_view(c, {M, N}, {ldc, 1}), {t.m0, t.n0}, acc.template cast<Out>());
       });
@@ -179,12 +106,20 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
                SourceLoc{}, "Pass the sizes of a [M, K] and b [K, N]");
   constexpr bool has_bias = !std::is_same_v<Bias, std::nullptr_t>;
   constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
-  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(), gpu_sm_count()), o,
-                           has_bias, has_res);
+  bool wgmma = warpgroup_mma_usable<A>();
+  int64_t sms = wgmma ? gpu_sm_count() : 132;
+  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, wgmma, sms), o, has_bias, has_res);
+  // Too few output tiles for the GPU but a long K: slices of K on 128x256 tiles
+  // (gemm_split_k.hpp) rather than smaller tiles.
+  Config big = matmul_heuristic(M, N, K, true, 0);
+  int64_t splits = !cfg && wgmma ? split_k_slices(M, N, K, big, sms, sizeof(T)) : 1;
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                     int64_t ldb, bool) {
     auto launch = [&](const auto& bias_arg, const auto& res_arg) {
+      if (splits > 1)
+        return detail::matmul_split_k<T>(c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, o.alpha, o.b_trans, big, k,
+                                         splits);
       matmul_kernel<T, Out>().launch(grid(tiles), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);
     };
     if constexpr (has_bias && has_res) launch(bias, residual);

@@ -1,0 +1,122 @@
+#pragma once
+// Split-K GEMM: where a GEMM has too few output tiles to fill the GPU but a long K (small
+// M against large N and K: inference's projections), S programs per tile each sum one
+// slice of K into f32 partials [S, M, N], and a second kernel adds the S partials of
+// each element in a fixed order (deterministic) and applies the epilogue.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tilefuse/ir/knobs.hpp"
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/gemm_operands.hpp"
+#include "tilefuse/kernels/gemm_tile.hpp"
+#include "tilefuse/tilefuse.hpp"
+
+namespace tilefuse::kernels {
+
+// Grid (output tiles, S): program (t, s) writes tile t's sum over K blocks
+// [s k_chunk, (s + 1) k_chunk) to rows s rows_per_split + m of partials ([S rows_per_split,
+// N] with rows of ld_partials floats; rows_per_split is M rounded up to BLOCK_M, so no
+// tile of one slice reaches the next).
+template <class T>
+const auto& matmul_split_k_kernel() {
+  static auto k = kernel(std::string("matmul_split_k_") + name(dtype_v<T>),
+      {"partials", "a", "b", "M", "N", "K", "lda", "ldb", "k_chunk", "rows_per_split", "ld_partials"},
+      [](Ptr<float> partials, Ptr<const T> a, Ptr<const T> b, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I32 k_chunk,
+         I32 rows_per_split, I64 ld_partials, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
+         Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS) {
+        auto s = program_id(1);
+        auto k_lo = s * k_chunk;
+        auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
+                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS), 0,
+                                   std::pair{k_lo, minimum(k_lo + k_chunk, K)});
+        auto slices = tensor_view(partials, {rows_per_split * num_programs(1), N}, {ld_partials, 1});
+        store(slices, {s * rows_per_split + t.m0, t.n0}, t.acc);
+      });
+  return k;
+}
+
+// c = epilogue(sum over s of the partials), [BLOCK_M, BLOCK_N] tiles of c per program.
+template <class T, class Out>
+const auto& matmul_split_k_reduce_kernel() {
+  static auto k = kernel(std::string("matmul_split_k_reduce_") + name(dtype_v<T>) + "_" + name(dtype_v<Out>),
+      {"c", "partials", "bias", "residual", "M", "N", "ldc", "splits", "split_stride", "ld_partials", "alpha"},
+      [](Ptr<Out> c, Ptr<const float> partials, Ptr<const T> bias, Ptr<const Out> residual, I32 M, I32 N, I64 ldc,
+         I32 splits, I64 split_stride, I64 ld_partials, F32 alpha, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
+         Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS, Meta<"RESIDUAL", bool, false> RESIDUAL,
+         Meta<"SCALE", bool, false> SCALE) {
+        auto pid = program_id(0);
+        auto tiles_n = cdiv(N, static_cast<int>(BLOCK_N));
+        auto rm = (pid / tiles_n) * static_cast<int>(BLOCK_M) + arange(0, BLOCK_M);
+        auto rn = (pid % tiles_n) * static_cast<int>(BLOCK_N) + arange(0, BLOCK_N);
+        auto m_ok = rm < M;
+        auto n_ok = rn < N;
+        auto ok = m_ok.col() && n_ok.row();
+        auto offs = rm.col().template cast<i64>() * ld_partials + rn.row();
+        auto acc = zeros<f32>({BLOCK_M, BLOCK_N});
+        for_range(0, splits, 1, [&](I32 s) { acc = acc + load(partials + s.template cast<i64>() * split_stride + offs, ok, 0.0f); });
+        detail::GemmEpilogue e{static_cast<bool>(SCALE), static_cast<bool>(BIAS), static_cast<bool>(RESIDUAL),
+                               static_cast<int>(ACT)};
+        acc = detail::gemm_epilogue<T, Out>(acc, e, rm, rn, m_ok, n_ok, bias, residual, ldc, alpha);
+        store(c + rm.col().template cast<i64>() * ldc + rn.row(), acc.template cast<Out>(), ok);
+      });
+  return k;
+}
+
+inline Config split_k_reduce_config() { return Config{{"BLOCK_M", 16}, {"BLOCK_N", 256}, num_warps(4)}; }
+
+// How many slices of K a GEMM of `tile` (BLOCK_M, BLOCK_N, BLOCK_K) on `sms` SMs takes: 1
+// (no split) unless its tiles fill under half the SMs; then as many as fill them, each
+// at least 8 K blocks deep (the pipeline's length), at most 8, and only where the
+// partials' traffic (written and read once: 8 bytes per element and slice) stays under
+// half the operands' bytes. TILEFUSE_SPLIT_K=n forces n (0 or 1: never).
+inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& tile, int64_t sms, int elem_bytes) {
+  std::string forced = knob("TILEFUSE_SPLIT_K");
+  if (!forced.empty()) return std::max<int64_t>(1, std::atoll(forced.c_str()));
+  int64_t bm = tile.get("BLOCK_M"), bn = tile.get("BLOCK_N"), bk = tile.get("BLOCK_K");
+  int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+  if (2 * tiles >= sms) return 1;
+  int64_t s = std::min<int64_t>({sms / tiles, K / (8 * bk), 8});
+  if (s < 2) return 1;
+  int64_t rows = (M + bm - 1) / bm * bm;
+  if (s * rows * N * 8 * 2 > (M * K + K * N) * elem_bytes) return 1;
+  return s;
+}
+
+namespace detail {
+
+// The split-K GEMM on (already aligned) operands ga [M, K] and gb, with `tile`'s tiling
+// and `epi`'s epilogue meta-parameters (ACT, BIAS, RESIDUAL, SCALE) for the reduction.
+template <class T, class C, class GA, class GB, class Bias, class Res>
+void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Res& residual, int64_t M, int64_t N,
+                    int64_t K, int64_t lda, int64_t ldb, float alpha, bool b_trans, Config tile, const Config& epi,
+                    int64_t splits) {
+  using Out = buffer_elem_t<C>;
+  int64_t bm = tile.get("BLOCK_M"), bn = tile.get("BLOCK_N"), bk = tile.get("BLOCK_K");
+  int64_t k_chunk = ((K + bk - 1) / bk + splits - 1) / splits * bk;
+  splits = (K + k_chunk - 1) / k_chunk;  // no empty slice
+  int64_t rows = (M + bm - 1) / bm * bm, ld = (N + 3) / 4 * 4;  // rows of 16-byte multiples
+  size_t n = static_cast<size_t>(splits * rows * ld);
+  tile.set("B_TRANS", b_trans);
+  Config red = split_k_reduce_config();
+  for (const char* key : {"ACT", "BIAS", "RESIDUAL", "SCALE"}) red.set(key, epi.get(key));
+  int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+  int64_t red_tiles = ((M + 15) / 16) * ((N + 255) / 256);
+  auto run = [&](const auto& ws) {
+    matmul_split_k_kernel<T>().launch(grid(tiles, splits), tile, ws, ga, gb, M, N, K, lda, ldb, k_chunk, rows, ld);
+    matmul_split_k_reduce_kernel<T, Out>().launch(grid(red_tiles), red, c, ws, bias, residual, M, N, N, splits,
+                                                  rows * ld, ld, alpha);
+  };
+  if constexpr (is_device_buffer_v<C>) {
+    StreamScratch<float> ws(n);
+    run(ws.get());
+  } else {
+    std::vector<float> ws(n);
+    run(ws);
+  }
+}
+
+}  // namespace detail
+}  // namespace tilefuse::kernels
