@@ -191,15 +191,20 @@ TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, 
 }
 
 // On wgmma the heuristic keeps 128x256 tiles where they fill the SMs and takes 64x128
-// tiles (4x as many) where they would leave more than half of them idle.
+// tiles (4x as many) where they would leave more than half of them idle, or splits K.
 TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SMs idle") {
   auto tile = [](const Config& c) { return std::tuple{c.get("BLOCK_M"), c.get("BLOCK_N"), c.num_warps}; };
   using T3 = std::tuple<int64_t, int64_t, int>;
   CHECK(tile(tk::matmul_heuristic(4096, 4096, 4096, true, 132)) == T3{128, 256, 8});
   CHECK(tile(tk::matmul_heuristic(2048, 2048, 2048, true, 132)) == T3{128, 256, 8});   // 128 tiles
   CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 132)) == T3{64, 128, 4});    // 32 -> 128
-  CHECK(tile(tk::matmul_heuristic(256, 4096, 14336, true, 132)) == T3{64, 128, 4});
-  CHECK(tile(tk::matmul_heuristic(64, 4096, 4096, true, 132)) == T3{64, 128, 4});
+  CHECK(tile(tk::matmul_heuristic(512, 4096, 4096, true, 132)) == T3{64, 128, 4});
+  // Long K as well: the large tiles, K in slices (split-K).
+  Config split = tk::matmul_heuristic(256, 4096, 14336, true, 132);
+  CHECK(tile(split) == T3{128, 256, 8});
+  CHECK(split.get("SPLIT_K") == 4);
+  CHECK(tk::matmul_heuristic(64, 4096, 4096, true, 132).get("SPLIT_K") == 8);
+  CHECK(!tk::matmul_heuristic(1024, 1024, 1024, true, 132).has("SPLIT_K"));
   CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 16)) == T3{128, 256, 8});    // a small GPU: filled
   CHECK(tile(tk::matmul_heuristic(100, 40, 64, true, 132)) == T3{64, 64, 4});
   CHECK(tile(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132)) == T3{64, 128, 4});

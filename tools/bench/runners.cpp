@@ -222,23 +222,13 @@ Result run_matmul(const std::string& shape, const std::vector<std::pair<std::str
   // --set B_TRANS=1: b holds [N, K] (the launch takes it from the options, not the config).
   o.b_trans = cfg.has("B_TRANS") && cfg.get("B_TRANS") != 0;
   cfg.meta.erase("B_TRANS");
-  // Without --set of the tiling, the host function decides as for any caller (split-K
-  // included), which the config column then says.
-  bool tiling_set = std::any_of(sets.begin(), sets.end(), [](const auto& kv) { return kv.first != "B_TRANS"; });
-  kernels::ConfigOverride over;
-  if (tiling_set) over = cfg;
   auto run = [&] {
-    if (gelu) kernels::matmul(dc, da, db, M, N, K, o, dbias, nullptr, over);
-    else kernels::matmul(dc, da, db, M, N, K, o, nullptr, nullptr, over);
+    if (gelu) kernels::matmul(dc, da, db, M, N, K, o, dbias, nullptr, cfg);
+    else kernels::matmul(dc, da, db, M, N, K, o, nullptr, nullptr, cfg);
   };
   Result res;
   res.ms = time_ms(run, reps);
   res.config = cfg.str() + (o.b_trans ? " B_TRANS=1" : "");
-  int64_t splits = tiling_set ? 1
-                              : kernels::split_k_slices(M, N, K, kernels::matmul_heuristic(M, N, K, true, 0),
-                                                        kernels::gpu_sm_count(), sizeof(T));
-  if (splits > 1 && gpu_has_warpgroup_mma())
-    res.config = kernels::matmul_heuristic(M, N, K, true, 0).str() + " split_k=" + std::to_string(splits);
   res.tflops = 2.0 * M * N * K / (res.ms * 1e-3) / 1e12;
   res.gbs = double(M * K + K * N + M * N) * sizeof(T) / (res.ms * 1e-3) / 1e9;
   res.max_err = sampled_gemm_error(a, b, dc.to_host(), M, N, K, o.b_trans, [&](double acc, int64_t j) {

@@ -24,7 +24,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_FAST_MATH", "allow approximate exp/log/div for all math ops", true},
       {"TILEFUSE_TMA", "0: tensor-view blocks read by warpgroup MMAs are copied by cp.async instead of TMA (sm_90a)", true},
       {"TILEFUSE_GEMM_COPY", "GEMMs on operands in rows off 16 bytes: 0 never copies them to aligned rows first (nor transposes an 8-bit B [K, N]), 1 always (default: unless the GEMM is tiny)", false},
-      {"TILEFUSE_SPLIT_K", "n: GEMMs (matmul on a wgmma GPU, heuristic config) split K into n slices; 0 or 1 never (default: where the output tiles leave most SMs idle)", false},
+      {"TILEFUSE_SPLIT_K", "n: the wgmma GEMM heuristic splits K into n slices (SPLIT_K in its config); 0 or 1 never (default: where the output tiles leave most SMs idle)", false},
       {"TILEFUSE_TMA_STORE", "0: tensor-view stores are plain stores instead of TMA stores through shared memory (sm_90)", true},
       {"TILEFUSE_WARP_SPECIALIZE", "1: a producer warpgroup issues the TMA copies of a pipelined loop (sm_90a, experimental)", true},
       {"TILEFUSE_PINGPONG", "1: warp-specialized kernels with two consumer warpgroups alternate their MMA issues (experimental)", true},

@@ -71,7 +71,8 @@ inline Config split_k_reduce_config() { return Config{{"BLOCK_M", 16}, {"BLOCK_N
 // (no split) unless its tiles fill under half the SMs; then as many as fill them, each
 // at least 8 K blocks deep (the pipeline's length), at most 8, and only where the
 // partials' traffic (written and read once: 8 bytes per element and slice) stays under
-// half the operands' bytes. TILEFUSE_SPLIT_K=n forces n (0 or 1: never).
+// half the operands' bytes. TILEFUSE_SPLIT_K=n forces n (0 or 1: never). The GEMM
+// heuristic puts the answer in its config as SPLIT_K.
 inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& tile, int64_t sms, int elem_bytes) {
   std::string forced = knob("TILEFUSE_SPLIT_K");
   if (!forced.empty()) return std::max<int64_t>(1, std::atoll(forced.c_str()));
@@ -88,7 +89,8 @@ inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& til
 namespace detail {
 
 // The split-K GEMM on (already aligned) operands ga [M, K] and gb, with `tile`'s tiling
-// and `epi`'s epilogue meta-parameters (ACT, BIAS, RESIDUAL, SCALE) for the reduction.
+// and `epi`'s epilogue meta-parameters (ACT, BIAS, RESIDUAL, SCALE; unset: off) for the
+// reduction.
 template <class T, class C, class GA, class GB, class Bias, class Res>
 void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Res& residual, int64_t M, int64_t N,
                     int64_t K, int64_t lda, int64_t ldb, float alpha, bool b_trans, Config tile, const Config& epi,
@@ -101,7 +103,10 @@ void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Re
   size_t n = static_cast<size_t>(splits * rows * ld);
   tile.set("B_TRANS", b_trans);
   Config red = split_k_reduce_config();
-  for (const char* key : {"ACT", "BIAS", "RESIDUAL", "SCALE"}) red.set(key, epi.get(key));
+  for (const char* key : {"ACT", "BIAS", "RESIDUAL", "SCALE"}) {
+    red.set(key, epi.has(key) ? epi.get(key) : 0);
+    tile.meta.erase(key);  // the slices' kernel has no epilogue
+  }
   int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   int64_t red_tiles = ((M + 15) / 16) * ((N + 255) / 256);
   auto run = [&](const auto& ws) {

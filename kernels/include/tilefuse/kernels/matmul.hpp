@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <tuple>
 
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/gemm_operands.hpp"
@@ -70,10 +71,18 @@ inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_m
     // Tiles of 64 rows at least (the instruction's M).
     // Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape (H200, bf16 and
     // f16; K = 1024 most), the B tiles a group shares staying in L2.
-    auto [bm, bn] = wgmma_output_tile(M, N, sms);
-    int64_t bk = side(K, 16, 64);
-    int warps = bm * bn >= 128 * 256 ? 8 : 4;
-    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
+    // Where even the small tiles would leave SMs idle and K is long: the large tiles with
+    // K split into SPLIT_K slices (gemm_split_k.hpp); sms = 0 asks for no split.
+    auto tiled = [&](int64_t bm, int64_t bn) {
+      int warps = bm * bn >= 128 * 256 ? 8 : 4;
+      return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", side(K, 16, 64)}, {"GROUP_M", 16},
+                    num_warps(warps), num_stages(4)};
+    };
+    auto [bm, bn] = wgmma_output_tile(M, N, 0);
+    Config big = tiled(bm, bn);
+    if (int64_t splits = sms > 0 ? split_k_slices(M, N, K, big, sms, 2) : 1; splits > 1) return big.set("SPLIT_K", splits);
+    std::tie(bm, bn) = wgmma_output_tile(M, N, sms);
+    return tiled(bm, bn);
   }
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
@@ -107,18 +116,17 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
   constexpr bool has_bias = !std::is_same_v<Bias, std::nullptr_t>;
   constexpr bool has_res = !std::is_same_v<Res, std::nullptr_t>;
   bool wgmma = warpgroup_mma_usable<A>();
-  int64_t sms = wgmma ? gpu_sm_count() : 132;
-  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, wgmma, sms), o, has_bias, has_res);
-  // Too few output tiles for the GPU but a long K: slices of K on 128x256 tiles
-  // (gemm_split_k.hpp) rather than smaller tiles.
-  Config big = matmul_heuristic(M, N, K, true, 0);
-  int64_t splits = !cfg && wgmma ? split_k_slices(M, N, K, big, sms, sizeof(T)) : 1;
+  Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, wgmma, wgmma ? gpu_sm_count() : 132), o, has_bias,
+                           has_res);
+  // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
+  int64_t splits = k.has("SPLIT_K") ? k.get("SPLIT_K") : 1;
+  k.meta.erase("SPLIT_K");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                     int64_t ldb, bool) {
     auto launch = [&](const auto& bias_arg, const auto& res_arg) {
       if (splits > 1)
-        return detail::matmul_split_k<T>(c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, o.alpha, o.b_trans, big, k,
+        return detail::matmul_split_k<T>(c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, o.alpha, o.b_trans, k, k,
                                          splits);
       matmul_kernel<T, Out>().launch(grid(tiles), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);
     };

@@ -363,6 +363,7 @@ const auto& matmul_tuner() {
          MatmulOptions o) {
         // The same launch matmul() makes.
         Config lc = matmul_config(c, o, false, false);
+        lc.meta.erase("SPLIT_K");  // the same kernel, launched per slice
         return tuning::specialization(matmul_kernel<T, Out>(), lc, out, a, b, a, out, M, N, K, K, o.b_trans ? K : N, N,
                                       o.alpha);
       });
