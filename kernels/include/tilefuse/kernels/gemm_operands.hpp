@@ -20,6 +20,22 @@
 
 namespace tilefuse::kernels {
 
+namespace detail {
+
+// The rows and columns of this program's [block_r, block_c] tile of a matrix of `cols`
+// columns, the tiles numbered row by row.
+struct MatrixTile {
+  Tile<int32_t, 1> r, c;
+};
+inline MatrixTile matrix_tile(const I32& cols, int64_t block_r, int64_t block_c) {
+  auto tiles_c = cdiv(cols, static_cast<int>(block_c));
+  auto pid = program_id(0);
+  return {(pid / tiles_c) * static_cast<int>(block_r) + arange(0, block_r),
+          (pid % tiles_c) * static_cast<int>(block_c) + arange(0, block_c)};
+}
+
+}  // namespace detail
+
 // dst[r, c] = src[r, c] for a [rows, cols] matrix, rows of ld_src and ld_dst elements;
 // programs own [BLOCK_R, BLOCK_C] tiles in row-major tile order.
 template <class T>
@@ -27,10 +43,7 @@ const auto& copy_rows_kernel() {
   static auto k = kernel(std::string("copy_rows_") + name(dtype_v<T>), {"dst", "src", "rows", "cols", "ld_dst", "ld_src"},
       [](Ptr<T> dst, Ptr<const T> src, I32 rows, I32 cols, I64 ld_dst, I64 ld_src, Meta<"BLOCK_R"> BLOCK_R,
          Meta<"BLOCK_C"> BLOCK_C) {
-        auto tiles_c = cdiv(cols, static_cast<int>(BLOCK_C));
-        auto pid = program_id(0);
-        auto r = (pid / tiles_c) * static_cast<int>(BLOCK_R) + arange(0, BLOCK_R);
-        auto c = (pid % tiles_c) * static_cast<int>(BLOCK_C) + arange(0, BLOCK_C);
+        auto [r, c] = detail::matrix_tile(cols, BLOCK_R, BLOCK_C);
         auto ok = (r < rows).col() && (c < cols).row();
         auto row = r.col().template cast<i64>();
         store(dst + row * ld_dst + c.row(), load(src + row * ld_src + c.row(), ok), ok);
@@ -47,10 +60,7 @@ const auto& transpose_kernel() {
   static auto k = kernel(std::string("transpose_") + name(dtype_v<T>), {"dst", "src", "rows", "cols", "ld_dst", "ld_src"},
       [](Ptr<T> dst, Ptr<const T> src, I32 rows, I32 cols, I64 ld_dst, I64 ld_src, Meta<"BLOCK_R"> BLOCK_R,
          Meta<"BLOCK_C"> BLOCK_C) {
-        auto tiles_c = cdiv(cols, static_cast<int>(BLOCK_C));
-        auto pid = program_id(0);
-        auto r = (pid / tiles_c) * static_cast<int>(BLOCK_R) + arange(0, BLOCK_R);
-        auto c = (pid % tiles_c) * static_cast<int>(BLOCK_C) + arange(0, BLOCK_C);
+        auto [r, c] = detail::matrix_tile(cols, BLOCK_R, BLOCK_C);
         auto tile = load(src + r.col().template cast<i64>() * ld_src + c.row(), (r < rows).col() && (c < cols).row());
         store(dst + c.col().template cast<i64>() * ld_dst + r.row(), trans(tile), (c < cols).col() && (r < rows).row());
       });

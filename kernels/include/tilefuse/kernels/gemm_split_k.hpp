@@ -47,10 +47,7 @@ const auto& matmul_split_k_reduce_kernel() {
          I32 splits, I64 split_stride, I64 ld_partials, F32 alpha, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
          Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS, Meta<"RESIDUAL", bool, false> RESIDUAL,
          Meta<"SCALE", bool, false> SCALE) {
-        auto pid = program_id(0);
-        auto tiles_n = cdiv(N, static_cast<int>(BLOCK_N));
-        auto rm = (pid / tiles_n) * static_cast<int>(BLOCK_M) + arange(0, BLOCK_M);
-        auto rn = (pid % tiles_n) * static_cast<int>(BLOCK_N) + arange(0, BLOCK_N);
+        auto [rm, rn] = detail::matrix_tile(N, BLOCK_M, BLOCK_N);
         auto m_ok = rm < M;
         auto n_ok = rn < N;
         auto ok = m_ok.col() && n_ok.row();
