@@ -231,3 +231,34 @@ TEST_CASE("gpu: a kernel made at the address of a destroyed one runs its own cod
   std::vector<float> got = x.to_host();
   for (size_t i = 0; i < host.size(); ++i) REQUIRE(got[i] == host[i] + 1.0f + 10.0f);
 }
+
+// Programmatic dependent launch (sm_90+, on by default): each kernel may be scheduled
+// while the one before it in the stream still runs, and waits for it before touching
+// memory. A chain of dependent launches, each reading what the previous one wrote
+// (ping-pong buffers, no synchronization between them), must see every predecessor's
+// stores.
+TEST_CASE("gpu: a chain of dependent kernels launched early sees every predecessor's stores") {
+  if (!difftest::have_gpu()) return;
+  auto step = kernel("chain_step", {"out", "in", "n"}, [](Ptr<f32> out, Ptr<const f32> in, I32 n, Meta<"BLOCK"> BLOCK) {
+    auto o = program_id(0) * BLOCK + arange(0, BLOCK);
+    auto m = o < n;
+    store(out + o, load(in + o, m, 0.0f) * 0.5f + 1.0f, m);
+  });
+  const int n = (1 << 22) + 13, steps = 41;
+  auto x = rnd<float>(n, 11, -1000, 1000);
+  DeviceBuffer<float> a = to_device(std::span<const float>(x)), b(n);
+  Config cfg{{"BLOCK", 1024}, num_warps(4)};
+  for (int s = 0; s < steps; ++s) {
+    auto& src = s % 2 ? b : a;
+    auto& dst = s % 2 ? a : b;
+    step.launch(Grid((n + 1023) / 1024), cfg, dst, DevicePtr<const float>(src.view().data(), n), n);
+  }
+  auto y = (steps % 2 ? b : a).to_host();
+  int bad = 0;
+  for (int i = 0; i < n; ++i) {
+    float want = x[i];
+    for (int s = 0; s < steps; ++s) want = want * 0.5f + 1.0f;  // exact: halving, then one rounding
+    bad += y[i] != want;
+  }
+  CHECK(bad == 0);
+}

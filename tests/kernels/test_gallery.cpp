@@ -204,6 +204,11 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(tile(split) == T3{128, 256, 8});
   CHECK(split.get("SPLIT_K") == 4);
   CHECK(tk::matmul_heuristic(64, 4096, 4096, true, 132).get("SPLIT_K") == 8);
+  // The large tiles' partials would be 2x the operands: the small tiles (two per SM) split.
+  Config small_split = tk::matmul_heuristic(128, 4096, 4096, true, 132);
+  CHECK(tile(small_split) == T3{64, 128, 4});
+  CHECK(small_split.get("SPLIT_K") == 4);
+  CHECK(!tk::matmul_heuristic(512, 4096, 4096, true, 132).has("SPLIT_K"));  // small tiles fill the SMs
   CHECK(!tk::matmul_heuristic(1024, 1024, 1024, true, 132).has("SPLIT_K"));
   CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 16)) == T3{128, 256, 8});    // a small GPU: filled
   CHECK(tile(tk::matmul_heuristic(100, 40, 64, true, 132)) == T3{64, 64, 4});
@@ -250,6 +255,17 @@ TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue
   CHECK(slices(1024, 1024, 1024) == 1);  // partials 8x the operands
   CHECK(slices(512, 4096, 4096) == 1);   // partials about the operands' bytes
   CHECK(slices(128, 8192, 512) == 1);    // K too short for slices of 8 blocks
+  // The reduction: about two programs per SM, rows of up to 128 columns, the slices
+  // unrolled (SPLITS).
+  auto red = [](int64_t m, int64_t n, int64_t s) {
+    Config c = tk::split_k_reduce_config(m, n, s, 132);
+    return std::tuple{c.get("BLOCK_M"), c.get("BLOCK_N"), c.get("SPLITS"), c.num_warps};
+  };
+  using R4 = std::tuple<int64_t, int64_t, int64_t, int>;
+  CHECK(red(64, 4096, 8) == R4{4, 128, 8, 2});
+  CHECK(red(16, 4096, 8) == R4{1, 128, 8, 1});
+  CHECK(red(256, 4096, 4) == R4{16, 128, 4, 4});
+  CHECK(red(5, 31, 2) == R4{1, 32, 2, 1});
 }
 
 TEST_CASE("matmul: non-positive sizes are a user error") {

@@ -166,6 +166,32 @@ TEST_CASE("portable sm_90 PTX assembles too") {
   if (r.ran) CHECK(r.status == 0);
 }
 
+// Programmatic dependent launch: on sm_90+ every kernel waits for the grids before it
+// ahead of its first memory access (so the runtime may launch it early), then lets the
+// next one launch; sm_80 has neither.
+TEST_CASE("sm_90 kernels wait for prior grids before their first memory access, sm_80 kernels do not") {
+  auto f = tftest::softmax(DType::bf16, DType::bf16, 1024, 4);
+  for (const char* t : {"sm_90", "sm_90a"}) {
+    INFO(t);
+    auto k = nvptx::compile(*f, sm(t));
+    CHECK(k.waits_for_prior_grids);
+    size_t wait = k.ptx.find("griddepcontrol.wait;");
+    size_t trigger = k.ptx.find("griddepcontrol.launch_dependents;");
+    REQUIRE(wait != std::string::npos);
+    REQUIRE(trigger != std::string::npos);
+    CHECK(wait < trigger);
+    for (const char* access : {"ld.global", "st.global"}) {
+      size_t first = k.ptx.find(access);
+      if (first != std::string::npos) CHECK(wait < first);
+    }
+    auto r = tftest::run_ptxas(k.ptx, t, std::string("pdl_") + t);
+    if (r.ran) CHECK(r.status == 0);
+  }
+  auto k80 = nvptx::compile(*f, sm("sm_80"));
+  CHECK(!k80.waits_for_prior_grids);
+  CHECK(k80.ptx.find("griddepcontrol") == std::string::npos);
+}
+
 namespace {
 
 // out = cluster_sum(sum(in[0:256])) over clusters of `size`; with `chained`, the sum is

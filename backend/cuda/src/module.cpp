@@ -181,6 +181,7 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
           "(NON_PORTABLE_CLUSTER_SIZE_ALLOWED for kernel '" + name_ + "' with clusters of " +
               std::to_string(cluster_size_) + ")");
 
+  launch_early_ = k.waits_for_prior_grids && dev.cc_major >= 9 && knob("TILEFUSE_PDL") != "0";
   resident_ = 0;
   if (k.persistent) {
     if (cluster_size_ != 1)
@@ -246,6 +247,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   static_shared_ = o.static_shared_;
   max_threads_ = o.max_threads_;
   resident_ = o.resident_;
+  launch_early_ = o.launch_early_;
   return *this;
 }
 
@@ -386,28 +388,8 @@ void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) con
   A.CtxGetCurrent(&cur);
   if (cur != ctx_) [[unlikely]]
     check(A.CtxSetCurrent(ctx_), "cuCtxSetCurrent", "(before launching kernel '" + name_ + "')");
-  CUresult rc;
-  if (cluster_size_ == 1) {
-    rc = A.LaunchKernel(func_, static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z),
-                        static_cast<unsigned>(32 * num_warps_), 1, 1, static_cast<unsigned>(shared_bytes_), stream,
-                        params, nullptr);
-  } else {
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = static_cast<unsigned>(cluster_size_);
-    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-    CUlaunchConfig lc{};
-    lc.gridDimX = static_cast<unsigned>(g.x);
-    lc.gridDimY = static_cast<unsigned>(g.y);
-    lc.gridDimZ = static_cast<unsigned>(g.z);
-    lc.blockDimX = static_cast<unsigned>(32 * num_warps_);
-    lc.blockDimY = lc.blockDimZ = 1;
-    lc.sharedMemBytes = static_cast<unsigned>(shared_bytes_);
-    lc.hStream = stream;
-    lc.attrs = &attr;
-    lc.numAttrs = 1;
-    rc = A.LaunchKernelEx(&lc, func_, params, nullptr);
-  }
+  int rc = launch_blocks(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z), params,
+                         stream);
   if (rc != CUDA_SUCCESS) [[unlikely]]
     launch_failed(rc, g);
 }
@@ -428,9 +410,40 @@ void LoadedKernel::launch_persistent(const Grid& g, void** params, CUstream stre
   A.CtxGetCurrent(&cur);
   if (cur != ctx_) check(A.CtxSetCurrent(ctx_), "cuCtxSetCurrent", "(before launching kernel '" + name_ + "')");
   auto blocks = static_cast<unsigned>(std::min<int64_t>(programs, resident_));
-  CUresult rc = A.LaunchKernel(func_, blocks, 1, 1, static_cast<unsigned>(32 * num_warps_), 1, 1,
-                               static_cast<unsigned>(shared_bytes_), stream, all.data(), nullptr);
+  int rc = launch_blocks(blocks, 1, 1, all.data(), stream);
   if (rc != CUDA_SUCCESS) launch_failed(rc, g);
+}
+
+int LoadedKernel::launch_blocks(unsigned gx, unsigned gy, unsigned gz, void** params, CUstream stream) const {
+  const auto& A = api();
+  auto threads = static_cast<unsigned>(32 * num_warps_);
+  if (cluster_size_ == 1 && !launch_early_) [[likely]]
+    return A.LaunchKernel(func_, gx, gy, gz, threads, 1, 1, static_cast<unsigned>(shared_bytes_), stream, params,
+                          nullptr);
+  CUlaunchAttribute attrs[2]{};
+  unsigned n = 0;
+  if (cluster_size_ > 1) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = static_cast<unsigned>(cluster_size_);
+    attrs[n].value.clusterDim.y = attrs[n].value.clusterDim.z = 1;
+    ++n;
+  }
+  if (launch_early_) {  // the kernel's griddepcontrol.wait orders it after the previous grid
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n].value.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  CUlaunchConfig lc{};
+  lc.gridDimX = gx;
+  lc.gridDimY = gy;
+  lc.gridDimZ = gz;
+  lc.blockDimX = threads;
+  lc.blockDimY = lc.blockDimZ = 1;
+  lc.sharedMemBytes = static_cast<unsigned>(shared_bytes_);
+  lc.hStream = stream;
+  lc.attrs = attrs;
+  lc.numAttrs = n;
+  return A.LaunchKernelEx(&lc, func_, params, nullptr);
 }
 
 }  // namespace tilefuse::cuda

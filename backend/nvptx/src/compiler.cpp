@@ -50,6 +50,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(81);  // st.async, mapa, barrier.cluster
     check_float8(op, ti);
   });
+  if (ti.has_grid_dependency_control()) ti.require_ptx(78);  // griddepcontrol (lower_kernel.cpp)
   int level = effective_opt_level(opts);
   bool dump_ir = knob_selects("TILEFUSE_DUMP_IR", f.name);
   bool dump_llvm = knob_selects("TILEFUSE_DUMP_LLVM", f.name);
@@ -134,6 +135,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
   k.tensor_maps = plan.tensor_maps;
   k.persistent = f.persistent;
+  k.waits_for_prior_grids = ti.has_grid_dependency_control();
   return art;
 }
 

@@ -61,6 +61,14 @@ void Codegen::lower_kernel() {
   b.CreateBr(body);
   setup_thread_ids();
   b.SetInsertPoint(body);
+  if (ti.has_grid_dependency_control()) {
+    // Launched early (programmatic dependent launch), the kernel waits here, before any
+    // memory access, for the grids before it in the stream to finish and their writes
+    // to be visible; then it lets the next kernel launch early in turn. Without the
+    // launch attribute both are no-ops.
+    inline_asm(b.getVoidTy(), "griddepcontrol.wait;", "~{memory}", {}, true);
+    inline_asm(b.getVoidTy(), "griddepcontrol.launch_dependents;", "~{memory}", {}, true);
+  }
   for (size_t i = 0; i < fn.params.size(); ++i) {
     llvm::Argument* a = kernel->getArg(static_cast<unsigned>(i));
     a->setName(fn.params[i].name);

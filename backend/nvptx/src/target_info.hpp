@@ -22,6 +22,8 @@ class TargetInfo {
   bool has_float_atomic_minmax() const { return t_.sm >= 90; }
   // wgmma / setmaxnreg exist only with the architecture-specific target.
   bool has_wgmma() const { return t_.sm == 90 && t_.arch_specific; }
+  // Programmatic dependent launch (griddepcontrol, PTX ISA 7.8): sm_90 and newer.
+  bool has_grid_dependency_control() const { return t_.sm >= 90; }
   int max_shared_bytes() const { return t_.sm >= 90 ? 232448 : (t_.sm == 80 ? 166912 : 101376); }
 
  private:

@@ -74,6 +74,10 @@ class LoadedKernel {
   // Persistent kernels (nvptx::CompiledKernel::persistent): programs resident at once
   // on the device (occupancy x SMs, capped by TILEFUSE_PERSISTENT_PROGRAMS); 0 otherwise.
   int resident_programs() const { return resident_; }
+  // Launched with programmatic dependent launch: the kernel waits for the grids before
+  // it (nvptx::CompiledKernel::waits_for_prior_grids) and TILEFUSE_PDL is not 0, so it
+  // may start while the previous kernel in its stream finishes.
+  bool launches_early() const { return launch_early_; }
 
   CUfunction function() const { return func_; }
   CUmodule module() const { return module_; }
@@ -91,6 +95,8 @@ class LoadedKernel {
   [[noreturn]] void bad_grid(const Grid& g) const;
   [[noreturn]] void launch_failed(int rc, const Grid& g) const;
   void launch_persistent(const Grid& g, void** params, CUstream stream) const;
+  // cuLaunchKernel, or cuLaunchKernelEx with the cluster and early-launch attributes.
+  int launch_blocks(unsigned gx, unsigned gy, unsigned gz, void** params, CUstream stream) const;
 
   enum class Slot : uint8_t { Ptr, I32, U32, I64, F32, F64, F16, BF16 };
   static bool marshal(Slot slot, const ArgValue& a, void* out);
@@ -112,6 +118,7 @@ class LoadedKernel {
   std::string jit_log_;
   int num_regs_ = 0, local_bytes_ = 0, static_shared_ = 0, max_threads_ = 0;
   int resident_ = 0;  // persistent kernels: programs started per launch at most
+  bool launch_early_ = false;
 };
 
 }  // namespace tilefuse::cuda

@@ -58,6 +58,10 @@ struct CompiledKernel {
   // programs as are resident at once, along x, and passes the grid's sizes (x, y, z:
   // three i32) as hidden parameters after the tensor maps.
   bool persistent = false;
+  // The kernel waits for the grids before it in its stream to finish (`griddepcontrol.wait`
+  // before any memory access; sm_90+), so the launch may let it start early:
+  // programmatic dependent launch, which hides the gap between dependent kernels.
+  bool waits_for_prior_grids = false;
 };
 
 }  // namespace tilefuse::nvptx
