@@ -193,27 +193,30 @@ TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, 
 // On wgmma the heuristic keeps 128x256 tiles where they fill the SMs and takes 64x128
 // tiles (4x as many) where they would leave more than half of them idle, or splits K.
 TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SMs idle") {
-  auto tile = [](const Config& c) { return std::tuple{c.get("BLOCK_M"), c.get("BLOCK_N"), c.num_warps}; };
+  auto tile = [](const Config& c) {
+    return std::tuple{c.get("BLOCK_M"), c.get("BLOCK_N"), c.num_warps, c.num_stages,
+                      c.has("SPLIT_K") ? c.get("SPLIT_K") : int64_t{1}};
+  };
+  using T5 = std::tuple<int64_t, int64_t, int, int, int64_t>;
+  CHECK(tile(tk::matmul_heuristic(4096, 4096, 4096, true, 132)) == T5{128, 256, 8, 4, 1});
+  CHECK(tile(tk::matmul_heuristic(2048, 2048, 2048, true, 132)) == T5{128, 256, 8, 4, 1});  // 128 tiles
+  // 64x128 tiles (4x as many): 6 stages where they fit in one wave, 4 (two per SM) past it.
+  CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 132)) == T5{64, 128, 4, 6, 1});   // 32 -> 128 tiles
+  CHECK(tile(tk::matmul_heuristic(128, 8192, 8192, true, 132)) == T5{64, 128, 4, 6, 1});
+  CHECK(tile(tk::matmul_heuristic(512, 4096, 4096, true, 132)) == T5{64, 128, 4, 4, 1});    // 256 tiles
+  // Each SM's share of the MMAs past ~200 MFLOP: the large tiles, K split.
+  CHECK(tile(tk::matmul_heuristic(256, 4096, 14336, true, 132)) == T5{128, 256, 8, 4, 4});
+  // Fewer 64x128 tiles than half the SMs (skinny GEMMs): 64x64 tiles, two per SM, split.
+  CHECK(tile(tk::matmul_heuristic(64, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 4});
+  CHECK(tile(tk::matmul_heuristic(1, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 4});
+  CHECK(tile(tk::matmul_heuristic(128, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 2});
+  CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 16)) == T5{128, 256, 8, 4, 1});   // a small GPU: filled
+  CHECK(tile(tk::matmul_heuristic(100, 40, 64, true, 132)) == T5{64, 64, 4, 6, 1});         // K too short to split
+  CHECK(tile(tk::matmul_heuristic(64, 4096, 4096, true, 0)) == T5{64, 256, 4, 4, 1});       // sms = 0: no split
+  auto t3 = [](const Config& c) { return std::tuple{c.get("BLOCK_M"), c.get("BLOCK_N"), c.num_warps}; };
   using T3 = std::tuple<int64_t, int64_t, int>;
-  CHECK(tile(tk::matmul_heuristic(4096, 4096, 4096, true, 132)) == T3{128, 256, 8});
-  CHECK(tile(tk::matmul_heuristic(2048, 2048, 2048, true, 132)) == T3{128, 256, 8});   // 128 tiles
-  CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 132)) == T3{64, 128, 4});    // 32 -> 128
-  CHECK(tile(tk::matmul_heuristic(512, 4096, 4096, true, 132)) == T3{64, 128, 4});
-  // Long K as well: the large tiles, K in slices (split-K).
-  Config split = tk::matmul_heuristic(256, 4096, 14336, true, 132);
-  CHECK(tile(split) == T3{128, 256, 8});
-  CHECK(split.get("SPLIT_K") == 4);
-  CHECK(tk::matmul_heuristic(64, 4096, 4096, true, 132).get("SPLIT_K") == 8);
-  // The large tiles' partials would be 2x the operands: the small tiles (two per SM) split.
-  Config small_split = tk::matmul_heuristic(128, 4096, 4096, true, 132);
-  CHECK(tile(small_split) == T3{64, 128, 4});
-  CHECK(small_split.get("SPLIT_K") == 4);
-  CHECK(!tk::matmul_heuristic(512, 4096, 4096, true, 132).has("SPLIT_K"));  // small tiles fill the SMs
-  CHECK(!tk::matmul_heuristic(1024, 1024, 1024, true, 132).has("SPLIT_K"));
-  CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 16)) == T3{128, 256, 8});    // a small GPU: filled
-  CHECK(tile(tk::matmul_heuristic(100, 40, 64, true, 132)) == T3{64, 64, 4});
-  CHECK(tile(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132)) == T3{64, 128, 4});
-  CHECK(tile(tk::scaled_matmul_heuristic(8192, 8192, 1024, true, false, 132)) == T3{128, 256, 8});
+  CHECK(t3(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132)) == T3{64, 128, 4});
+  CHECK(t3(tk::scaled_matmul_heuristic(8192, 8192, 1024, true, false, 132)) == T3{128, 256, 8});
   CHECK(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132).get("BLOCK_K") == 128);
 }
 

@@ -71,23 +71,41 @@ inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_m
     // Tiles of 64 rows at least (the instruction's M).
     // Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape (H200, bf16 and
     // f16; K = 1024 most), the B tiles a group shares staying in L2.
-    // Where even the small tiles would leave SMs idle and K is long: the large tiles with
-    // K split into SPLIT_K slices (gemm_split_k.hpp), else the small ones (two programs
-    // per SM) split where their partials are small enough (128x4096x4096: 24 us
-    // against 34 unsplit, H200); sms = 0 asks for no split.
-    auto tiled = [&](int64_t bm, int64_t bn) {
+    // Where the large tiles leave more than half the SMs idle (H200, bench/NOTES.md, "GEMMs
+    // with few output tiles"): 64x128 tiles, 6 stages where they fit the SMs in one wave
+    // (one program per SM: 1024^3 11.9 -> 9.2 us, 128x8192x8192 53 -> 50) and 4 where
+    // they need two per SM (512x4096x4096: 36.5 against 41.8). Fewer than that (skinny
+    // GEMMs: inference's projections): 64x64 tiles, two per SM, K split into SPLIT_K
+    // slices (gemm_split_k.hpp) to fill them (64x4096x4096: 19.4 us against 22.5 in
+    // 64x256 tiles); where the partials would cost too much, the large tiles split.
+    // sms = 0 asks for no split.
+    auto tiled = [&](int64_t bm, int64_t bn, int stages = 4) {
       int warps = bm * bn >= 128 * 256 ? 8 : 4;
       return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", side(K, 16, 64)}, {"GROUP_M", 16},
-                    num_warps(warps), num_stages(4)};
+                    num_warps(warps), num_stages(stages)};
     };
+    auto tiles_of = [&](int64_t bm, int64_t bn) { return ((M + bm - 1) / bm) * ((N + bn - 1) / bn); };
     auto [bm, bn] = wgmma_output_tile(M, N, 0);
     Config big = tiled(bm, bn);
-    if (int64_t splits = sms > 0 ? split_k_slices(M, N, K, big, sms, 2) : 1; splits > 1) return big.set("SPLIT_K", splits);
-    auto [sm, sn] = wgmma_output_tile(M, N, sms);
-    Config small = tiled(sm, sn);
-    if (sms > 0 && sm * sn < bm * bn)
-      if (int64_t splits = split_k_slices(M, N, K, small, 2 * sms, 2); splits > 1) return small.set("SPLIT_K", splits);
-    return small;
+    int64_t slots = std::max<int64_t>(sms, 1);
+    if (2 * tiles_of(bm, bn) >= slots) return big;
+    int64_t sn = std::min<int64_t>(bn, 128);
+    if (int64_t t = tiles_of(64, sn); 2 * t >= slots) {
+      // Unless each SM's share of the MMAs is large (past ~200 MFLOP): then the large
+      // tiles' faster main loop (two warpgroups, half the operand traffic per MMA) repays
+      // a split's fixed cost (partials and the reduction, ~7 us): 256x4096x14336, 228
+      // MFLOP per SM: 56 us split against 66; 128x8192x8192, 130 MFLOP: 53 against 49.5.
+      if (sms > 0 && 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / sms > 2e8)
+        if (int64_t splits = split_k_slices(M, N, K, big, sms, 2); splits > 1) return big.set("SPLIT_K", splits);
+      return tiled(64, sn, t <= slots ? 6 : 4);
+    }
+    if (sms > 0) {
+      int64_t nn = std::min<int64_t>(bn, 64);
+      Config skinny = tiled(64, nn, 6);
+      if (int64_t splits = split_k_slices(M, N, K, skinny, 2 * sms, 2); splits > 1) return skinny.set("SPLIT_K", splits);
+      if (int64_t splits = split_k_slices(M, N, K, big, sms, 2); splits > 1) return big.set("SPLIT_K", splits);
+    }
+    return tiled(64, sn, 6);
   }
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
