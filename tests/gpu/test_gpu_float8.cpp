@@ -105,6 +105,40 @@ TEST_CASE("gpu: scaled_matmul's host function with the heuristic's config, bf16 
   }
 }
 
+// Split-K on the 8-bit GEMM (gemm_split_k.hpp): by the rule (a skinny GEMM: 64x64 tiles,
+// K in slices) and forced (odd N, K off 16 bytes, bias + activation, B [K, N]), against
+// plain C++.
+TEST_CASE("gpu: scaled_matmul splits K where few output tiles would leave the GPU idle") {
+  if (!difftest::have_gpu()) return;
+  struct Case { int m, n, k; const char* forced; bool trans, bias; tk::Activation act; };
+  Case cases[] = {{64, 4096, 4096, "", true, false, tk::Activation::none},
+                  {16, 1000, 3000, "3", false, true, tk::Activation::gelu_tanh},
+                  {33, 517, 2000, "5", true, true, tk::Activation::relu}};
+  for (auto& c : cases) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    CAPTURE(c.k);
+    if (*c.forced) setenv("TILEFUSE_SPLIT_K", c.forced, 1);
+    auto a = ref::random_vec<float8_e4m3>(size_t(c.m) * c.k, 95, -2, 2);
+    auto b = ref::random_vec<float8_e4m3>(size_t(c.n) * c.k, 96, -2, 2);
+    auto bias = ref::random_vec<bfloat16>(c.n, 97, -1, 1);
+    std::vector<float> sa{0.5f}, sb{0.75f};
+    auto da = to_device(a), db = to_device(b);
+    auto dbias = to_device(bias);
+    auto dsa = to_device(sa), dsb = to_device(sb);
+    DeviceBuffer<bfloat16> out(size_t(c.m) * c.n);
+    tk::ScaledMatmulOptions o;
+    o.b_trans = c.trans;
+    o.activation = c.act;
+    if (c.bias) tk::scaled_matmul(out, da, db, dsa, dsb, c.m, c.n, c.k, o, dbias);
+    else tk::scaled_matmul(out, da, db, dsa, dsb, c.m, c.n, c.k, o);
+    unsetenv("TILEFUSE_SPLIT_K");
+    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.trans, 0.375, static_cast<int>(c.act),
+                            c.bias ? ref::to_float(bias) : std::vector<float>{}, {});
+    CHECK(ref::max_rel_err(out.to_host(), want, 1e-4 * c.k, 1e-2) <= 1.0);
+  }
+}
+
 // Odd K (rows of A and B off 16 bytes) and B [K, N] with odd N: the host function copies
 // such operands into aligned rows first, and transposes a B [K, N] (forced here;
 // TILEFUSE_GEMM_COPY=0: neither), same results either way.

@@ -112,6 +112,10 @@ TEST_CASE("scaled_matmul (8-bit GEMM) matches the reference at odd M, N, K, both
       {61, 29, 70, false, tk::Activation::gelu_tanh, true, small},
       {16, 64, 96, true, tk::Activation::relu, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, num_warps(2)}},
       {9, 7, 5, true, tk::Activation::none, false, Config{}},  // the heuristic's config
+      // Split-K (gemm_split_k.hpp): 7 K blocks in slices of 3, 3 and 1, the scales applied
+      // to the slices' partials, bias and activation in the reduction.
+      {37, 45, 203, false, tk::Activation::gelu_tanh, true, Config(small).set("SPLIT_K", 3)},
+      {20, 33, 160, true, tk::Activation::relu, false, Config(small).set("SPLIT_K", 2)},
   };
   for (auto& c : cases) {
     CAPTURE(c.m);

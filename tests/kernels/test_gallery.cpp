@@ -218,6 +218,9 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(t3(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132)) == T3{64, 128, 4});
   CHECK(t3(tk::scaled_matmul_heuristic(8192, 8192, 1024, true, false, 132)) == T3{128, 256, 8});
   CHECK(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132).get("BLOCK_K") == 128);
+  // The 8-bit GEMM shares the rule, split-K included (its operands are half the bytes).
+  CHECK(tile(tk::scaled_matmul_heuristic(64, 4096, 4096, true, false, 132)) == T5{64, 64, 4, 6, 4});
+  CHECK(!tk::scaled_matmul_heuristic(64, 4096, 4096, true, true, 132).has("SPLIT_K"));  // precise: no split
 }
 
 // Split-K (gemm_split_k.hpp) on the interpreter: slices of K summed into f32 partials,

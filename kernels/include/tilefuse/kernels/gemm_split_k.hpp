@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tilefuse/ir/knobs.hpp"
@@ -20,21 +21,28 @@ namespace tilefuse::kernels {
 // Grid (output tiles, S): program (t, s) writes tile t's sum over K blocks
 // [s k_chunk, (s + 1) k_chunk) to slice s of partials ([S, M, N], rows of ld_partials
 // floats, slices split_stride floats apart): a 3-D view, so a tile's rows past M are
-// clipped rather than written (M = 16 in 64-row tiles: a quarter of the bytes).
-template <class T>
+// clipped rather than written (M = 16 in 64-row tiles: a quarter of the bytes). 8-bit
+// operands (scaled_matmul): SCALED multiplies the sums by *scale_a * *scale_b, and
+// PRECISE_ACC is gemm_tile's.
+template <class TA, class TB = TA>
 const auto& matmul_split_k_kernel() {
-  static auto k = kernel(std::string("matmul_split_k_") + name(dtype_v<T>),
-      {"partials", "a", "b", "M", "N", "K", "lda", "ldb", "k_chunk", "split_stride", "ld_partials"},
-      [](Ptr<float> partials, Ptr<const T> a, Ptr<const T> b, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I32 k_chunk,
-         I64 split_stride, I64 ld_partials, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
-         Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS) {
+  static auto k = kernel(std::string("matmul_split_k_") + name(dtype_v<TA>) +
+                             (std::is_same_v<TA, TB> ? std::string() : std::string("_") + name(dtype_v<TB>)),
+      {"partials", "a", "b", "scale_a", "scale_b", "M", "N", "K", "lda", "ldb", "k_chunk", "split_stride",
+       "ld_partials"},
+      [](Ptr<float> partials, Ptr<const TA> a, Ptr<const TB> b, Ptr<const f32> scale_a, Ptr<const f32> scale_b, I32 M,
+         I32 N, I32 K, I64 lda, I64 ldb, I32 k_chunk, I64 split_stride, I64 ld_partials, Meta<"BLOCK_M"> BLOCK_M,
+         Meta<"BLOCK_N"> BLOCK_N, Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M,
+         Meta<"B_TRANS", bool, false> B_TRANS, Meta<"SCALED", bool, false> SCALED,
+         Meta<"PRECISE_ACC", int, 0> PRECISE_ACC) {
         auto s = program_id(1);
         auto k_lo = s * k_chunk;
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
-                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS), 0,
-                                   std::pair{k_lo, minimum(k_lo + k_chunk, K)});
+                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
+                                   static_cast<int>(PRECISE_ACC), std::pair{k_lo, minimum(k_lo + k_chunk, K)});
+        auto acc = SCALED ? t.acc * (load(scale_a) * load(scale_b)) : t.acc;
         auto slices = tensor_view(partials, {num_programs(1), M, N}, {split_stride, ld_partials, 1});
-        store(slices, {s, t.m0, t.n0}, t.acc);
+        store(slices, {s, t.m0, t.n0}, acc);
       });
   return k;
 }
@@ -104,18 +112,21 @@ namespace detail {
 
 // The split-K GEMM on (already aligned) operands ga [M, K] and gb, with `tile`'s tiling
 // and `epi`'s epilogue meta-parameters (ACT, BIAS, RESIDUAL, SCALE; unset: off) for the
-// reduction.
-template <class T, class C, class GA, class GB, class Bias, class Res>
-void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Res& residual, int64_t M, int64_t N,
-                    int64_t K, int64_t lda, int64_t ldb, float alpha, bool b_trans, Config tile, const Config& epi,
-                    int64_t splits) {
+// reduction; bias holds TBias values. 8-bit operands pass their per-tensor scales
+// (device pointers to one f32 each; nullptr: none) and PRECISE_ACC in `tile`.
+template <class TA, class TB, class TBias, class C, class GA, class GB, class Scale, class Bias, class Res>
+void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const Scale& scale_b, const Bias& bias,
+                  const Res& residual, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, float alpha,
+                  bool b_trans, Config tile, const Config& epi, int64_t splits) {
   using Out = buffer_elem_t<C>;
+  constexpr bool scaled = !std::is_same_v<Scale, std::nullptr_t>;
   int64_t bm = tile.get("BLOCK_M"), bn = tile.get("BLOCK_N"), bk = tile.get("BLOCK_K");
   int64_t k_chunk = ((K + bk - 1) / bk + splits - 1) / splits * bk;
   splits = (K + k_chunk - 1) / k_chunk;  // no empty slice
   int64_t ld = (N + 3) / 4 * 4;  // rows of 16-byte multiples
   size_t n = static_cast<size_t>(splits * M * ld);
   tile.set("B_TRANS", b_trans);
+  tile.set("SCALED", scaled);
   Config red = split_k_reduce_config(M, N, splits, is_device_buffer_v<C> ? gpu_sm_count() : 132);
   for (const char* key : {"ACT", "BIAS", "RESIDUAL", "SCALE"}) {
     red.set(key, epi.has(key) ? epi.get(key) : 0);
@@ -125,9 +136,14 @@ void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Re
   int64_t rbm = red.get("BLOCK_M"), rbn = red.get("BLOCK_N");
   int64_t red_tiles = ((M + rbm - 1) / rbm) * ((N + rbn - 1) / rbn);
   auto run = [&](const auto& ws) {
-    matmul_split_k_kernel<T>().launch(grid(tiles, splits), tile, ws, ga, gb, M, N, K, lda, ldb, k_chunk, M * ld, ld);
-    matmul_split_k_reduce_kernel<T, Out>().launch(grid(red_tiles), red, c, ws, bias, residual, M, N, N, M * ld, ld,
-                                                  alpha);
+    auto slices = [&](const auto& sa, const auto& sb) {
+      matmul_split_k_kernel<TA, TB>().launch(grid(tiles, splits), tile, ws, ga, gb, sa, sb, M, N, K, lda, ldb, k_chunk,
+                                             M * ld, ld);
+    };
+    if constexpr (scaled) slices(scale_a, scale_b);
+    else slices(ws, ws);  // unread without SCALED
+    matmul_split_k_reduce_kernel<TBias, Out>().launch(grid(red_tiles), red, c, ws, bias, residual, M, N, N, M * ld, ld,
+                                                      alpha);
   };
   if constexpr (is_device_buffer_v<C>) {
     StreamScratch<float> ws(n);
@@ -136,6 +152,15 @@ void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Re
     std::vector<float> ws(n);
     run(ws);
   }
+}
+
+// The 16-bit GEMM's split-K (matmul): bias of the operands' type, no scales.
+template <class T, class C, class GA, class GB, class Bias, class Res>
+void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Res& residual, int64_t M, int64_t N,
+                    int64_t K, int64_t lda, int64_t ldb, float alpha, bool b_trans, const Config& tile,
+                    const Config& epi, int64_t splits) {
+  gemm_split_k<T, T, T>(c, ga, gb, nullptr, nullptr, bias, residual, M, N, K, lda, ldb, alpha, b_trans, tile, epi,
+                        splits);
 }
 
 }  // namespace detail

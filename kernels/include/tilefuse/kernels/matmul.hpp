@@ -45,9 +45,6 @@ const auto& matmul_kernel() {
   return k;
 }
 
-// 128x128 output tiles (smaller for small M or N), K in steps of 32, 4 warps (a 64x64
-// accumulator per warp), 3 pipeline stages: the fastest spill-free tiling measured on an
-// H100 (bench/NOTES.md: 421 TFLOP/s at 4096^3 bf16).
 // On wgmma, the output tile of an M x N GEMM on `sms` SMs: 128x256 (two warpgroups),
 // smaller for small M or N, and 64x128 over one warpgroup where the large tiles would
 // leave more than half the SMs idle (4x the tiles). H200, bench/NOTES.md, bf16 µs:
@@ -62,51 +59,57 @@ inline std::pair<int64_t, int64_t> wgmma_output_tile(int64_t M, int64_t N, int64
   return {bm, bn};
 }
 
+// The wgmma tiling of an M x N x K GEMM with K blocks of `bk` elements of `elem_bytes`
+// (the 16-bit GEMM and the 8-bit one share it) on `sms` SMs (0: never split K).
+// 128x256x64 tiles, two warpgroups, 4 stages (one holds the MMAs still in flight): 740
+// TFLOP/s at 4096^3 (H100, bench/NOTES.md). 256x128x64 measured the same there and at
+// 8192x8192x1024 but 620 against 661 at 4000^3. Tiles of 64 rows at least (the
+// instruction's M). Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape
+// (H200, bf16 and f16; K = 1024 most), the B tiles a group shares staying in L2.
+// Where the large tiles leave more than half the SMs idle (H200, bench/NOTES.md, "GEMMs
+// with few output tiles"): 64x128 tiles, 6 stages where they fit the SMs in one wave
+// (one program per SM: 1024^3 11.9 -> 9.2 us, 128x8192x8192 53 -> 50) and 4 where they
+// need two per SM (512x4096x4096: 36.5 against 41.8). Fewer than that (skinny GEMMs:
+// inference's projections): 64x64 tiles, two per SM, K split into SPLIT_K slices
+// (gemm_split_k.hpp) to fill them (64x4096x4096: 19.4 us against 22.5 in 64x256 tiles);
+// where the partials would cost too much, the large tiles split.
+inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int64_t sms, int elem_bytes) {
+  auto tiled = [&](int64_t bm, int64_t bn, int stages = 4) {
+    int warps = bm * bn >= 128 * 256 ? 8 : 4;
+    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps),
+                  num_stages(stages)};
+  };
+  auto tiles_of = [&](int64_t bm, int64_t bn) { return ((M + bm - 1) / bm) * ((N + bn - 1) / bn); };
+  auto [bm, bn] = wgmma_output_tile(M, N, 0);
+  Config big = tiled(bm, bn);
+  int64_t slots = std::max<int64_t>(sms, 1);
+  if (2 * tiles_of(bm, bn) >= slots) return big;
+  int64_t sn = std::min<int64_t>(bn, 128);
+  if (int64_t t = tiles_of(64, sn); 2 * t >= slots) {
+    // Unless each SM's share of the MMAs is large (past ~200 MFLOP): then the large
+    // tiles' faster main loop (two warpgroups, half the operand traffic per MMA) repays
+    // a split's fixed cost (partials and the reduction, ~7 us): 256x4096x14336, 228
+    // MFLOP per SM: 56 us split against 66; 128x8192x8192, 130 MFLOP: 53 against 49.5.
+    if (sms > 0 && 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / sms > 2e8)
+      if (int64_t splits = split_k_slices(M, N, K, big, sms, elem_bytes); splits > 1)
+        return big.set("SPLIT_K", splits);
+    return tiled(64, sn, t <= slots ? 6 : 4);
+  }
+  if (sms > 0) {
+    Config skinny = tiled(64, std::min<int64_t>(bn, 64), 6);
+    if (int64_t splits = split_k_slices(M, N, K, skinny, 2 * sms, elem_bytes); splits > 1)
+      return skinny.set("SPLIT_K", splits);
+    if (int64_t splits = split_k_slices(M, N, K, big, sms, elem_bytes); splits > 1) return big.set("SPLIT_K", splits);
+  }
+  return tiled(64, sn, 6);
+}
+
+// wgmma: wgmma_gemm_config. mma.sync: 128x128 output tiles (smaller for small M or N), K
+// in steps of 32, 4 warps (a 64x64 accumulator per warp), 3 pipeline stages: the fastest
+// spill-free tiling measured on an H100 (bench/NOTES.md: 421 TFLOP/s at 4096^3 bf16).
 inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false, int64_t sms = 132) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
-  if (warpgroup_mma) {
-    // wgmma fed by TMA (H100, bench/NOTES.md): 128x256x64 tiles, two warpgroups, 4
-    // stages (one holds the MMAs still in flight): 740 TFLOP/s at 4096^3. 256x128x64
-    // measured the same there and at 8192x8192x1024 but 620 against 661 at 4000^3.
-    // Tiles of 64 rows at least (the instruction's M).
-    // Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape (H200, bf16 and
-    // f16; K = 1024 most), the B tiles a group shares staying in L2.
-    // Where the large tiles leave more than half the SMs idle (H200, bench/NOTES.md, "GEMMs
-    // with few output tiles"): 64x128 tiles, 6 stages where they fit the SMs in one wave
-    // (one program per SM: 1024^3 11.9 -> 9.2 us, 128x8192x8192 53 -> 50) and 4 where
-    // they need two per SM (512x4096x4096: 36.5 against 41.8). Fewer than that (skinny
-    // GEMMs: inference's projections): 64x64 tiles, two per SM, K split into SPLIT_K
-    // slices (gemm_split_k.hpp) to fill them (64x4096x4096: 19.4 us against 22.5 in
-    // 64x256 tiles); where the partials would cost too much, the large tiles split.
-    // sms = 0 asks for no split.
-    auto tiled = [&](int64_t bm, int64_t bn, int stages = 4) {
-      int warps = bm * bn >= 128 * 256 ? 8 : 4;
-      return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", side(K, 16, 64)}, {"GROUP_M", 16},
-                    num_warps(warps), num_stages(stages)};
-    };
-    auto tiles_of = [&](int64_t bm, int64_t bn) { return ((M + bm - 1) / bm) * ((N + bn - 1) / bn); };
-    auto [bm, bn] = wgmma_output_tile(M, N, 0);
-    Config big = tiled(bm, bn);
-    int64_t slots = std::max<int64_t>(sms, 1);
-    if (2 * tiles_of(bm, bn) >= slots) return big;
-    int64_t sn = std::min<int64_t>(bn, 128);
-    if (int64_t t = tiles_of(64, sn); 2 * t >= slots) {
-      // Unless each SM's share of the MMAs is large (past ~200 MFLOP): then the large
-      // tiles' faster main loop (two warpgroups, half the operand traffic per MMA) repays
-      // a split's fixed cost (partials and the reduction, ~7 us): 256x4096x14336, 228
-      // MFLOP per SM: 56 us split against 66; 128x8192x8192, 130 MFLOP: 53 against 49.5.
-      if (sms > 0 && 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / sms > 2e8)
-        if (int64_t splits = split_k_slices(M, N, K, big, sms, 2); splits > 1) return big.set("SPLIT_K", splits);
-      return tiled(64, sn, t <= slots ? 6 : 4);
-    }
-    if (sms > 0) {
-      int64_t nn = std::min<int64_t>(bn, 64);
-      Config skinny = tiled(64, nn, 6);
-      if (int64_t splits = split_k_slices(M, N, K, skinny, 2 * sms, 2); splits > 1) return skinny.set("SPLIT_K", splits);
-      if (int64_t splits = split_k_slices(M, N, K, big, sms, 2); splits > 1) return big.set("SPLIT_K", splits);
-    }
-    return tiled(64, sn, 6);
-  }
+  if (warpgroup_mma) return wgmma_gemm_config(M, N, K, side(K, 16, 64), sms, 2);
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
   return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};

@@ -54,12 +54,9 @@ inline Config scaled_matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warp
       int64_t bm = side(M, 64, 128), bn = side(N, 16, 128), bk = side(K, 32, 256);
       return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(8), num_stages(3)};
     }
-    // The 16-bit GEMM's output tiles (8-bit, H200: 1024^3 10.9 -> 8.5 us, 256x4096x14336
-    // 73.0 -> 60.5 with 64x128 where 128x256 leaves SMs idle).
-    auto [bm, bn] = wgmma_output_tile(M, N, sms);
-    int64_t bk = side(K, 32, 128);
-    int warps = bm * bn >= 128 * 256 ? 8 : 4;
-    return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps), num_stages(4)};
+    // The 16-bit GEMM's tiling, split-K included (8-bit, H200: 1024^3 10.9 -> 8.5 us,
+    // 256x4096x14336 73.0 -> 60.5 with 64x128 where 128x256 leaves SMs idle).
+    return wgmma_gemm_config(M, N, K, side(K, 32, 128), sms, 1);
   }
   // mma.sync (sm_89+): K blocks of 32, one instruction deep; 64 spills at 128x128 (ptxas).
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = 32;
@@ -99,11 +96,17 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
                                       : scaled_matmul_heuristic(M, N, K, warpgroup_mma_usable<A>(),
                                                                 o.precise_accumulation, gpu_sm_count()),
                                   o, !std::is_same_v<Bias, std::nullptr_t>);
+  // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
+  int64_t splits = k.has("SPLIT_K") ? k.get("SPLIT_K") : 1;
+  k.meta.erase("SPLIT_K");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                        int64_t ldb, bool b_trans) {
     k.set("B_TRANS", b_trans);  // an 8-bit B [K, N] may have been transposed
     auto launch = [&](const auto& bias_arg) {
+      if (splits > 1)
+        return detail::gemm_split_k<TA, TB, Out>(c, ga, gb, scale_a, scale_b, bias_arg, c, M, N, K, lda, ldb, 1.0f,
+                                                 b_trans, k, k, splits);
       scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, ga, gb, scale_a, scale_b, bias_arg, M, N, K, lda,
                                                  ldb, N);
     };

@@ -394,6 +394,7 @@ const auto& scaled_matmul_tuner() {
          int64_t N, int64_t K, ScaledMatmulOptions o) {
         // The same launch scaled_matmul() makes.
         Config lc = scaled_matmul_config(c, o, false);
+        lc.meta.erase("SPLIT_K");  // the same kernel, launched per slice
         return tuning::specialization(scaled_matmul_kernel<TA, TB, Out>(), lc, out, a, b, sa, sb, out, M, N, K, K,
                                       o.b_trans ? K : N, N);
       });
