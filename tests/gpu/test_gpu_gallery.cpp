@@ -191,13 +191,14 @@ TEST_CASE_TEMPLATE("gpu: rows split over thread-block clusters", T, float, bfloa
 }
 
 // Split-K through matmul()'s host function: forced (odd N and K, short last slice, every
-// epilogue) and by the rule (M = 64 against K = N = 4096), against plain C++.
+// epilogue) and by the rule (M = 64 and M = 7: 64-row wgmma and 16-row mma.sync tiles), against plain C++.
 TEST_CASE("gpu: matmul splits K where few output tiles would leave the GPU idle") {
   if (!difftest::have_gpu()) return;
   struct Case { int m, n, k; const char* forced; bool b_trans; tk::Activation act; bool bias, res; };
   Case cases[] = {{70, 1000, 3000, "3", false, tk::Activation::gelu_tanh, true, true},
                   {33, 517, 1999, "5", true, tk::Activation::none, false, false},
-                  {64, 4096, 4096, "", false, tk::Activation::silu, true, false}};
+                  {64, 4096, 4096, "", false, tk::Activation::silu, true, false},
+                  {7, 4096, 3000, "", true, tk::Activation::gelu_tanh, true, true}};  // 16-row tiles, split
   for (auto& c : cases) {
     CAPTURE(c.m);
     CAPTURE(c.n);

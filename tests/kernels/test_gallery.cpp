@@ -208,7 +208,11 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(tile(tk::matmul_heuristic(256, 4096, 14336, true, 132)) == T5{128, 256, 8, 4, 4});
   // Fewer 64x128 tiles than half the SMs (skinny GEMMs): 64x64 tiles, two per SM, split.
   CHECK(tile(tk::matmul_heuristic(64, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 4});
-  CHECK(tile(tk::matmul_heuristic(1, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 4});
+  // M ≤ 16: 16-row tiles (mma.sync), split, unless they fill the SMs unsplit.
+  CHECK(tile(tk::matmul_heuristic(1, 4096, 4096, true, 132)) == T5{16, 64, 4, 4, 4});
+  CHECK(tile(tk::matmul_heuristic(16, 4096, 14336, true, 132)) == T5{16, 64, 4, 4, 4});
+  CHECK(tile(tk::matmul_heuristic(16, 14336, 4096, true, 132)) == T5{64, 128, 4, 6, 1});
+  CHECK(tile(tk::matmul_heuristic(17, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 4});
   CHECK(tile(tk::matmul_heuristic(128, 4096, 4096, true, 132)) == T5{64, 64, 4, 6, 2});
   CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 16)) == T5{128, 256, 8, 4, 1});   // a small GPU: filled
   CHECK(tile(tk::matmul_heuristic(100, 40, 64, true, 132)) == T5{64, 64, 4, 6, 1});         // K too short to split
