@@ -1,5 +1,6 @@
 #include "tilefuse/autotune/tuner.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -168,10 +169,16 @@ TuneResult tune(const Problem& p, const Space& s, const TuneSettings& st) {
   if (st.cache && st.mode != Mode::Always) cached = st.cache->load(r.id);
 
   std::vector<size_t> todo;
-  for (auto& cfg : s.configs()) {
+  std::vector<Config> candidates = s.configs();
+  const size_t in_space = candidates.size();
+  for (const Config& e : p.extra)
+    if (std::find(candidates.begin(), candidates.end(), e) == candidates.end()) candidates.push_back(e);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Config& cfg = candidates[i];
     Trial t;
     t.config = cfg;
-    t.pruned = s.check(cfg, p.view());
+    if (i < in_space) t.pruned = s.check(cfg, p.view());
+    else t.note = "the heuristic's config";
     if (t.pruned.empty()) t.pruned = threads_reason(cfg, dev.max_threads_per_block);
     const Record* rec = t.pruned.empty() && cached ? cached->find(cfg) : nullptr;
     if (rec) {

@@ -1,6 +1,7 @@
 // The autotuner on a GPU: the pick holds up when re-measured, a second run is a cache
 // hit, tuning leaves the caller's buffers as they were, and the tuned softmax is at
-// least as fast as the heuristic. Each case prints a skip reason without a driver.
+// least as fast as the heuristic, whose config is always among those timed. Each case
+// prints a skip reason without a driver.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -149,4 +150,24 @@ TEST_CASE("tuned softmax 16384x4096 bf16 is at least as fast as the heuristic co
   std::printf("softmax 16384x4096 bf16: tuned %s %.4f ms (%.0f GB/s), heuristic %s %.4f ms\n", tuned.str().c_str(),
               t_tuned, gbs, heur.str().c_str(), t_heur);
   CHECK(t_tuned <= 1.03 * t_heur);
+}
+
+// The heuristic's config is timed beside the space's (here a split-K config, outside the
+// GEMM space): tuning never settles on something slower than the untuned launch.
+TEST_CASE("the tuner times the heuristic's config too, and picks nothing slower") {
+  REQUIRE_GPU();
+  int64_t M = 1, N = 4096, K = 4096;
+  auto a = to_device(random_host<bfloat16>(M * K, 7)), b = to_device(random_host<bfloat16>(K * N, 8));
+  DeviceBuffer<bfloat16> c(M * N);
+  auto& t = kernels::matmul_tuner<bfloat16, bfloat16>();
+  tuning::TuneSettings st = tuning::default_settings();
+  st.mode = tuning::Mode::Always;
+  auto r = t.tune(st, c, a, b, M, N, K, kernels::MatmulOptions{});
+  const tuning::Trial* h = nullptr;
+  for (auto& tr : r.trials)
+    if (tr.note == "the heuristic's config") h = &tr;
+  REQUIRE(h != nullptr);
+  CHECK(h->config.has("SPLIT_K"));
+  CHECK(h->timed());
+  CHECK(r.best_ms <= h->ms);
 }

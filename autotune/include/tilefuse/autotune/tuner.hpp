@@ -47,6 +47,9 @@ struct Problem {
   std::function<void(const Config&)> run;             // enqueue one launch with a config
   std::function<Specialization(const Config&)> plan;  // optional: enables compile-time pruning
   std::vector<ArgValue> outputs;                      // device memory the launches write
+  // Configs timed besides the space's (not subject to its predicates): the heuristic's,
+  // so that tuning never settles on a config slower than the untuned launch.
+  std::vector<Config> extra;
   KeyView view() const { return KeyView{key_names, key}; }
 };
 
