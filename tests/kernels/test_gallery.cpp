@@ -225,6 +225,7 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   // The 8-bit GEMM shares the rule, split-K included (its operands are half the bytes).
   CHECK(tile(tk::scaled_matmul_heuristic(64, 4096, 4096, true, false, 132)) == T5{64, 64, 4, 6, 4});
   CHECK(!tk::scaled_matmul_heuristic(64, 4096, 4096, true, true, 132).has("SPLIT_K"));  // precise: no split
+  CHECK(tile(tk::scaled_matmul_heuristic(1, 8192, 8192, true, false, 132)) == T5{16, 64, 4, 4, 2});
 }
 
 // Split-K (gemm_split_k.hpp) on the interpreter: slices of K summed into f32 partials,

@@ -73,12 +73,22 @@ inline std::pair<int64_t, int64_t> wgmma_output_tile(int64_t M, int64_t N, int64
 // inference's projections): 64x64 tiles, two per SM, K split into SPLIT_K slices
 // (gemm_split_k.hpp) to fill them (64x4096x4096: 19.4 us against 22.5 in 64x256 tiles);
 // where the partials would cost too much, the large tiles split.
+// Decode-sized M (≤ 16): 16-row tiles on mma.sync, where wgmma's 64-row minimum would
+// stage and multiply 4-64x the rows of A, with K split to fill two programs per SM (H200,
+// bench/NOTES.md, µs: 1 / 8 / 16 x 4096 x 4096 bf16 17.6 / 17.6 / 18.0 against 20.9 / 20.7
+// / 20.5 in 64x64 wgmma tiles; 8-bit 1 x 8192 x 8192 29.5 against 36.2). Where they need
+// no split (N ≥ ~8K) the wgmma tiles stay ahead (16x14336x4096: 40.4 against 44.0).
 inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int64_t sms, int elem_bytes) {
   auto tiled = [&](int64_t bm, int64_t bn, int stages = 4) {
     int warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps),
                   num_stages(stages)};
   };
+  if (M <= 16 && sms > 0) {
+    Config narrow = tiled(16, 64);
+    if (int64_t splits = split_k_slices(M, N, K, narrow, 2 * sms, elem_bytes); splits > 1)
+      return narrow.set("SPLIT_K", splits);
+  }
   auto tiles_of = [&](int64_t bm, int64_t bn) { return ((M + bm - 1) / bm) * ((N + bn - 1) / bn); };
   auto [bm, bn] = wgmma_output_tile(M, N, 0);
   Config big = tiled(bm, bn);
@@ -109,20 +119,7 @@ inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int
 // spill-free tiling measured on an H100 (bench/NOTES.md: 421 TFLOP/s at 4096^3 bf16).
 inline Config matmul_heuristic(int64_t M, int64_t N, int64_t K, bool warpgroup_mma = false, int64_t sms = 132) {
   auto side = [](int64_t v, int64_t lo, int64_t hi) { return std::clamp(next_pow2(v), lo, hi); };
-  if (warpgroup_mma) {
-    // Decode-sized M (≤ 16): 16-row tiles on mma.sync, where wgmma's 64-row minimum would
-    // stage and multiply 4-64x the rows of A, with K split to fill two programs per SM
-    // (H200, bench/NOTES.md: 1 / 8 / 16 x 4096 x 4096 17.6 / 17.6 / 18.0 us against
-    // 20.9 / 20.7 / 20.5 in 64x64 wgmma tiles). Where they need no split (N ≥ ~8K) the
-    // wgmma tiles stay ahead (16x14336x4096: 40.4 against 44.0).
-    if (M <= 16 && sms > 0) {
-      Config narrow{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", side(K, 16, 64)}, {"GROUP_M", 16}, num_warps(4),
-                    num_stages(4)};
-      if (int64_t splits = split_k_slices(M, N, K, narrow, 2 * sms, 2); splits > 1)
-        return narrow.set("SPLIT_K", splits);
-    }
-    return wgmma_gemm_config(M, N, K, side(K, 16, 64), sms, 2);
-  }
+  if (warpgroup_mma) return wgmma_gemm_config(M, N, K, side(K, 16, 64), sms, 2);
   int64_t bm = side(M, 16, 128), bn = side(N, 16, 128), bk = side(K, 16, 32);
   int warps = static_cast<int>(std::clamp<int64_t>(bm * bn / (64 * 64), 1, 4));
   return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, num_warps(warps), num_stages(3)};
