@@ -142,6 +142,19 @@ TEST_CASE("scaled_matmul (8-bit GEMM) matches the reference at odd M, N, K, both
   }
 }
 
+TEST_CASE("scaled_matmul: a split into fewer than one slice is a user error") {
+  std::vector<float8_e4m3> a(64), b(64);
+  std::vector<float> c(16), sa{1.0f}, sb{1.0f};
+  try {
+    tk::scaled_matmul(c, a, b, sa, sb, 4, 4, 16, {}, nullptr,
+                      Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 32}, {"SPLIT_K", -2}, num_warps(1)});
+    FAIL("no error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("scaled_matmul: SPLIT_K must be at least 1 (the number of slices K is split into), got -2") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("8-bit floats: a dot mixing them with 16-bit floats is a user error naming the types") {
   auto k = kernel("f8_mixed_dot", {"c", "a", "b"}, [](Ptr<float> c, Ptr<const f8e4m3> a, Ptr<const bf16> b) {
     auto r = arange(0, 16);

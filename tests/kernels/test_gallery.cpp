@@ -288,6 +288,17 @@ TEST_CASE("matmul: non-positive sizes are a user error") {
   } catch (const UserError& e) {
     CHECK(std::string(e.what()).find("M, N and K must be positive, got 2x0x2") != std::string::npos);
   }
+  // A split into fewer than one slice.
+  std::vector<float> c4(4);
+  try {
+    tk::matmul(c4, a, b, 2, 2, 2, {}, nullptr, nullptr, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16},
+                                                            {"SPLIT_K", 0}, num_warps(1)});
+    FAIL("no error");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).find("matmul: SPLIT_K must be at least 1 (the number of slices K is split into), got 0") !=
+          std::string::npos);
+    CHECK(std::string(e.what()).find("Use SPLIT_K=1 for no split") != std::string::npos);
+  }
 }
 
 TEST_CASE_TEMPLATE("fused and unfused log(relu(x + b)) agree with the reference", T, float, bfloat16) {

@@ -108,6 +108,18 @@ inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& til
   return s;
 }
 
+// Takes SPLIT_K out of a GEMM launch config (the GEMM kernels have no such parameter):
+// the number of slices, 1 when unset; below 1 is a user error naming `op`.
+inline int64_t take_split_k(Config& c, const char* op) {
+  int64_t s = c.has("SPLIT_K") ? c.get("SPLIT_K") : 1;
+  c.meta.erase("SPLIT_K");
+  if (s < 1)
+    user_error(std::string(op) + ": SPLIT_K must be at least 1 (the number of slices K is split into), got " +
+                   std::to_string(s),
+               SourceLoc{}, "Use SPLIT_K=1 for no split, or leave it out of the config");
+  return s;
+}
+
 namespace detail {
 
 // The split-K GEMM on (already aligned) operands ga [M, K] and gb, with `tile`'s tiling

@@ -97,8 +97,7 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
                                                                 o.precise_accumulation, gpu_sm_count()),
                                   o, !std::is_same_v<Bias, std::nullptr_t>);
   // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
-  int64_t splits = k.has("SPLIT_K") ? k.get("SPLIT_K") : 1;
-  k.meta.erase("SPLIT_K");
+  int64_t splits = take_split_k(k, "scaled_matmul");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                        int64_t ldb, bool b_trans) {
