@@ -146,3 +146,24 @@ TEST_CASE("cluster_reduce: several values in one exchange with a combine functio
     CHECK(first_mismatch(total, want_total, 1e-5, 1e-5) == "");
   }
 }
+
+TEST_CASE("cluster_sum/max of a tile: every program gets the element-wise result, in loops too") {
+  struct Case { int groups, cluster, clusters, rows, cols, br, bc; };
+  for (Case k : {Case{5, 2, 2, 7, 13, 8, 16}, Case{3, 4, 3, 16, 32, 16, 32}, Case{2, 8, 1, 3, 5, 4, 8},
+                 Case{4, 1, 2, 9, 9, 16, 16}}) {
+    CAPTURE(k.cluster);
+    CAPTURE(k.rows);
+    size_t n = size_t(k.groups) * k.cluster * k.rows * k.cols;
+    auto x = dsltest::rand_f(n, 17 + k.cols);
+    for (auto& v : x) v *= 3.0f;
+    std::vector<float> sum(n, -1.0f), mx(n, -1.0f), want_sum(n), want_mx(n);
+    std::vector<int32_t> isum(n, -1), want_isum(n);
+    cluster_combine::tile_reduce_kernel<float>().launch(
+        grid(k.clusters * k.cluster), Config{{"BR", k.br}, {"BC", k.bc}, num_warps(2), cluster(k.cluster)}, sum, mx,
+        isum, x, k.groups, k.rows, k.cols);
+    cluster_combine::tile_reduce_reference(want_sum, want_mx, want_isum, x, k.groups, k.cluster, k.rows, k.cols);
+    CHECK(first_mismatch(sum, want_sum, 1e-5, 1e-6) == "");
+    CHECK(first_mismatch(mx, want_mx) == "");
+    CHECK(first_mismatch(isum, want_isum) == "");
+  }
+}

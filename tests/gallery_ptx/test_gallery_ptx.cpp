@@ -10,6 +10,7 @@
 #include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/gemm_operands.hpp"
+#include "tilefuse/kernels/gemm_split_k.hpp"
 #include "tilefuse/kernels/registry.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 #include "tilefuse/tools/ptxas.hpp"
@@ -768,4 +769,33 @@ TEST_CASE("view stores move by TMA only where the engine writes exactly the view
     CHECK(plain.ptx.find("st.global") != std::string::npos);
   }
   CHECK(compile(aligned, "sm_80").tensor_maps.empty());
+}
+
+TEST_CASE("split-K in one cluster: wgmma or mma.sync partial tiles added through distributed shared memory") {
+  // Parameters: c a b scale_a scale_b bias residual M N K lda ldb ldc k_chunk alpha.
+  const auto& k = kernels::matmul_cluster_split_k_kernel<bfloat16, bfloat16, bfloat16, bfloat16, bfloat16>();
+  struct Case { Config cfg; bool wgmma; };
+  for (const Case& c :
+       {Case{Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"BIAS", 1}, {"ACT", 2}, num_warps(4),
+                    num_stages(6), cluster(4)},
+             true},
+        Case{Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, num_warps(4), num_stages(4), cluster(8)}, false}}) {
+    CAPTURE(c.cfg.str());
+    auto f = k.specialize(c.cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    CHECK(ck.cluster_size == c.cfg.cluster);
+    const std::string& ptx = ck.ptx;
+    CHECK((ptx.find("wgmma.mma_async") != std::string::npos) == c.wgmma);
+    // Every program's registers read from each of the cluster's programs, 128 bits at a
+    // time, between two cluster barriers; no partials written to global memory.
+    CHECK(count(ptx, std::regex(R"(ld\.shared::cluster\.v4\.b32)")) >= 2);
+    CHECK(count(ptx, std::regex(R"(barrier\.cluster\.arrive\.aligned;)")) == 2);
+    CHECK(count(ptx, std::regex(R"(barrier\.cluster\.wait\.aligned;)")) == 2);
+    CHECK(ptx.find("st.async") == std::string::npos);
+    // The exchange reuses the pipeline's buffers: two programs per SM still fit.
+    CHECK(ck.shared_bytes <= 113 * 1024);
+    tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+  }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Custom cluster reductions (cluster_reduce with a combine function): several values per
-// program combined over the cluster in one exchange. Shared by the interpreter test
+// program combined over the cluster in one exchange; cluster reductions of whole tiles.
+// Shared by the interpreter test
 // (tests/dsl/test_cluster.cpp) and the GPU differential test
 // (tests/gpu/test_gpu_cluster_combine.cpp), with plain C++ references.
 #include <algorithm>
@@ -82,6 +83,54 @@ inline std::vector<int32_t> ordered_combine_reference(int programs, int cluster)
     for (int r = 0; r < cluster; ++r) out.insert(out.end(), acc[0].begin(), acc[0].end());
   }
   return out;
+}
+
+// Tiles combined element by element: in persistent clusters (cluster c takes groups c,
+// c + clusters, ...), program r of a group loads its [rows, cols] block x[g, r] into a
+// [BR, BC] tile (zero outside) and writes what the cluster's cluster_sum, cluster_max
+// and integer cluster_sum (of trunc(100 x)) give it to sum/mx/isum[g, r]: every program
+// must get the whole result.
+template <class T>
+const auto& tile_reduce_kernel() {
+  static auto k = kernel("cluster_tile_reduce", {"sum", "mx", "isum", "x", "groups", "rows", "cols"},
+      [](Ptr<f32> sum_out, Ptr<f32> max_out, Ptr<i32> isum_out, Ptr<const T> x, I32 groups, I32 rows, I32 cols,
+         Meta<"BR"> BR, Meta<"BC"> BC) {
+        auto r = arange(0, BR);
+        auto c = arange(0, BC);
+        auto mask = (r < rows).col() && (c < cols).row();
+        auto inner = r.col().template cast<i64>() * cols + c.row();
+        for_range(cluster_id(), groups, num_programs(0) / cluster_size(), [&](I32 g) {
+          auto base = (g * cluster_size() + cluster_rank()).template cast<i64>() * rows * cols;
+          auto v = load(x + base + inner, mask, 0.0f).template cast<f32>();
+          store(sum_out + base + inner, cluster_sum(v), mask);
+          store(max_out + base + inner, cluster_max(v), mask);
+          store(isum_out + base + inner, cluster_sum((v * 100.0f).template cast<i32>()), mask);
+        });
+      });
+  return k;
+}
+
+template <class T>
+void tile_reduce_reference(std::vector<float>& sum, std::vector<float>& mx, std::vector<int32_t>& isum,
+                           const std::vector<T>& x, int groups, int cluster, int rows, int cols) {
+  const size_t block = size_t(rows) * cols;
+  for (int g = 0; g < groups; ++g)
+    for (size_t e = 0; e < block; ++e) {
+      double s = 0, m = -INFINITY;
+      int64_t is = 0;
+      for (int r = 0; r < cluster; ++r) {
+        double v = float(x[(size_t(g) * cluster + r) * block + e]);
+        s += v;
+        m = std::max(m, v);
+        is += int32_t(float(v) * 100.0f);
+      }
+      for (int r = 0; r < cluster; ++r) {
+        size_t at = (size_t(g) * cluster + r) * block + e;
+        sum[at] = float(s);
+        mx[at] = float(m);
+        isum[at] = int32_t(is);
+      }
+    }
 }
 
 }  // namespace cluster_combine

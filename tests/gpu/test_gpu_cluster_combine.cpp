@@ -2,7 +2,8 @@
 // program in one exchange combined by the program's function (the tree of rank pairs,
 // lower rank left, so a non-commutative integer combine matches exactly), inside
 // persistent loops (alternating slot sets) next to a plain cluster_sum, clusters of 2 to
-// 16, programs without columns. Label: gpu (skips without a driver).
+// 16, programs without columns; tiles combined element by element through distributed
+// shared memory. Label: gpu (skips without a driver).
 #include "cluster_combine_kernels.hpp"
 #include "differential.hpp"
 #include "../kernels/reference.hpp"
@@ -32,5 +33,22 @@ TEST_CASE_TEMPLATE("gpu: cluster_reduce of (max, sum of exponentials) in persist
       gpu_matches_interp(cluster_combine::online_softmax_kernel<T>(), Grid(clusters * c),
                          Config{{"B", b}, num_warps(4), num_stages(stages), cluster(c)}, tol, y, total, x, rows, n);
     }
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: cluster_sum/max of tiles in persistent clusters of 2 to 8", T, float, bfloat16) {
+  for (auto [groups, c, clusters, rows, cols, br, bc, warps] :
+       {std::tuple{5, 2, 2, 7, 13, 8, 16, 1}, std::tuple{7, 4, 3, 61, 100, 64, 128, 4},
+        std::tuple{3, 8, 2, 16, 64, 16, 64, 8}, std::tuple{4, 4, 4, 1, 3, 1, 4, 1}}) {
+    CAPTURE(c);
+    CAPTURE(rows);
+    CAPTURE(warps);
+    size_t n = size_t(groups) * c * rows * cols;
+    auto x = ref::random_vec<T>(n, 9 + cols, -4, 4);
+    std::vector<float> sum(n), mx(n);
+    std::vector<int32_t> isum(n);
+    gpu_matches_interp(cluster_combine::tile_reduce_kernel<T>(), Grid(clusters * c),
+                       Config{{"BR", br}, {"BC", bc}, num_warps(warps), cluster(c)}, difftest::Tolerance{1e-5, 1e-5},
+                       sum, mx, isum, x, groups, rows, cols);
   }
 }

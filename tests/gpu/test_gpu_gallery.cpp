@@ -220,3 +220,39 @@ TEST_CASE("gpu: matmul splits K where few output tiles would leave the GPU idle"
     CHECK(ref::max_rel_err(out.to_host(), want, 1e-3, 1e-3) <= 1.0);
   }
 }
+
+// The two ways of adding the slices, chosen by SPLIT_CLUSTER in the launch config: one
+// kernel whose clusters of S programs add their tiles through distributed shared memory
+// (S = 2, 4, 8; wgmma 64-row and mma.sync 16-row tiles), and partials added by a second
+// kernel; odd sizes, a slice left empty (8 slices of K = 200), every epilogue.
+TEST_CASE("gpu: split-K slices added in a cluster or by a second kernel agree with plain C++") {
+  if (!difftest::have_gpu()) return;
+  struct Case { int m, n, k, bm, splits; bool b_trans; tk::Activation act; bool bias, res; };
+  Case cases[] = {{50, 1000, 2000, 64, 4, false, tk::Activation::gelu_tanh, true, true},
+                  {7, 517, 1999, 16, 2, true, tk::Activation::silu, true, false},
+                  {64, 4096, 4096, 64, 8, false, tk::Activation::none, false, false},
+                  {13, 300, 200, 16, 8, true, tk::Activation::relu, false, true}};
+  for (auto& c : cases)
+    for (int cluster : {1, 0}) {
+      CAPTURE(c.m);
+      CAPTURE(c.k);
+      CAPTURE(c.splits);
+      CAPTURE(cluster);
+      auto a = ref::random_vec<bfloat16>(size_t(c.m) * c.k, 71, -1, 1), b = ref::random_vec<bfloat16>(size_t(c.k) * c.n, 72, -1, 1);
+      auto bias = ref::random_vec<bfloat16>(c.n, 73, -1, 1);
+      auto res = ref::random_vec<float>(size_t(c.m) * c.n, 74, -1, 1);
+      auto da = tilefuse::to_device(a), db = tilefuse::to_device(b), dbias = tilefuse::to_device(bias);
+      auto dres = tilefuse::to_device(res);
+      DeviceBuffer<float> out(size_t(c.m) * c.n);
+      tk::MatmulOptions o{c.b_trans, 1.25f, c.act};
+      Config cfg{{"BLOCK_M", c.bm}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"SPLIT_K", c.splits}, {"SPLIT_CLUSTER", cluster},
+                 num_warps(4), num_stages(4)};
+      if (c.bias && c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, dres, cfg);
+      else if (c.bias) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, nullptr, cfg);
+      else if (c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, nullptr, dres, cfg);
+      else tk::matmul(out, da, db, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
+      auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, 1.25, static_cast<int>(c.act),
+                              c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
+      CHECK(ref::max_rel_err(out.to_host(), want, 1e-3, 1e-3) <= 1.0);
+    }
+}

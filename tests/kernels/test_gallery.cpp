@@ -228,19 +228,27 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(tile(tk::scaled_matmul_heuristic(1, 8192, 8192, true, false, 132)) == T5{16, 64, 4, 4, 2});
 }
 
-// Split-K (gemm_split_k.hpp) on the interpreter: slices of K summed into f32 partials,
-// then the reduction applies the epilogue; odd sizes, a short last slice, both B layouts.
+// Split-K (gemm_split_k.hpp) on the interpreter, both ways of adding the slices: f32
+// partials and a reduction kernel that applies the epilogue (cluster 0), and the slices
+// of a tile as one cluster adding their tiles with cluster_sum (cluster 1: 2, 4, 8
+// slices; 8 slices of 4 K blocks leave four empty); odd sizes, a short last slice, both
+// B layouts.
 TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue") {
   Config tile{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 2}, num_warps(4)};
-  struct Case { int64_t m, n, k, splits; bool b_trans; float alpha; tk::Activation act; bool bias, res; };
-  Case cases[] = {{37, 45, 203, 3, false, 1.0f, tk::Activation::none, false, false},
-                  {33, 70, 150, 4, true, 0.5f, tk::Activation::gelu_tanh, true, true},
-                  {5, 31, 64, 2, false, 2.0f, tk::Activation::silu, true, false}};
+  struct Case { int64_t m, n, k, splits; bool b_trans; float alpha; tk::Activation act; bool bias, res; int cluster; };
+  Case cases[] = {{37, 45, 203, 3, false, 1.0f, tk::Activation::none, false, false, 0},
+                  {33, 70, 150, 4, true, 0.5f, tk::Activation::gelu_tanh, true, true, 0},
+                  {33, 70, 150, 4, true, 0.5f, tk::Activation::gelu_tanh, true, true, 1},
+                  {5, 31, 64, 2, false, 2.0f, tk::Activation::silu, true, false, 0},
+                  {5, 31, 64, 2, false, 2.0f, tk::Activation::silu, true, false, 1},
+                  {5, 31, 64, 8, true, 1.0f, tk::Activation::relu, false, true, 1},
+                  {37, 45, 203, 3, false, 1.0f, tk::Activation::none, true, false, 0}};
   for (auto& c : cases) {
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.k);
     CAPTURE(c.splits);
+    CAPTURE(c.cluster);
     auto a = ref::random_vec<bfloat16>(c.m * c.k, 57, -1.0f, 1.0f);
     auto b = ref::random_vec<bfloat16>(c.k * c.n, 58, -1.0f, 1.0f);
     auto bias = ref::random_vec<bfloat16>(c.n, 59, -1.0f, 1.0f);
@@ -249,7 +257,7 @@ TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue
     tk::MatmulOptions o{c.b_trans, c.alpha, c.act};
     Config epi = tk::matmul_config(tile, o, c.bias, c.res);
     tk::detail::matmul_split_k<bfloat16>(out, a, b, bias, res, c.m, c.n, c.k, c.k, c.b_trans ? c.k : c.n, c.alpha,
-                                         c.b_trans, tile, epi, c.splits);
+                                         c.b_trans, tile, epi, tk::SplitK{c.splits, c.cluster});
     auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
                             c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
     CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
@@ -299,6 +307,22 @@ TEST_CASE("matmul: non-positive sizes are a user error") {
           std::string::npos);
     CHECK(std::string(e.what()).find("Use SPLIT_K=1 for no split") != std::string::npos);
   }
+  // Slices added in a cluster: 2, 4 or 8 of them.
+  auto split_error = [&](int64_t splits, int64_t cluster) {
+    try {
+      tk::matmul(c4, a, b, 2, 2, 2, {}, nullptr, nullptr,
+                 Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"SPLIT_K", splits},
+                        {"SPLIT_CLUSTER", cluster}, num_warps(1)});
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string e3 = split_error(3, 1);
+  CHECK(e3.find("matmul: SPLIT_CLUSTER=1 adds the slices of K within a thread-block cluster, which takes SPLIT_K = 2, "
+                "4 or 8; got SPLIT_K=3") != std::string::npos);
+  CHECK(e3.find("or SPLIT_CLUSTER=0 (partials added by a second kernel)") != std::string::npos);
+  CHECK(split_error(2, 2).find("matmul: SPLIT_CLUSTER must be 0 or 1, got 2") != std::string::npos);
 }
 
 TEST_CASE_TEMPLATE("fused and unfused log(relu(x + b)) agree with the reference", T, float, bfloat16) {

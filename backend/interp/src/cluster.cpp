@@ -1,6 +1,6 @@
 // Cluster execution in the interpreter: the exchange behind ClusterReduce, the op
-// itself (values combined in rank order, so every program gets the same bits), and
-// running the programs of each cluster on their own threads.
+// itself (values, or tiles element by element, combined in rank order, so every program
+// gets the same bits), and running the programs of each cluster on their own threads.
 #include "cluster.hpp"
 
 #include <cmath>
@@ -24,7 +24,7 @@ std::vector<ClusterValue> ClusterSync::exchange(int rank, ClusterValue v, const 
   };
   if (aborted_) throw ClusterAborted{};
   if (finished_ > 0) mismatch();
-  values_[rank] = v;
+  values_[rank] = std::move(v);
   uint64_t gen = generation_;
   if (++arrived_ == size_) {  // the last to arrive keeps the turn and goes on
     arrived_ = 0;
@@ -117,10 +117,50 @@ void exec_cluster_reduce_custom(Exec& ex, const ir::Op& op) {
   for (size_t k = 0; k < n; ++k) put(op.result(static_cast<int>(k)), acc[0][k]);
 }
 
+// A tile combined element by element (each element as a scalar reduction would be).
+void exec_cluster_reduce_tile(Exec& ex, const ir::Op& op) {
+  const ir::Type& t = op.operand(0)->type;
+  const Slot& x = ex.at(op.operand(0));
+  const bool fl = is_float(t.dtype);
+  const int64_t n = t.numel();
+  ClusterValue mine;
+  if (fl) mine.fs.assign(x.f.begin(), x.f.begin() + n);
+  else mine.is.assign(x.i.begin(), x.i.begin() + n);
+  std::vector<ClusterValue> all{mine};
+  if (ex.cluster)
+    all = ex.cluster->exchange(ex.cluster_rank, std::move(mine),
+                               std::string("cluster_") + ir::name(op.red()) + " of a tile (at " + op.loc.str() +
+                                   ") in kernel '" + ex.fn.name + "'",
+                               *ex.cluster_turn);
+  const ir::ReduceKind k = op.red();
+  Slot& out = ex.at(op.result());
+  resize(out, fl ? Kind::Float : Kind::Int, n);
+  for (int64_t e = 0; e < n; ++e) {
+    if (fl) {
+      double acc = all[0].fs[e];
+      for (size_t r = 1; r < all.size(); ++r) {
+        double v = all[r].fs[e];
+        if (k == ir::ReduceKind::Sum) acc += v;  // in double, rounded once
+        else if (!std::isnan(acc) && (std::isnan(v) || (k == ir::ReduceKind::Max ? v > acc : v < acc))) acc = v;
+      }
+      out.f[e] = round_to(acc, t.dtype);
+    } else {
+      int64_t acc = all[0].is[e];
+      for (size_t r = 1; r < all.size(); ++r) {
+        int64_t v = all[r].is[e];
+        if (k == ir::ReduceKind::Sum) acc = wrap_int(static_cast<int64_t>(uint64_t(acc) + uint64_t(v)), t.dtype);
+        else acc = k == ir::ReduceKind::Max ? std::max(acc, v) : std::min(acc, v);
+      }
+      out.i[e] = acc;
+    }
+  }
+}
+
 }  // namespace
 
 void exec_cluster_reduce(Exec& ex, const ir::Op& op) {
   if (op.red() == ir::ReduceKind::Custom) return exec_cluster_reduce_custom(ex, op);
+  if (op.operand(0)->type.is_tile()) return exec_cluster_reduce_tile(ex, op);
   const ir::Type& t = op.operand(0)->type;
   const Slot& x = ex.at(op.operand(0));
   Slot& out = ex.at(op.result());

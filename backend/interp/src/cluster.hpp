@@ -12,10 +12,13 @@
 
 namespace tilefuse::interp::detail {
 
-// One program's contribution to a cluster reduction (floats use f, ints use i).
+// One program's contribution to a cluster reduction (floats use f, ints use i; a
+// tile's elements: fs or is).
 struct ClusterValue {
   double f = 0;
   int64_t i = 0;
+  std::vector<double> fs;
+  std::vector<int64_t> is;
 };
 
 // Thrown in the other programs of a cluster when one of them failed.

@@ -272,8 +272,8 @@ class LayoutPass {
       switch (op.kind) {
         case OpKind::Dot: set_want(op.operand(2), anchors_.at(&op)); break;
         case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Trans:
-        case OpKind::Scan:
-          set_want(op.operand(0), operand_want(op, op.operand(0), want(op.result())));
+        case OpKind::Scan: case OpKind::ClusterReduce:  // (a cluster reduction's tile: in place)
+          if (op.result()->type.is_tile()) set_want(op.operand(0), operand_want(op, op.operand(0), want(op.result())));
           break;
         case OpKind::For: {
           const Block& body = *op.regions[0];
@@ -331,7 +331,15 @@ class LayoutPass {
       auto anchor = anchors_.find(&op);
       switch (op.kind) {
         case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::AlignPtr: break;
-        case OpKind::ClusterReduce: require_same(op, nullptr); break;  // scalars
+        case OpKind::ClusterReduce:
+          if (r->type.is_tile()) {  // in place: each thread exchanges the registers it holds
+            LayoutRef in = of(op.operand(0));
+            set(r, in, floating(op.operand(0)));
+            require(op, {in});
+          } else {
+            require_same(op, nullptr);  // scalars
+          }
+          break;
         case OpKind::Constant: case OpKind::Arange: case OpKind::Splat:
           if (r->type.is_tile()) set(r, want(r) ? want(r) : default_layout(r->type.shape), !want(r));
           require_same(op, nullptr);

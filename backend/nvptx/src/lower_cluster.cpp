@@ -1,5 +1,6 @@
-// Cluster reductions (sm_90), without cluster-wide memory fences. Each reduction owns
-// shared memory for the whole kernel: one slot per program of the cluster for each of
+// Cluster reductions (sm_90); a tile's: see lower_cluster_reduce_tile below. Scalars',
+// without cluster-wide memory fences: each reduction owns shared memory for the whole
+// kernel: one slot per program of the cluster for each of
 // its values (one, or up to 8 for a custom combine) and an mbarrier expecting 4 (or 8)
 // bytes per value from each of them.
 //   kernel start: thread 0 initializes the mbarriers, fences the initialization to
@@ -44,7 +45,7 @@ void init_cluster_reductions(Codegen& cg) {
   if (cg.fn.cluster_size == 1) return;
   std::vector<const ir::Op*> ops;
   ir::walk(const_cast<ir::Block&>(cg.fn.body), [&](ir::Op& o) {
-    if (o.kind == ir::OpKind::ClusterReduce) ops.push_back(&o);
+    if (o.kind == ir::OpKind::ClusterReduce && !ir::cluster_reduces_tile(o)) ops.push_back(&o);
   });
   if (ops.empty()) return;
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
@@ -66,7 +67,96 @@ void init_cluster_reductions(Codegen& cg) {
     }
 }
 
+namespace {
+
+// A tile combined element by element over the cluster; every program gets the result.
+// Every program holds the tile in the same layout, so thread t's register r is the same
+// element in each: each thread writes its registers to its own slots of this program's
+// shared memory (register-major: 16-byte vectors, conflict-free), a cluster barrier
+// (release / acquire) makes them visible, and each thread reads the same slots of every
+// program of the cluster — its own included, so that all combine them in rank order and
+// get the same bits — from distributed shared memory. A second cluster barrier keeps
+// every program (and its shared memory) in place until its peers have read it.
+void lower_cluster_reduce_tile(Codegen& cg, const ir::Op& op) {
+  llvm::IRBuilder<>& b = cg.b;
+  const int n = cg.fn.cluster_size;
+  Regs mine = cg.operand(op, 0);
+  if (n == 1) return cg.set(op.result(), mine);
+  if (cg.plan.warp_specialized())
+    cg.unsupported(op, "a cluster reduction of a tile in a warp-specialized kernel (its producer warps never reach it)");
+  const DType dt = op.operand(0)->type.dtype;
+  const int es = byte_size(dt);
+  const int regs = static_cast<int>(mine.size());
+  int vec = 16 / es;
+  while (regs % vec) vec /= 2;
+  const int threads = 32 * cg.plan.num_warps;
+  if (cg.cluster_start_wait) {  // balance the kernel start's arrival (scalar reductions)
+    cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
+    cg.cluster_start_wait = false;
+  }
+  llvm::Type* bits_ty = es == 8 ? b.getInt64Ty() : cg.i32();
+  llvm::Type* elem_ty = cg.elem_type(dt);
+  // Byte offset of this thread's chunk c (vec registers from c * vec).
+  llvm::Value* thread_off = b.CreateMul(cg.tid(), cg.c32(vec * es));
+  auto chunk_addr = [&](int c) {
+    return cg.smem_addr(cg.plan.op(&op).smem_offset + c * threads * vec * es, thread_off);
+  };
+  cg.smem_before_write();
+  for (int c = 0; c < regs / vec; ++c) {
+    if (vec == 1) {
+      b.CreateAlignedStore(mine[c], chunk_addr(c), llvm::Align(es));
+      continue;
+    }
+    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(elem_ty, vec));
+    for (int i = 0; i < vec; ++i) v = b.CreateInsertElement(v, mine[c * vec + i], i);
+    b.CreateAlignedStore(v, chunk_addr(c), llvm::Align(es * vec));
+  }
+  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_aligned, {});  // release
+  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});    // acquire
+
+  // ld.shared::cluster of `vec` elements at a 32-bit cluster address.
+  std::string regs_text, cons;
+  std::vector<llvm::Type*> outs(vec, bits_ty);
+  for (int i = 0; i < vec; ++i) {
+    regs_text += (i ? ", $" : "$") + std::to_string(i);
+    cons += es == 8 ? "=l," : "=r,";
+  }
+  const std::string width = std::string(vec > 1 ? ".v" + std::to_string(vec) : "") + (es == 8 ? ".b64" : ".b32");
+  const std::string text = "ld.shared::cluster" + width + " " + (vec > 1 ? "{" + regs_text + "}" : regs_text) +
+                           ", [$" + std::to_string(vec) + "];";
+  llvm::Type* ret = vec > 1 ? static_cast<llvm::Type*>(llvm::StructType::get(cg.ctx, outs)) : bits_ty;
+  ir::BinaryOp combine = op.red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
+                         : op.red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
+                                                           : ir::BinaryOp::Min;
+  Regs out(regs);
+  for (int c = 0; c < regs / vec; ++c) {
+    llvm::Value* local = cg.shared_addr32(chunk_addr(c));
+    std::vector<Regs> got;  // [rank][i]
+    for (int r = 0; r < n; ++r) {
+      llvm::Value* remote =
+          cg.inline_asm(cg.i32(), "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", {local, cg.c32(r)}, false);
+      llvm::Value* v = cg.inline_asm(ret, text, cons + "r,~{memory}", {remote}, true);
+      Regs vals;
+      for (int i = 0; i < vec; ++i)
+        vals.push_back(b.CreateBitCast(vec > 1 ? b.CreateExtractValue(v, {static_cast<unsigned>(i)}) : v, elem_ty));
+      got.push_back(std::move(vals));
+    }
+    for (int i = 0; i < vec; ++i) {
+      llvm::Value* acc = got[0][i];
+      for (int r = 1; r < n; ++r) acc = binary_element(cg, combine, acc, got[r][i], dt);
+      out[c * vec + i] = acc;
+    }
+  }
+  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_arrive_aligned, {});  // done reading the peers
+  cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
+  cg.set_smem_pending(false);  // every thread of this program passed the barrier after its reads
+  cg.set(op.result(), std::move(out));
+}
+
+}  // namespace
+
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
+  if (ir::cluster_reduces_tile(op)) return lower_cluster_reduce_tile(cg, op);
   llvm::IRBuilder<>& b = cg.b;
   const int n = cg.fn.cluster_size;
   if (n == 1) return cg.set(op.result(), {cg.scalar(op.operand(0))});

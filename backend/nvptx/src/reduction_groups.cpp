@@ -10,7 +10,7 @@ namespace {
 
 bool plain(const ir::Op& op) {
   ir::ReduceKind k = op.red();
-  return (op.kind == ir::OpKind::Reduce || op.kind == ir::OpKind::ClusterReduce) &&
+  return (op.kind == ir::OpKind::Reduce || (op.kind == ir::OpKind::ClusterReduce && !ir::cluster_reduces_tile(op))) &&
          (k == ir::ReduceKind::Sum || k == ir::ReduceKind::Max || k == ir::ReduceKind::Min);
 }
 

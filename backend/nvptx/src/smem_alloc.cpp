@@ -32,6 +32,13 @@ int cluster_reduce_smem_bytes(int cluster_size, int values) {
   return 2 * (values * round_up(8 * cluster_size, 16) + 16);
 }
 
+// Each thread's registers of the tile, register-major (thread t's register r at
+// (r / v * threads + t) * v + r % v elements, v-element vectors), for the whole block.
+int cluster_tile_smem_bytes(const GpuPlan& plan, const ir::Op& op) {
+  const ir::Value* x = op.operand(0);
+  return plan.layout(x)->ll.num_regs() * 32 * plan.num_warps * byte_size(x->type.dtype);
+}
+
 namespace {
 int acc_bytes(const Op& op) { return byte_size(accumulate_dtype(op)); }
 
@@ -61,7 +68,12 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       }
       break;
     }
-    case OpKind::ClusterReduce:  // one slot per program of the cluster, then an mbarrier
+    case OpKind::ClusterReduce:
+      if (ir::cluster_reduces_tile(op)) {  // every thread's registers, read by the peers
+        bytes = std::max(bytes, cluster_tile_smem_bytes(plan, op));
+        break;
+      }
+      // one slot per program of the cluster, then an mbarrier
       bytes = std::max(bytes, cluster_reduce_smem_bytes(cluster_size, op.num_operands()));
       break;
     case OpKind::Scan: {
@@ -132,7 +144,8 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
     int b = scratch_bytes(op, plan, f.cluster_size);
     // A cluster reduction's slots receive the peers' values whenever the peers get
     // there, before or after this program does: they are reserved for the whole kernel.
-    bool whole_kernel = op.kind == OpKind::ClusterReduce;
+    // (A tile's cluster reduction has barriers around its exchange: op-local.)
+    bool whole_kernel = op.kind == OpKind::ClusterReduce && !ir::cluster_reduces_tile(op);
     // The reductions of a group all use their scratch during the group's exchange.
     int begin = index, end = index;
     if (plan.op(&op).async_copy) {

@@ -534,10 +534,10 @@ Value* Builder::scan(Value* x, int axis, ReduceKind k) {
   return op->result();
 }
 
-void Builder::check_cluster_operand(const Value* x, const std::string& what) {
-  if (!x->type.is_scalar() || x->type.is_ptr || x->type.dtype == DType::i1)
-    fail(what + ": cluster reductions combine numbers, one per program",
-         "Reduce the tile first, e.g. cluster_sum(sum(x, 0))");
+void Builder::check_cluster_operand(const Value* x, const std::string& what, bool tile_ok) {
+  if ((!tile_ok && !x->type.is_scalar()) || x->type.is_ptr || x->type.dtype == DType::i1)
+    fail(what + (tile_ok ? ": cluster reductions combine numbers" : ": cluster_reduce combines numbers, one per program"),
+         tile_ok ? "Cast the tile to f32 or i32 first" : "Reduce the tile first, e.g. cluster_sum(sum(x, 0))");
   if (byte_size(x->type.dtype) < 4)
     fail(what + ": cluster reductions take 32- or 64-bit numbers", "Cast to f32 or i32 first");
   std::string why;
@@ -552,7 +552,7 @@ Value* Builder::cluster_reduce(Value* x, ReduceKind k) {
   if (k != ReduceKind::Sum && k != ReduceKind::Max && k != ReduceKind::Min)
     fail(std::string("cluster reduction with ") + name(k) + " is not supported",
          "Use cluster_sum, cluster_max or cluster_min (or cluster_reduce with a combine function)");
-  check_cluster_operand(x, std::string("cluster_") + name(k) + " of " + x->type.str());
+  check_cluster_operand(x, std::string("cluster_") + name(k) + " of " + x->type.str(), true);
   Op* op = create(OpKind::ClusterReduce, {x}, {x->type});
   op->code = static_cast<uint8_t>(k);
   return op->result();

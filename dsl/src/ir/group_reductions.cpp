@@ -27,7 +27,7 @@ bool plain_reduce(const Op& op) {
 
 bool siblings(const Op& a, const Op& b) {
   if (a.kind != b.kind || !plain_reduce(a) || !plain_reduce(b)) return false;
-  if (a.kind == OpKind::ClusterReduce) return true;
+  if (a.kind == OpKind::ClusterReduce) return !cluster_reduces_tile(a) && !cluster_reduces_tile(b);
   return a.axis == b.axis && a.operand(0)->type.shape == b.operand(0)->type.shape;
 }
 

@@ -412,8 +412,8 @@ class Verifier {
         if (n < 1 || n > kMaxClusterValues) fail(op, std::to_string(n) + " values (1 to 8 allowed)");
         counts(op, n, n, n, custom ? 1 : 0);
         const Type& in = o[0]->type;
-        if (!in.is_scalar() || in.is_ptr || byte_size(in.dtype) < 4)
-          fail(op, "operand " + in.str() + " is not a numeric scalar");
+        if ((custom && !in.is_scalar()) || in.is_ptr || in.dtype == DType::i1 || byte_size(in.dtype) < 4)
+          fail(op, "operand " + in.str() + (custom ? " is not a numeric scalar" : " is not a 32- or 64-bit number"));
         for (auto* v : o)
           if (v->type != in) fail(op, "operands " + list_types(o) + " differ in type");
         if (!custom && op.red() != ReduceKind::Sum && op.red() != ReduceKind::Max && op.red() != ReduceKind::Min)

@@ -324,8 +324,8 @@ AlignedDown<E> align_down(const Tile<PtrTo<E>, 0>& p, int64_t bytes = 16, TF_HER
 
 // ---- thread-block clusters (launch Config with cluster(c); sm_90+ on the GPU) ----
 // Programs c*C .. c*C + C-1 along grid x (C = the cluster size) form cluster c: they
-// run at the same time and combine one number each with cluster_sum/max/min, e.g. one
-// long row split over the programs of a cluster, read from memory once.
+// run at the same time and combine one number (or tile) each with cluster_sum/max/min,
+// e.g. one long row split over the programs of a cluster, read from memory once.
 inline int cluster_size(TF_HERE) { return detail::builder("cluster_size", loc).function().cluster_size; }
 // This program's index within its cluster (program_id(0) % C).
 inline I32 cluster_rank(TF_HERE) {
@@ -340,12 +340,14 @@ inline I32 cluster_id(TF_HERE) {
   int shift = std::countr_zero(static_cast<unsigned>(b.function().cluster_size));
   return I32(b.binary(ir::BinaryOp::Shr, pid, b.const_int(shift, pid->type)));
 }
+// On a tile (rank >= 1), element by element: every program of the cluster gets the
+// whole combined tile, e.g. the partial sums of one GEMM tile over slices of K computed by
+// the programs of a cluster (added in rank order, so every program gets the same bits).
 #define TF_CLUSTER_REDUCE(fn, kind)                                                                       \
   template <class T, int R>                                                                               \
-  Tile<T, 0> fn(const Tile<T, R>& x, TF_HERE) {                                                           \
-    static_assert(R == 0, #fn ": combines one number per program; reduce the tile first, e.g. " #fn "(sum(x, 0))"); \
-    static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, #fn ": needs a number");                 \
-    return Tile<T, 0>(detail::builder(#fn, loc).cluster_reduce(x.value, ir::ReduceKind::kind));          \
+  Tile<T, R> fn(const Tile<T, R>& x, TF_HERE) {                                                           \
+    static_assert(!is_ptr_elem_v<T> && !std::is_same_v<T, bool>, #fn ": needs numbers");                  \
+    return Tile<T, R>(detail::builder(#fn, loc).cluster_reduce(x.value, ir::ReduceKind::kind));          \
   }
 TF_CLUSTER_REDUCE(cluster_sum, Sum)
 TF_CLUSTER_REDUCE(cluster_max, Max)

@@ -73,7 +73,8 @@ class Builder {
   using Combine = std::function<Value*(Builder&, Value* lhs, Value* rhs)>;
   Value* reduce_custom(Value* x, int axis, const Combine& combine);
   Value* scan(Value* x, int axis, ReduceKind k = ReduceKind::Sum);
-  // Sum/Max/Min of a scalar over the programs of a thread-block cluster.
+  // Sum/Max/Min of a scalar, or of a tile element by element, over the programs of a
+  // thread-block cluster (every program gets the result).
   Value* cluster_reduce(Value* x, ReduceKind k);
   // Several scalars of one dtype combined over the cluster in one exchange by `combine`
   // (lhs values, rhs values) -> combined values; an op with ReduceKind::Custom.
@@ -110,7 +111,7 @@ class Builder {
   ViewBlock view_block(const char* what, Value* base, const std::vector<Value*>& dims,
                        const std::vector<Value*>& strides, const std::vector<Value*>& coords, const Shape& block);
   // A cluster reduction's operand: a 32/64-bit number, reached by every program equally.
-  void check_cluster_operand(const Value* x, const std::string& what);
+  void check_cluster_operand(const Value* x, const std::string& what, bool tile_ok = false);
   void check_block_shape(const Shape& s, const char* what) const;
   int normalize_axis(int axis, int rank, const char* what) const;
 

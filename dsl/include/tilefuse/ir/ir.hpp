@@ -94,6 +94,11 @@ struct Param {
 // and launch settings it was traced for.
 // The most values one custom cluster reduction (ClusterReduce, ReduceKind::Custom) combines.
 inline constexpr size_t kMaxClusterValues = 8;
+// A cluster reduction of a tile (element by element; every program gets the whole
+// result), as opposed to one of scalars.
+inline bool cluster_reduces_tile(const Op& op) {
+  return op.kind == OpKind::ClusterReduce && op.operand(0)->type.is_tile();
+}
 
 struct Function {
   std::string name;

@@ -29,7 +29,7 @@ namespace tilefuse::ir {
   X(AtomicCas)   /* (ptr, cmp, value) -> old */                               \
   X(Reduce)      /* (x) attr axis, code = ReduceKind; Custom has a region */  \
   X(Scan)        /* (x) attr axis, code = ReduceKind (Sum only for now) */    \
-  X(ClusterReduce) /* (scalar) code = Sum/Max/Min; combined over the cluster */ \
+  X(ClusterReduce) /* (scalar or tile) code = Sum/Max/Min; combined over the cluster */ \
   X(Dot)         /* (a [M,K], b [K,N], acc [M,N]) -> [M,N] */                  \
   X(For)         /* (lo, hi, step, init...) region(iv, iter...) -> iter... */ \
   X(If)          /* (cond) regions then, else -> results */                   \

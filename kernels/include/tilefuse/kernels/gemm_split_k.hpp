@@ -1,8 +1,10 @@
 #pragma once
 // Split-K GEMM: where a GEMM has too few output tiles to fill the GPU but a long K (small
 // M against large N and K: inference's projections), S programs per tile each sum one
-// slice of K into f32 partials [S, M, N], and a second kernel adds the S partials of
-// each element in a fixed order (deterministic) and applies the epilogue.
+// slice of K. They write f32 partials [S, M, N] and a second kernel adds the S partials
+// of each element; or (SPLIT_CLUSTER=1, GPUs with thread-block clusters, S = 2, 4, 8)
+// the S programs form a cluster and add their partial tiles through distributed shared
+// memory. Both add in slice order (deterministic) and apply the epilogue.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -43,6 +45,43 @@ const auto& matmul_split_k_kernel() {
         auto acc = SCALED ? t.acc * (load(scale_a) * load(scale_b)) : t.acc;
         auto slices = tensor_view(partials, {num_programs(1), M, N}, {split_stride, ld_partials, 1});
         store(slices, {s, t.m0, t.n0}, acc);
+      });
+  return k;
+}
+
+// The split in one kernel, on GPUs with thread-block clusters: grid (output tiles x S)
+// in clusters of S (2, 4 or 8), program s of cluster t summing tile t over K blocks
+// [s k_chunk, (s + 1) k_chunk) (an empty range adds zeros). The cluster adds its S
+// partial tiles through distributed shared memory (cluster_sum: no partials in global
+// memory, no second launch), and each program applies the epilogue to 1/S of the
+// tile's rows and stores them. Scales (SCALED) of type TS: f32 for 8-bit operands;
+// without SCALED they are unread (any pointer).
+template <class TA, class TB, class TBias, class Out, class TS>
+const auto& matmul_cluster_split_k_kernel() {
+  static auto k = kernel(std::string("matmul_cluster_split_k_") + name(dtype_v<TA>) + "_" + name(dtype_v<TB>) + "_" +
+                             name(dtype_v<TBias>) + "_" + name(dtype_v<Out>) + "_" + name(dtype_v<TS>),
+      {"c", "a", "b", "scale_a", "scale_b", "bias", "residual", "M", "N", "K", "lda", "ldb", "ldc", "k_chunk", "alpha"},
+      [](Ptr<Out> c, Ptr<const TA> a, Ptr<const TB> b, Ptr<const TS> scale_a, Ptr<const TS> scale_b,
+         Ptr<const TBias> bias, Ptr<const Out> residual, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I64 ldc, I32 k_chunk,
+         F32 alpha, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"BLOCK_K"> BLOCK_K,
+         Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS, Meta<"SCALED", bool, false> SCALED,
+         Meta<"PRECISE_ACC", int, 0> PRECISE_ACC, Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS,
+         Meta<"RESIDUAL", bool, false> RESIDUAL, Meta<"SCALE", bool, false> SCALE) {
+        auto s = cluster_rank();
+        auto k_lo = s * k_chunk;
+        const int bm = static_cast<int>(BLOCK_M);
+        auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, bm, static_cast<int>(BLOCK_N), static_cast<int>(BLOCK_K),
+                                   static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
+                                   static_cast<int>(PRECISE_ACC), std::pair{k_lo, minimum(k_lo + k_chunk, K)},
+                                   cluster_id());
+        auto acc = cluster_sum(t.acc);
+        if (SCALED) acc = acc * (load(scale_a).template cast<f32>() * load(scale_b).template cast<f32>());
+        auto m_ok = t.m_ok && (arange(0, bm) / std::max(bm / cluster_size(), 1) == s);  // this program's rows
+        detail::GemmEpilogue e{static_cast<bool>(SCALE), static_cast<bool>(BIAS), static_cast<bool>(RESIDUAL),
+                               static_cast<int>(ACT)};
+        acc = detail::gemm_epilogue<TBias, Out>(acc, e, t.rm, t.rn, m_ok, t.n_ok, bias, residual, ldc, alpha);
+        store(c + t.rm.col().template cast<i64>() * ldc + t.rn.row(), acc.template cast<Out>(),
+              m_ok.col() && t.n_ok.row());
       });
   return k;
 }
@@ -108,15 +147,36 @@ inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& til
   return s;
 }
 
-// Takes SPLIT_K out of a GEMM launch config (the GEMM kernels have no such parameter):
-// the number of slices, 1 when unset; below 1 is a user error naming `op`.
-inline int64_t take_split_k(Config& c, const char* op) {
-  int64_t s = c.has("SPLIT_K") ? c.get("SPLIT_K") : 1;
+// How a GEMM splits K: into `slices`, added up through partials in global memory and a
+// second kernel, or (`cluster`) within thread-block clusters in one kernel
+// (matmul_cluster_split_k_kernel). The second kernel is the default: on an H200 the
+// cluster exchange measured no faster with 16-row tiles and slower with wgmma tiles,
+// whose clusters of 4 do not all fit on the GPU at once (bench/NOTES.md).
+struct SplitK {
+  int64_t slices = 1;
+  int cluster = 0;
+};
+
+// Takes SPLIT_K and SPLIT_CLUSTER out of a GEMM launch config (the GEMM kernels have no
+// such parameters): SPLIT_K is the number of slices, 1 when unset; SPLIT_CLUSTER=1 adds
+// them in clusters, 0 (or unset) through a second kernel. Bad values are user errors
+// naming `op`.
+inline SplitK take_split_k(Config& c, const char* op) {
+  SplitK s{c.has("SPLIT_K") ? c.get("SPLIT_K") : 1, c.has("SPLIT_CLUSTER") ? static_cast<int>(c.get("SPLIT_CLUSTER")) : 0};
   c.meta.erase("SPLIT_K");
-  if (s < 1)
+  c.meta.erase("SPLIT_CLUSTER");
+  if (s.slices < 1)
     user_error(std::string(op) + ": SPLIT_K must be at least 1 (the number of slices K is split into), got " +
-                   std::to_string(s),
+                   std::to_string(s.slices),
                SourceLoc{}, "Use SPLIT_K=1 for no split, or leave it out of the config");
+  bool pow2 = s.slices == 2 || s.slices == 4 || s.slices == 8;
+  if (s.cluster == 1 && !pow2)
+    user_error(std::string(op) + ": SPLIT_CLUSTER=1 adds the slices of K within a thread-block cluster, which takes "
+                   "SPLIT_K = 2, 4 or 8; got SPLIT_K=" + std::to_string(s.slices),
+               SourceLoc{}, "Use SPLIT_K=2, 4 or 8, or SPLIT_CLUSTER=0 (partials added by a second kernel)");
+  if (s.cluster != 0 && s.cluster != 1)
+    user_error(std::string(op) + ": SPLIT_CLUSTER must be 0 or 1, got " + std::to_string(s.cluster), SourceLoc{},
+               "Use SPLIT_CLUSTER=1 (slices added in a cluster), 0 (by a second kernel), or leave it out");
   return s;
 }
 
@@ -129,22 +189,40 @@ namespace detail {
 template <class TA, class TB, class TBias, class C, class GA, class GB, class Scale, class Bias, class Res>
 void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const Scale& scale_b, const Bias& bias,
                   const Res& residual, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, float alpha,
-                  bool b_trans, Config tile, const Config& epi, int64_t splits) {
+                  bool b_trans, Config tile, const Config& epi, SplitK split) {
   using Out = buffer_elem_t<C>;
   constexpr bool scaled = !std::is_same_v<Scale, std::nullptr_t>;
+  int64_t splits = split.slices;
   int64_t bm = tile.get("BLOCK_M"), bn = tile.get("BLOCK_N"), bk = tile.get("BLOCK_K");
   int64_t k_chunk = ((K + bk - 1) / bk + splits - 1) / splits * bk;
+  int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+  tile.set("B_TRANS", b_trans);
+  tile.set("SCALED", scaled);
+  if (split.cluster == 1 && is_device_buffer_v<C> && !gpu_has_clusters())
+    user_error("GEMM with SPLIT_CLUSTER=1: this GPU has no thread-block clusters (sm_90 or newer)", SourceLoc{},
+               "Use SPLIT_CLUSTER=0, or leave it out");
+  if (split.cluster == 1) {
+    for (const char* key : {"ACT", "BIAS", "RESIDUAL", "SCALE"}) tile.set(key, epi.has(key) ? epi.get(key) : 0);
+    tile.cluster = static_cast<int>(splits);
+    tile.warp_specialize = 0;  // every warp takes part in the exchange
+    tile.persistent = 0;
+    auto launch = [&](const auto& sa, const auto& sb) {
+      using TS = buffer_elem_t<std::decay_t<decltype(sa)>>;
+      matmul_cluster_split_k_kernel<TA, TB, TBias, Out, TS>().launch(
+          grid(tiles * splits), tile, c, ga, gb, sa, sb, bias, residual, M, N, K, lda, ldb, N, k_chunk, alpha);
+    };
+    if constexpr (scaled) launch(scale_a, scale_b);
+    else launch(ga, ga);  // unread without SCALED
+    return;
+  }
   splits = (K + k_chunk - 1) / k_chunk;  // no empty slice
   int64_t ld = (N + 3) / 4 * 4;  // rows of 16-byte multiples
   size_t n = static_cast<size_t>(splits * M * ld);
-  tile.set("B_TRANS", b_trans);
-  tile.set("SCALED", scaled);
   Config red = split_k_reduce_config(M, N, splits, is_device_buffer_v<C> ? gpu_sm_count() : 132);
   for (const char* key : {"ACT", "BIAS", "RESIDUAL", "SCALE"}) {
     red.set(key, epi.has(key) ? epi.get(key) : 0);
     tile.meta.erase(key);  // the slices' kernel has no epilogue
   }
-  int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   int64_t rbm = red.get("BLOCK_M"), rbn = red.get("BLOCK_N");
   int64_t red_tiles = ((M + rbm - 1) / rbm) * ((N + rbn - 1) / rbn);
   auto run = [&](const auto& ws) {
@@ -170,7 +248,7 @@ void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const 
 template <class T, class C, class GA, class GB, class Bias, class Res>
 void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Res& residual, int64_t M, int64_t N,
                     int64_t K, int64_t lda, int64_t ldb, float alpha, bool b_trans, const Config& tile,
-                    const Config& epi, int64_t splits) {
+                    const Config& epi, SplitK splits) {
   gemm_split_k<T, T, T>(c, ga, gb, nullptr, nullptr, bias, residual, M, N, K, lda, ldb, alpha, b_trans, tile, epi,
                         splits);
 }

@@ -28,11 +28,13 @@ struct GemmTile {
 };
 
 // `k_range`: only K blocks from .first up to .second (split-K; multiples of block_k).
+// `tile_index`: the tile's place in the grouped order (default program_id(0)).
 template <class TA, class TB>
 GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M, const I32& N, const I32& K,
                    const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans,
-                   int promote_blocks = 0, std::optional<std::pair<I32, I32>> k_range = std::nullopt) {
-  auto pid = program_id(0);
+                   int promote_blocks = 0, std::optional<std::pair<I32, I32>> k_range = std::nullopt,
+                   std::optional<I32> tile_index = std::nullopt) {
+  auto pid = tile_index ? *tile_index : program_id(0);
   auto tiles_m = cdiv(M, block_m);
   auto tiles_n = cdiv(N, block_n);
   auto per_group = tiles_n * group_m;

@@ -155,12 +155,12 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
   Config k = matmul_config(cfg ? *cfg : matmul_heuristic(M, N, K, wgmma, wgmma ? gpu_sm_count() : 132), o, has_bias,
                            has_res);
   // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
-  int64_t splits = take_split_k(k, "matmul");
+  SplitK splits = take_split_k(k, "matmul");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                     int64_t ldb, bool) {
     auto launch = [&](const auto& bias_arg, const auto& res_arg) {
-      if (splits > 1)
+      if (splits.slices > 1)
         return detail::matmul_split_k<T>(c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, o.alpha, o.b_trans, k, k,
                                          splits);
       matmul_kernel<T, Out>().launch(grid(tiles), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);

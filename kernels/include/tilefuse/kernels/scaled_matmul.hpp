@@ -97,13 +97,13 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
                                                                 o.precise_accumulation, gpu_sm_count()),
                                   o, !std::is_same_v<Bias, std::nullptr_t>);
   // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
-  int64_t splits = take_split_k(k, "scaled_matmul");
+  SplitK splits = take_split_k(k, "scaled_matmul");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
   detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                        int64_t ldb, bool b_trans) {
     k.set("B_TRANS", b_trans);  // an 8-bit B [K, N] may have been transposed
     auto launch = [&](const auto& bias_arg) {
-      if (splits > 1)
+      if (splits.slices > 1)
         return detail::gemm_split_k<TA, TB, Out>(c, ga, gb, scale_a, scale_b, bias_arg, c, M, N, K, lda, ldb, 1.0f,
                                                  b_trans, k, k, splits);
       scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, ga, gb, scale_a, scale_b, bias_arg, M, N, K, lda,

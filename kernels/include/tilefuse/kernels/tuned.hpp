@@ -363,7 +363,7 @@ const auto& matmul_tuner() {
          MatmulOptions o) {
         // The same launch matmul() makes.
         Config lc = matmul_config(c, o, false, false);
-        lc.meta.erase("SPLIT_K");  // the same kernel, launched per slice
+        take_split_k(lc, "tuned GEMM");  // the same kernel, launched per slice
         return tuning::specialization(matmul_kernel<T, Out>(), lc, out, a, b, a, out, M, N, K, K, o.b_trans ? K : N, N,
                                       o.alpha);
       });
@@ -394,7 +394,7 @@ const auto& scaled_matmul_tuner() {
          int64_t N, int64_t K, ScaledMatmulOptions o) {
         // The same launch scaled_matmul() makes.
         Config lc = scaled_matmul_config(c, o, false);
-        lc.meta.erase("SPLIT_K");  // the same kernel, launched per slice
+        take_split_k(lc, "tuned GEMM");  // the same kernel, launched per slice
         return tuning::specialization(scaled_matmul_kernel<TA, TB, Out>(), lc, out, a, b, sa, sb, out, M, N, K, K,
                                       o.b_trans ? K : N, N);
       });

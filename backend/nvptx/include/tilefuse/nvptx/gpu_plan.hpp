@@ -217,6 +217,8 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan);
 // Shared memory of one cluster reduction of `values` numbers per program: two sets of a
 // slot per program for each value + an mbarrier.
 int cluster_reduce_smem_bytes(int cluster_size, int values = 1);
+// Shared memory of a cluster reduction of a tile (smem_alloc.cpp).
+int cluster_tile_smem_bytes(const GpuPlan& plan, const ir::Op& op);
 // All four, in order.
 GpuPlan plan_kernel(const ir::Function& f, const Target& t);
 
