@@ -2,6 +2,7 @@
 // the CPU: fallbacks for interpreter runs, modes, and the cost of a cache hit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -113,6 +114,21 @@ TEST_CASE("gallery spaces prune with readable reasons") {
         "8 warps x 16 rows > BLOCK_M 64");
   CHECK(kernels::elementwise_space().check(Config{{"BLOCK", 256}, num_warps(16)}, KeyView{none, empty}) ==
         "BLOCK 256 < 512 threads");
+
+  // GEMM: split-K and 16-row tiles only for GEMMs with few output tiles.
+  std::vector<std::string> mnk{"M", "N", "K", "b_trans", "act"};
+  auto gs = kernels::matmul_space();
+  Key decode{16, 4096, 4096, 0, 0}, m64{64, 4096, 4096, 0, 0}, big{4096, 4096, 4096, 0, 0}, short_k{64, 4096, 1024, 0, 0};
+  Config rows16{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"SPLIT_K", 4}, num_warps(4), num_stages(4)};
+  Config split8{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"SPLIT_K", 8}, num_warps(4), num_stages(6)};
+  for (const Config& c : {rows16, split8}) CHECK(std::find(gs.configs().begin(), gs.configs().end(), c) != gs.configs().end());
+  CHECK(gs.check(rows16, KeyView{mnk, decode}) == "");
+  CHECK(gs.check(rows16, KeyView{mnk, m64}) == "16-row tiles for more than 16 rows");
+  CHECK(gs.check(split8, KeyView{mnk, m64}) == "");
+  CHECK(gs.check(split8, KeyView{mnk, big}) == "its 4096 tiles fill the GPU unsplit");
+  CHECK(gs.check(split8, KeyView{mnk, short_k}) == "slices of fewer than 4 K blocks");
+  CHECK(gs.check(Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(4), num_stages(4)},
+                 KeyView{mnk, big}) == "accumulator of 8192 elements per warp > 64x64");
 }
 
 TEST_CASE("kernel form: key parameters are checked, outputs are the non-const pointers") {

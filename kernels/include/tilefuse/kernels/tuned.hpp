@@ -92,15 +92,39 @@ inline tuning::Space attention_space() {
 
 // GEMM: output tiles x K step x warps x pipeline stages; the tuner also prunes configs
 // that need too much shared memory (stages x tiles) or spill.
-// GEMM tilings with K blocks of `block_k` elements; accumulators of 32x32 to 64x64 per warp.
+// GEMM tilings with K blocks of `block_k` elements (the second is the one the skinny
+// configs use); accumulators of 32x32 to 64x64 per warp. For GEMMs with few output
+// tiles (skinny: inference's projections) also what the heuristic picks from: 64x128
+// tiles on 6 stages, and K split into 2, 4 or 8 slices over 64x64 tiles (two per SM) or,
+// for at most 16 rows, 16-row mma.sync tiles; split configs only where the unsplit tiles
+// leave SMs idle and each slice keeps 4+ K blocks.
 inline tuning::Space gemm_space(std::vector<int64_t> block_k) {
+  const int64_t skinny_k = block_k.back();
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128, 256}), tuning::values("BLOCK_N", {64, 128, 256}),
                                    tuning::values("BLOCK_K", std::move(block_k)), tuning::values("num_warps", {4, 8}),
                                    tuning::values("num_stages", {2, 3, 4})});
-  s.prune_if([](const Config& c, const tuning::KeyView&) -> std::string {
-    int64_t per_warp = c.get("BLOCK_M") * c.get("BLOCK_N") / c.num_warps;
+  s.add(Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", skinny_k}, num_warps(4), num_stages(6)});
+  for (int64_t splits : {2, 4, 8}) {
+    for (int stages : {4, 6})
+      s.add(Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", skinny_k}, {"SPLIT_K", splits}, num_warps(4),
+                   num_stages(stages)});
+    s.add(Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", skinny_k}, {"SPLIT_K", splits}, num_warps(4),
+                 num_stages(4)});
+  }
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    int64_t bm = c.get("BLOCK_M"), bn = c.get("BLOCK_N");
+    if (bm == 16) return k["M"] > 16 ? "16-row tiles for more than 16 rows" : "";
+    int64_t per_warp = bm * bn / c.num_warps;
     if (per_warp > 64 * 64) return "accumulator of " + std::to_string(per_warp) + " elements per warp > 64x64";
     if (per_warp < 32 * 32) return "accumulator of " + std::to_string(per_warp) + " elements per warp < 32x32";
+    return "";
+  });
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    if (!c.has("SPLIT_K")) return "";
+    int64_t splits = c.get("SPLIT_K"), bm = c.get("BLOCK_M"), bn = c.get("BLOCK_N");
+    int64_t tiles = ((k["M"] + bm - 1) / bm) * ((k["N"] + bn - 1) / bn);
+    if (tiles >= 2 * gpu_sm_count()) return "its " + std::to_string(tiles) + " tiles fill the GPU unsplit";
+    if (k["K"] < splits * 4 * c.get("BLOCK_K")) return "slices of fewer than 4 K blocks";
     return "";
   });
   return s;
