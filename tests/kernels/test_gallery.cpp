@@ -203,7 +203,13 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   // 64x128 tiles (4x as many): 6 stages where they fit in one wave, 4 (two per SM) past it.
   CHECK(tile(tk::matmul_heuristic(1024, 1024, 1024, true, 132)) == T5{64, 128, 4, 6, 1});   // 32 -> 128 tiles
   CHECK(tile(tk::matmul_heuristic(128, 8192, 8192, true, 132)) == T5{64, 128, 4, 6, 1});
-  CHECK(tile(tk::matmul_heuristic(512, 4096, 4096, true, 132)) == T5{64, 128, 4, 4, 1});    // 256 tiles
+  // 128x128 tiles on two warpgroups, 6 stages, where they fill over half the SMs in one wave.
+  CHECK(tile(tk::matmul_heuristic(512, 4096, 4096, true, 132)) == T5{128, 128, 8, 6, 1});   // 128 tiles
+  CHECK(tile(tk::matmul_heuristic(300, 4096, 4096, true, 132)) == T5{128, 128, 8, 6, 1});   // 96
+  CHECK(tile(tk::matmul_heuristic(512, 4096, 14336, true, 132)) == T5{128, 128, 8, 6, 1});  // not split
+  CHECK(tile(tk::matmul_heuristic(256, 4096, 4096, true, 132)) == T5{64, 128, 4, 6, 1});    // 64: too few
+  CHECK(tile(tk::matmul_heuristic(640, 4096, 4096, true, 132)) == T5{128, 256, 8, 4, 1});   // 80 large ones
+  CHECK(tile(tk::matmul_heuristic(64, 16384, 4096, true, 132)) == T5{64, 128, 4, 6, 1});
   // Each SM's share of the MMAs past ~200 MFLOP: the large tiles, K split.
   CHECK(tile(tk::matmul_heuristic(256, 4096, 14336, true, 132)) == T5{128, 256, 8, 4, 4});
   // Fewer 64x128 tiles than half the SMs (skinny GEMMs): 64x64 tiles, two per SM, split.
@@ -222,6 +228,7 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(t3(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132)) == T3{64, 128, 4});
   CHECK(t3(tk::scaled_matmul_heuristic(8192, 8192, 1024, true, false, 132)) == T3{128, 256, 8});
   CHECK(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132).get("BLOCK_K") == 128);
+  CHECK(t3(tk::scaled_matmul_heuristic(512, 4096, 4096, true, false, 132)) == T3{128, 128, 8});
   // The 8-bit GEMM shares the rule, split-K included (its operands are half the bytes).
   CHECK(tile(tk::scaled_matmul_heuristic(64, 4096, 4096, true, false, 132)) == T5{64, 64, 4, 6, 4});
   CHECK(!tk::scaled_matmul_heuristic(64, 4096, 4096, true, true, 132).has("SPLIT_K"));  // precise: no split

@@ -67,9 +67,10 @@ inline std::pair<int64_t, int64_t> wgmma_output_tile(int64_t M, int64_t N, int64
 // instruction's M). Groups of 16 tile rows: +0.4-1.6% over 8 on every standard shape
 // (H200, bf16 and f16; K = 1024 most), the B tiles a group shares staying in L2.
 // Where the large tiles leave more than half the SMs idle (H200, bench/NOTES.md, "GEMMs
-// with few output tiles"): 64x128 tiles, 6 stages where they fit the SMs in one wave
-// (one program per SM: 1024^3 11.9 -> 9.2 us, 128x8192x8192 53 -> 50) and 4 where they
-// need two per SM (512x4096x4096: 36.5 against 41.8). Fewer than that (skinny GEMMs:
+// with few output tiles"): 128x128 tiles where they fill over half the SMs in one wave
+// (below), else 64x128 tiles, 6 stages where they fit the SMs in one wave (one program
+// per SM: 1024^3 11.9 -> 9.2 us, 128x8192x8192 53 -> 50) and 4 where they need two per
+// SM (512x4096x4096: 36.5 against 41.8, before the 128x128 tiles). Fewer (skinny GEMMs:
 // inference's projections): 64x64 tiles, two per SM, K split into SPLIT_K slices
 // (gemm_split_k.hpp) to fill them (64x4096x4096: 19.4 us against 22.5 in 64x256 tiles);
 // where the partials would cost too much, the large tiles split.
@@ -79,8 +80,8 @@ inline std::pair<int64_t, int64_t> wgmma_output_tile(int64_t M, int64_t N, int64
 // / 20.5 in 64x64 wgmma tiles; 8-bit 1 x 8192 x 8192 29.5 against 36.2). Where they need
 // no split (N ≥ ~8K) the wgmma tiles stay ahead (16x14336x4096: 40.4 against 44.0).
 inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int64_t sms, int elem_bytes) {
-  auto tiled = [&](int64_t bm, int64_t bn, int stages = 4) {
-    int warps = bm * bn >= 128 * 256 ? 8 : 4;
+  auto tiled = [&](int64_t bm, int64_t bn, int stages = 4, int warps = 0) {
+    if (warps == 0) warps = bm * bn >= 128 * 256 ? 8 : 4;
     return Config{{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"GROUP_M", 16}, num_warps(warps),
                   num_stages(stages)};
   };
@@ -94,6 +95,12 @@ inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int
   Config big = tiled(bm, bn);
   int64_t slots = std::max<int64_t>(sms, 1);
   if (2 * tiles_of(bm, bn) >= slots) return big;
+  // 128x128 tiles on two warpgroups, 6 stages, where they fill more than half the SMs in
+  // one wave (one program per SM): the same MMAs per SM as two 64x128 tiles with half the
+  // operand traffic and a deeper pipeline (384 / 512 x 4096 x 4096: 27.6 / 28.9 us
+  // against 36.6 / 37.7; 4 stages: 38.3 at 512).
+  if (bm == 128 && bn == 256 && sms > 0)
+    if (int64_t t = tiles_of(128, 128); 2 * t > slots && t <= slots) return tiled(128, 128, 6, 8);
   int64_t sn = std::min<int64_t>(bn, 128);
   if (int64_t t = tiles_of(64, sn); 2 * t >= slots) {
     // Unless each SM's share of the MMAs is large (past ~200 MFLOP): then the large
