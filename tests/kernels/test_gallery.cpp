@@ -190,6 +190,27 @@ TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, 
   CHECK(ref::max_rel_err(out16, want, 1e-2, rtol<T>()) <= 1.0);
 }
 
+// The last row of tiles ends at row M (EDGE_SHIFT, on by default): the rows it shares with
+// the tile above are written twice with the same values; with a residual (which may be c
+// itself) it stays in place, or those rows would add the residual twice.
+TEST_CASE("matmul: the last row of tiles moved up to row M gives the same result, in-place residual too") {
+  const int64_t m = 70, n = 45, k = 77;  // 32-row tiles: the third starts at row 38, not 64
+  Config cfg{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, num_warps(4)};
+  auto a = ref::random_vec<bfloat16>(m * k, 81, -1.0f, 1.0f), b = ref::random_vec<bfloat16>(k * n, 82, -1.0f, 1.0f);
+  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, false, 1.0, 0, {}, {});
+  for (int shift : {0, 1}) {
+    CAPTURE(shift);
+    std::vector<float> out(m * n, 7.0f);
+    tk::matmul(out, a, b, m, n, k, {}, nullptr, nullptr, Config(cfg).set("EDGE_SHIFT", shift));
+    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+  }
+  auto res = ref::random_vec<float>(m * n, 83, -1.0f, 1.0f);
+  std::vector<float> c = res;  // c += a . b, c read as the residual
+  tk::matmul(c, a, b, m, n, k, {}, nullptr, c, Config(cfg).set("EDGE_SHIFT", 1));
+  CHECK(ref::max_rel_err(c, ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, false, 1.0, 0, {}, res), 1e-4,
+                         1e-4) <= 1.0);
+}
+
 // On wgmma the heuristic keeps 128x256 tiles where they fill the SMs and takes 64x128
 // tiles (4x as many) where they would leave more than half of them idle, or splits K.
 TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SMs idle") {

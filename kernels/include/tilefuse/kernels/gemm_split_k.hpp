@@ -41,7 +41,8 @@ const auto& matmul_split_k_kernel() {
         auto k_lo = s * k_chunk;
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
                                    static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
-                                   static_cast<int>(PRECISE_ACC), std::pair{k_lo, minimum(k_lo + k_chunk, K)});
+                                   static_cast<int>(PRECISE_ACC), std::pair{k_lo, minimum(k_lo + k_chunk, K)},
+                                   std::nullopt, true);
         auto acc = SCALED ? t.acc * (load(scale_a) * load(scale_b)) : t.acc;
         auto slices = tensor_view(partials, {num_programs(1), M, N}, {split_stride, ld_partials, 1});
         store(slices, {s, t.m0, t.n0}, acc);
@@ -73,7 +74,7 @@ const auto& matmul_cluster_split_k_kernel() {
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, bm, static_cast<int>(BLOCK_N), static_cast<int>(BLOCK_K),
                                    static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
                                    static_cast<int>(PRECISE_ACC), std::pair{k_lo, minimum(k_lo + k_chunk, K)},
-                                   cluster_id());
+                                   cluster_id(), !RESIDUAL);
         auto acc = cluster_sum(t.acc);
         if (SCALED) acc = acc * (load(scale_a).template cast<f32>() * load(scale_b).template cast<f32>());
         auto m_ok = t.m_ok && (arange(0, bm) / std::max(bm / cluster_size(), 1) == s);  // this program's rows

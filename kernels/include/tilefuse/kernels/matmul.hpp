@@ -33,9 +33,12 @@ const auto& matmul_kernel() {
          I32 K, I64 lda, I64 ldb, I64 ldc, F32 alpha, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
          Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS,
          Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS, Meta<"RESIDUAL", bool, false> RESIDUAL,
-         Meta<"SCALE", bool, false> SCALE) {
+         Meta<"SCALE", bool, false> SCALE, Meta<"EDGE_SHIFT", bool, true> EDGE_SHIFT) {
+        // EDGE_SHIFT: the last row of tiles ends at row M (gemm_tile), unless c is also
+        // read (RESIDUAL: c may be the residual, and rows written twice would add it twice).
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
-                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS));
+                                   static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
+                                   0, std::nullopt, std::nullopt, static_cast<bool>(EDGE_SHIFT) && !RESIDUAL);
         detail::GemmEpilogue e{static_cast<bool>(SCALE), static_cast<bool>(BIAS), static_cast<bool>(RESIDUAL),
                                static_cast<int>(ACT)};
         auto acc = detail::gemm_epilogue<T, Out>(t.acc, e, t.rm, t.rn, t.m_ok, t.n_ok, bias, residual, ldc, alpha);

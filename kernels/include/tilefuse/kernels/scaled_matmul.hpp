@@ -25,7 +25,7 @@ const auto& scaled_matmul_kernel() {
          Meta<"PRECISE_ACC", int, 0> PRECISE_ACC) {
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
                                    static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
-                                   static_cast<int>(PRECISE_ACC));
+                                   static_cast<int>(PRECISE_ACC), std::nullopt, std::nullopt, true);
         auto acc = t.acc * (load(scale_a) * load(scale_b));
         if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
         acc = detail::activate<Out>(acc, static_cast<int>(ACT));
