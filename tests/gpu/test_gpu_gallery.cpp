@@ -190,34 +190,52 @@ TEST_CASE_TEMPLATE("gpu: rows split over thread-block clusters", T, float, bfloa
   }
 }
 
+namespace {
+
+// One bf16 GEMM through matmul() on the GPU (random inputs, the epilogue the case asks
+// for, an optional launch config) against plain C++.
+struct GemmCase {
+  int m, n, k;
+  bool b_trans;
+  tk::Activation act;
+  bool bias, res;
+};
+void check_gpu_matmul(const GemmCase& c, float alpha, uint32_t seed, tk::ConfigOverride cfg = {}) {
+  CAPTURE(c.m);
+  CAPTURE(c.n);
+  CAPTURE(c.k);
+  auto a = ref::random_vec<bfloat16>(size_t(c.m) * c.k, seed, -1, 1);
+  auto b = ref::random_vec<bfloat16>(size_t(c.k) * c.n, seed + 1, -1, 1);
+  auto bias = ref::random_vec<bfloat16>(c.n, seed + 2, -1, 1);
+  auto res = ref::random_vec<float>(size_t(c.m) * c.n, seed + 3, -1, 1);
+  auto da = tilefuse::to_device(a), db = tilefuse::to_device(b), dbias = tilefuse::to_device(bias);
+  auto dres = tilefuse::to_device(res);
+  DeviceBuffer<float> out(size_t(c.m) * c.n);
+  tk::MatmulOptions o{c.b_trans, alpha, c.act};
+  if (c.bias && c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, dres, cfg);
+  else if (c.bias) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, nullptr, cfg);
+  else if (c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, nullptr, dres, cfg);
+  else tk::matmul(out, da, db, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
+  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, alpha, static_cast<int>(c.act),
+                          c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
+  CHECK(ref::max_rel_err(out.to_host(), want, 1e-3, 1e-3) <= 1.0);
+}
+
+}  // namespace
+
 // Split-K through matmul()'s host function: forced (odd N and K, short last slice, every
 // epilogue) and by the rule (M = 64 and M = 7: 64-row wgmma and 16-row mma.sync tiles), against plain C++.
 TEST_CASE("gpu: matmul splits K where few output tiles would leave the GPU idle") {
   if (!difftest::have_gpu()) return;
-  struct Case { int m, n, k; const char* forced; bool b_trans; tk::Activation act; bool bias, res; };
-  Case cases[] = {{70, 1000, 3000, "3", false, tk::Activation::gelu_tanh, true, true},
-                  {33, 517, 1999, "5", true, tk::Activation::none, false, false},
-                  {64, 4096, 4096, "", false, tk::Activation::silu, true, false},
-                  {7, 4096, 3000, "", true, tk::Activation::gelu_tanh, true, true}};  // 16-row tiles, split
+  struct Case { GemmCase g; const char* forced; };
+  Case cases[] = {{{70, 1000, 3000, false, tk::Activation::gelu_tanh, true, true}, "3"},
+                  {{33, 517, 1999, true, tk::Activation::none, false, false}, "5"},
+                  {{64, 4096, 4096, false, tk::Activation::silu, true, false}, ""},
+                  {{7, 4096, 3000, true, tk::Activation::gelu_tanh, true, true}, ""}};  // 16-row tiles, split
   for (auto& c : cases) {
-    CAPTURE(c.m);
-    CAPTURE(c.n);
-    CAPTURE(c.k);
     if (*c.forced) setenv("TILEFUSE_SPLIT_K", c.forced, 1);
-    auto a = ref::random_vec<bfloat16>(size_t(c.m) * c.k, 61, -1, 1), b = ref::random_vec<bfloat16>(size_t(c.k) * c.n, 62, -1, 1);
-    auto bias = ref::random_vec<bfloat16>(c.n, 63, -1, 1);
-    auto res = ref::random_vec<float>(size_t(c.m) * c.n, 64, -1, 1);
-    auto da = tilefuse::to_device(a), db = tilefuse::to_device(b), dbias = tilefuse::to_device(bias);
-    auto dres = tilefuse::to_device(res);
-    DeviceBuffer<float> out(size_t(c.m) * c.n);
-    tk::MatmulOptions o{c.b_trans, 0.75f, c.act};
-    if (c.bias && c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, dres);
-    else if (c.bias) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias);
-    else tk::matmul(out, da, db, c.m, c.n, c.k, o);
+    check_gpu_matmul(c.g, 0.75f, 61);
     unsetenv("TILEFUSE_SPLIT_K");
-    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, 0.75, static_cast<int>(c.act),
-                            c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
-    CHECK(ref::max_rel_err(out.to_host(), want, 1e-3, 1e-3) <= 1.0);
   }
 }
 
@@ -227,32 +245,17 @@ TEST_CASE("gpu: matmul splits K where few output tiles would leave the GPU idle"
 // kernel; odd sizes, a slice left empty (8 slices of K = 200), every epilogue.
 TEST_CASE("gpu: split-K slices added in a cluster or by a second kernel agree with plain C++") {
   if (!difftest::have_gpu()) return;
-  struct Case { int m, n, k, bm, splits; bool b_trans; tk::Activation act; bool bias, res; };
-  Case cases[] = {{50, 1000, 2000, 64, 4, false, tk::Activation::gelu_tanh, true, true},
-                  {7, 517, 1999, 16, 2, true, tk::Activation::silu, true, false},
-                  {64, 4096, 4096, 64, 8, false, tk::Activation::none, false, false},
-                  {13, 300, 200, 16, 8, true, tk::Activation::relu, false, true}};
+  struct Case { GemmCase g; int bm, splits; };
+  Case cases[] = {{{50, 1000, 2000, false, tk::Activation::gelu_tanh, true, true}, 64, 4},
+                  {{7, 517, 1999, true, tk::Activation::silu, true, false}, 16, 2},
+                  {{64, 4096, 4096, false, tk::Activation::none, false, false}, 64, 8},
+                  {{13, 300, 200, true, tk::Activation::relu, false, true}, 16, 8}};
   for (auto& c : cases)
     for (int cluster : {1, 0}) {
-      CAPTURE(c.m);
-      CAPTURE(c.k);
       CAPTURE(c.splits);
       CAPTURE(cluster);
-      auto a = ref::random_vec<bfloat16>(size_t(c.m) * c.k, 71, -1, 1), b = ref::random_vec<bfloat16>(size_t(c.k) * c.n, 72, -1, 1);
-      auto bias = ref::random_vec<bfloat16>(c.n, 73, -1, 1);
-      auto res = ref::random_vec<float>(size_t(c.m) * c.n, 74, -1, 1);
-      auto da = tilefuse::to_device(a), db = tilefuse::to_device(b), dbias = tilefuse::to_device(bias);
-      auto dres = tilefuse::to_device(res);
-      DeviceBuffer<float> out(size_t(c.m) * c.n);
-      tk::MatmulOptions o{c.b_trans, 1.25f, c.act};
-      Config cfg{{"BLOCK_M", c.bm}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"SPLIT_K", c.splits}, {"SPLIT_CLUSTER", cluster},
-                 num_warps(4), num_stages(4)};
-      if (c.bias && c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, dres, cfg);
-      else if (c.bias) tk::matmul(out, da, db, c.m, c.n, c.k, o, dbias, nullptr, cfg);
-      else if (c.res) tk::matmul(out, da, db, c.m, c.n, c.k, o, nullptr, dres, cfg);
-      else tk::matmul(out, da, db, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
-      auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, 1.25, static_cast<int>(c.act),
-                              c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
-      CHECK(ref::max_rel_err(out.to_host(), want, 1e-3, 1e-3) <= 1.0);
+      check_gpu_matmul(c.g, 1.25f, 71,
+                       Config{{"BLOCK_M", c.bm}, {"BLOCK_N", 64}, {"BLOCK_K", 64}, {"SPLIT_K", c.splits},
+                              {"SPLIT_CLUSTER", cluster}, num_warps(4), num_stages(4)});
     }
 }
