@@ -192,6 +192,42 @@ TEST_CASE("sm_90 kernels wait for prior grids before their first memory access, 
   CHECK(k80.ptx.find("griddepcontrol") == std::string::npos);
 }
 
+// A kernel whose body loops over the grid (programs striding by num_programs) lets the
+// next kernel launch after that loop, not at entry (TILEFUSE_PDL=entry: at entry).
+TEST_CASE("kernels looping over the grid let the next kernel launch after the loop") {
+  auto f = tftest::new_kernel("grid_stride", 4);
+  {
+    ir::Builder b(*f);
+    ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
+    ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
+    ir::Value* n = b.param("n", ir::Type::scalar(DType::i32));
+    ir::Value* step = b.binary(ir::BinaryOp::Mul, b.num_programs(0), b.const_int(256, ir::Type::scalar(DType::i32)));
+    ir::Value* lo = b.binary(ir::BinaryOp::Mul, b.program_id(0), b.const_int(256, ir::Type::scalar(DType::i32)));
+    b.for_(lo, n, step, {}, [&](ir::Builder& lb, ir::Value* i, const std::vector<ir::Value*>&) {
+      ir::Value* offs = lb.binary(ir::BinaryOp::Add, lb.arange(0, 256), i);
+      ir::Value* mask = lb.compare(ir::CmpPred::Lt, offs, n);
+      lb.store(lb.add_ptr(out, offs), lb.load(lb.add_ptr(in, offs), mask), mask);
+      return std::vector<ir::Value*>{};
+    });
+  }
+  auto k = nvptx::compile(*f, sm("sm_90a"));
+  size_t wait = k.ptx.find("griddepcontrol.wait;"), trigger = k.ptx.find("griddepcontrol.launch_dependents;");
+  REQUIRE(wait != std::string::npos);
+  REQUIRE(trigger != std::string::npos);
+  size_t last_store = k.ptx.rfind("st.global");
+  REQUIRE(last_store != std::string::npos);
+  CHECK(last_store < trigger);  // after the loop's stores
+  CHECK(k.ptx.find("griddepcontrol.launch_dependents;", trigger + 1) == std::string::npos);  // once
+  auto r = tftest::run_ptxas(k.ptx, "sm_90a", "grid_stride");
+  if (r.ran) CHECK(r.status == 0);
+  setenv("TILEFUSE_PDL", "entry", 1);
+  auto early = nvptx::compile(*f, sm("sm_90a"));
+  unsetenv("TILEFUSE_PDL");
+  size_t early_trigger = early.ptx.find("griddepcontrol.launch_dependents;");
+  REQUIRE(early_trigger != std::string::npos);
+  CHECK(early_trigger < early.ptx.find("st.global"));
+}
+
 namespace {
 
 // out = cluster_sum(sum(in[0:256])) over clusters of `size`; with `chained`, the sum is

@@ -276,7 +276,10 @@ void Codegen::unsupported(const ir::Op& op, const std::string& what) {
 // Dispatch
 
 void Codegen::lower_block(const ir::Block& block) {
-  for (auto& op : block.ops) lower_op(*op);
+  for (auto& op : block.ops) {
+    lower_op(*op);
+    if (op.get() == launch_dependents_after) launch_dependents();
+  }
   finish_loads();
 }
 

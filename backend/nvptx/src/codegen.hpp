@@ -44,6 +44,11 @@ class Codegen {
   // in a register): how often a cluster reduction inside a loop has run so far.
   llvm::Value* entry_counter(const ir::Op* key);
 
+  // Programmatic dependent launch (sm_90+): the op after which the kernel lets the next
+  // kernel in its stream launch (null: at entry; lower_kernel.cpp), and that instruction.
+  const ir::Op* launch_dependents_after = nullptr;
+  void launch_dependents();
+
   // Builds the kernel function (signature, entry block, annotations) and lowers the body.
   void lower_kernel();
 
@@ -265,6 +270,8 @@ void lower_wgmma(Codegen& cg, const ir::Op& op);     // a dot planned for wgmma 
 Regs wgmma_wait(Codegen& cg, int pending, const Regs& acc);
 Regs thread_through(Codegen& cg, const std::string& text, const Regs& vals);
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
+// The kernel's top-level loop over the grid (lower_kernel.cpp; see launch_dependents_after).
+const ir::Op* grid_stride_loop(const ir::Function& fn);
 // At kernel start: initializes the mbarrier of every cluster reduction (lower_cluster.cpp).
 void init_cluster_reductions(Codegen& cg);
 

@@ -5,6 +5,7 @@
 #include <llvm/IR/Metadata.h>
 
 #include "codegen.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -18,6 +19,37 @@ bool valid_identifier(const std::string& s) {
 }
 
 }  // namespace
+
+namespace {
+
+// Whether `v` is computed from num_programs (through ops without regions).
+bool from_num_programs(const ir::Value* v, int depth = 0) {
+  if (!v->def || depth > 16) return false;
+  if (v->def->kind == ir::OpKind::NumPrograms) return true;
+  if (!v->def->regions.empty()) return false;
+  for (const ir::Value* o : v->def->operands)
+    if (from_num_programs(o, depth + 1)) return true;
+  return false;
+}
+
+}  // namespace
+
+// The last top-level loop whose step is built from num_programs (programs striding over
+// the rows of a grid the size of the GPU), or null. A kernel with one lets the next kernel
+// launch after it rather than at entry: the next kernel's programs would otherwise sit
+// resident, waiting, through the whole loop (bench/NOTES.md: the norm backwards' partial
+// sums).
+const ir::Op* grid_stride_loop(const ir::Function& fn) {
+  const ir::Op* last = nullptr;
+  if (knob("TILEFUSE_PDL") == "entry") return nullptr;
+  for (const auto& op : fn.body.ops)
+    if (op->kind == ir::OpKind::For && from_num_programs(op->operand(2))) last = op.get();
+  return last;
+}
+
+void Codegen::launch_dependents() {
+  inline_asm(b.getVoidTy(), "griddepcontrol.launch_dependents;", "~{memory}", {}, true);
+}
 
 void Codegen::lower_kernel() {
   if (!valid_identifier(fn.name))
@@ -64,10 +96,12 @@ void Codegen::lower_kernel() {
   if (ti.has_grid_dependency_control()) {
     // Launched early (programmatic dependent launch), the kernel waits here, before any
     // memory access, for the grids before it in the stream to finish and their writes
-    // to be visible; then it lets the next kernel launch early in turn. Without the
-    // launch attribute both are no-ops.
+    // to be visible; then it lets the next kernel launch early in turn — right away, or
+    // after its loop over the grid (launch_dependents_after). Without the launch
+    // attribute both are no-ops.
     inline_asm(b.getVoidTy(), "griddepcontrol.wait;", "~{memory}", {}, true);
-    inline_asm(b.getVoidTy(), "griddepcontrol.launch_dependents;", "~{memory}", {}, true);
+    launch_dependents_after = fn.persistent || plan.warp_specialized() ? nullptr : grid_stride_loop(fn);
+    if (!launch_dependents_after) launch_dependents();
   }
   for (size_t i = 0; i < fn.params.size(); ++i) {
     llvm::Argument* a = kernel->getArg(static_cast<unsigned>(i));

@@ -28,7 +28,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_TMA_STORE", "0: tensor-view stores are plain stores instead of TMA stores through shared memory (sm_90)", true},
       {"TILEFUSE_WARP_SPECIALIZE", "1: a producer warpgroup issues the TMA copies of a pipelined loop (sm_90a, experimental)", true},
       {"TILEFUSE_PINGPONG", "1: warp-specialized kernels with two consumer warpgroups alternate their MMA issues (experimental)", true},
-      {"TILEFUSE_PDL", "0: launch kernels without programmatic dependent launch (default on sm_90+: a kernel may start while the previous one in its stream finishes, and waits for it before touching memory)", false},
+      {"TILEFUSE_PDL", "0: launch kernels without programmatic dependent launch (default on sm_90+: a kernel may start while the previous one in its stream finishes, and waits for it before touching memory; a kernel lets the next one start at entry, or after its loop over the grid); entry: always at entry", true},
       {"TILEFUSE_PERSISTENT_PROGRAMS", "n: persistent kernels start at most n programs (default: as many as are resident at once)", false},
       {"TILEFUSE_CHECKED", "0: no runs whose mask is tested at run time (aligned runs with a changing mask move element by element)", true},
       {"TILEFUSE_UNALIGNED", "how contiguous runs of unknown alignment move: scalar (default: consecutive lanes, consecutive elements), realign (16-byte chunks) or narrow", true},
