@@ -30,6 +30,11 @@ namespace tilefuse::nvptx {
 namespace {
 
 
+// The element-wise combine of a Sum, Max or Min reduction.
+ir::BinaryOp combine_op(ir::ReduceKind k) {
+  return k == ir::ReduceKind::Sum ? ir::BinaryOp::Add : k == ir::ReduceKind::Max ? ir::BinaryOp::Max : ir::BinaryOp::Min;
+}
+
 // One value's slots: 8 bytes per program of the cluster.
 int slots_bytes(int cluster_size) { return (8 * cluster_size + 15) / 16 * 16; }
 // Set `set` (0 or 1) of a reduction's shared memory: each value's slots, then the
@@ -125,9 +130,7 @@ void lower_cluster_reduce_tile(Codegen& cg, const ir::Op& op) {
   const std::string text = "ld.shared::cluster" + width + " " + (vec > 1 ? "{" + regs_text + "}" : regs_text) +
                            ", [$" + std::to_string(vec) + "];";
   llvm::Type* ret = vec > 1 ? static_cast<llvm::Type*>(llvm::StructType::get(cg.ctx, outs)) : bits_ty;
-  ir::BinaryOp combine = op.red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
-                         : op.red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
-                                                           : ir::BinaryOp::Min;
+  const ir::BinaryOp combine = combine_op(op.red());
   Regs out(regs);
   for (int c = 0; c < regs / vec; ++c) {
     llvm::Value* local = cg.shared_addr32(chunk_addr(c));
@@ -255,10 +258,7 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
         for (size_t k = 0; k < acc.size(); ++k) args.push_back(b.CreateSelect(upper, acc[k], other[k]));
         acc = cg.lower_scalar_region(*o->region(0), args);
       } else {
-        ir::BinaryOp combine = o->red() == ir::ReduceKind::Sum   ? ir::BinaryOp::Add
-                               : o->red() == ir::ReduceKind::Max ? ir::BinaryOp::Max
-                                                                 : ir::BinaryOp::Min;
-        acc[0] = binary_element(cg, combine, acc[0], other[0], dt);
+        acc[0] = binary_element(cg, combine_op(o->red()), acc[0], other[0], dt);
       }
     }
     for (size_t k = 0; k < acc.size(); ++k) cg.set(o->result(static_cast<int>(k)), {acc[k]});
