@@ -799,3 +799,27 @@ TEST_CASE("split-K in one cluster: wgmma or mma.sync partial tiles added through
     CHECK(r.spill_stores == 0);
   }
 }
+
+TEST_CASE("split tail: whole and split tiles in one wgmma GEMM, the last slice adding the partials") {
+  // Parameters: c a b scale_a scale_b bias residual partials counters M N K lda ldb ldc
+  // k_chunk whole alpha.
+  const auto& k = kernels::matmul_split_tail_kernel<bfloat16, bfloat16, bfloat16, bfloat16, bfloat16>();
+  for (const Config& cfg :
+       {Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"SPLITS", 4}, {"GROUP_M", 16}, num_warps(8),
+               num_stages(6)},
+        Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"SPLITS", 4}, {"GROUP_M", 16}, {"BIAS", 1},
+               {"ACT", 2}, num_warps(8), num_stages(4)}}) {
+    CAPTURE(cfg.str());
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    const std::string& ptx = ck.ptx;
+    CHECK(ptx.find("wgmma.mma_async") != std::string::npos);
+    CHECK(ptx.find("cp.async.bulk.tensor") != std::string::npos);
+    // One ordered count per split program; the partials in 8-byte (or wider) pieces.
+    CHECK(count(ptx, std::regex(R"(atom\.acq_rel\.gpu\.global\.add\.u32)")) == 1);
+    CHECK(count(ptx, std::regex(R"(st\.global\.v[24]\.f32)")) > 0);
+    tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+  }
+}

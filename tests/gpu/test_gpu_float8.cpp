@@ -139,6 +139,30 @@ TEST_CASE("gpu: scaled_matmul splits K where few output tiles would leave the GP
   }
 }
 
+// The last partial wave's tiles split on the 8-bit GEMM (SPLIT_TAIL): 132 whole 128x128
+// tiles and 12 (rounded to 18, whole columns) in 3 slices, scales, bias and GELU, odd K.
+TEST_CASE("gpu: scaled_matmul splits the tiles of its last partial wave") {
+  if (!difftest::have_gpu()) return;
+  const int m = 1100, n = 2048, k = 2000;
+  auto a = ref::random_vec<float8_e4m3>(size_t(m) * k, 98, -2, 2);
+  auto b = ref::random_vec<float8_e4m3>(size_t(n) * k, 99, -2, 2);
+  auto bias = ref::random_vec<bfloat16>(n, 100, -1, 1);
+  std::vector<float> sa{0.5f}, sb{0.75f};
+  auto da = to_device(a), db = to_device(b);
+  auto dbias = to_device(bias);
+  auto dsa = to_device(sa), dsb = to_device(sb);
+  DeviceBuffer<bfloat16> out(size_t(m) * n);
+  tk::ScaledMatmulOptions o;
+  o.b_trans = true;
+  o.activation = tk::Activation::gelu_tanh;
+  tk::scaled_matmul(out, da, db, dsa, dsb, m, n, k, o, dbias,
+                    Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 128}, {"GROUP_M", 16}, {"SPLIT_K", 3},
+                           {"SPLIT_TAIL", 1}, num_warps(8), num_stages(6)});
+  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, true, 0.375, static_cast<int>(o.activation),
+                          ref::to_float(bias), {});
+  CHECK(ref::max_rel_err(out.to_host(), want, 1e-4 * k, 1e-2) <= 1.0);
+}
+
 // Odd K (rows of A and B off 16 bytes) and B [K, N] with odd N: the host function copies
 // such operands into aligned rows first, and transposes a B [K, N] (forced here;
 // TILEFUSE_GEMM_COPY=0: neither), same results either way.

@@ -259,3 +259,23 @@ TEST_CASE("gpu: split-K slices added in a cluster or by a second kernel agree wi
                               {"SPLIT_CLUSTER", cluster}, num_warps(4), num_stages(4)});
     }
 }
+
+// The tiles of the last partial wave split (SPLIT_TAIL, gemm_split_tail.hpp): their
+// slices counted in concurrently on the GPU, the last adding the partials. 128x128 tiles
+// (132 whole + the rest split, rounded up to whole columns; the last row of tiles shifted
+// up at M = 1100 without a residual) and 128x256 ones; odd N and K, both B layouts, every
+// epilogue; and the heuristic's own choice at 1536^3. Against plain C++.
+TEST_CASE("gpu: matmul splits the tiles of the last partial wave, whole and split tiles in one launch") {
+  if (!difftest::have_gpu()) return;
+  auto tail = [](int bn, int warps, int stages, int splits) {
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"GROUP_M", 16}, {"SPLIT_K", splits},
+                  {"SPLIT_TAIL", 1}, num_warps(warps), num_stages(stages)};
+  };
+  struct Case { GemmCase g; tk::ConfigOverride cfg; };
+  Case cases[] = {{{640, 4096, 1024, false, tk::Activation::none, false, false}, tail(128, 8, 6, 4)},
+                  {{1100, 2000, 999, true, tk::Activation::gelu_tanh, true, false}, tail(128, 8, 6, 4)},
+                  {{1100, 2000, 999, false, tk::Activation::silu, false, true}, tail(128, 8, 6, 3)},
+                  {{1024, 5000, 1000, false, tk::Activation::relu, true, false}, tail(256, 8, 4, 4)},
+                  {{1536, 1536, 1536, false, tk::Activation::none, false, false}, {}}};
+  for (auto& c : cases) check_gpu_matmul(c.g, 0.5f, 81, c.cfg);
+}

@@ -211,6 +211,33 @@ TEST_CASE("gpu: atomics") {
   gpu_matches_interp(k, Grid((n + 255) / 256), {{"BLOCK", 256}, num_warps(4)}, {0, 0}, hist, mx, cas, x, n, bins);
 }
 
+// MemOrder::AcqRel: every program stores its tile and counts itself in; the last to
+// arrive (in whatever order the GPU ran them) adds all the programs' tiles in program
+// order — the interpreter's bits if it saw every store — and zeroes the counter again.
+TEST_CASE("gpu: the last program to count itself in sees what the others stored") {
+  auto k = kernel("last_adds", {"out", "partials", "count", "x"},
+      [](Ptr<f32> out, Ptr<f32> partials, Ptr<i32> count, Ptr<const f32> x, Meta<"BLOCK"> BLOCK) {
+        auto offs = arange(0, BLOCK);
+        auto mine = program_id(0) * BLOCK + offs;
+        store(partials + mine, load(x + mine) * 1.5f + 0.25f);
+        auto before = atomic_add(count, 1, MemOrder::AcqRel);
+        if_(before == num_programs(0) - 1, [&] {
+          auto acc = load(partials + offs);
+          for_range(1, num_programs(0), 1, [&](I32 p) { acc = acc + load(partials + p * BLOCK + offs); });
+          store(out + offs, acc);
+          store(count, scalar<i32>(0));
+        });
+      });
+  const int programs = 528, block = 1024;
+  auto x = rnd<float>(programs * block, 17);
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    std::vector<float> out(block, 0.0f), partials(programs * block, 0.0f);
+    std::vector<int32_t> count(1, 0);
+    gpu_matches_interp(k, Grid(programs), {{"BLOCK", block}, num_warps(4)}, {0, 0}, out, partials, count, x);
+  }
+}
+
 // A kernel object made where a destroyed one lived (a local of a function called
 // twice) runs its own code: compiled kernels are found by the kernel's identity, not
 // its address (they once were, and the second call ran the first kernel).

@@ -229,7 +229,23 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(tile(tk::matmul_heuristic(300, 4096, 4096, true, 132)) == T5{128, 128, 8, 6, 1});   // 96
   CHECK(tile(tk::matmul_heuristic(512, 4096, 14336, true, 132)) == T5{128, 128, 8, 6, 1});  // not split
   CHECK(tile(tk::matmul_heuristic(256, 4096, 4096, true, 132)) == T5{64, 128, 4, 6, 1});    // 64: too few
-  CHECK(tile(tk::matmul_heuristic(640, 4096, 4096, true, 132)) == T5{128, 256, 8, 4, 1});   // 80 large ones
+  // A partial last wave: its tiles split (SPLIT_TAIL), 128x128 or the large ones, by cost.
+  auto tail = [](const Config& c) { return c.has("SPLIT_TAIL") ? c.get("SPLIT_TAIL") : int64_t{0}; };
+  Config c640 = tk::matmul_heuristic(640, 4096, 4096, true, 132);  // 80 large tiles, or 132 + 28 of 128x128
+  CHECK(tile(c640) == T5{128, 128, 8, 6, 4});
+  CHECK(tail(c640) == 1);
+  Config c1536 = tk::matmul_heuristic(1536, 1536, 1536, true, 132);  // 132 + 12 of 128x128, 6 blocks of 24
+  CHECK(tile(c1536) == T5{128, 128, 8, 6, 6});
+  CHECK(tail(c1536) == 1);
+  Config c5000 = tk::matmul_heuristic(1024, 5000, 8192, true, 132);  // 132 + 28 large tiles
+  CHECK(tile(c5000) == T5{128, 256, 8, 4, 4});
+  CHECK(tail(c5000) == 1);
+  // The standard shapes' last waves are nearly full: whole tiles.
+  for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, {8192, 8192, 8192}, {8192, 8192, 1024}, {16384, 4096, 4096},
+                         {4000, 4000, 4000}}) {
+    CAPTURE(m);
+    CHECK(tile(tk::matmul_heuristic(m, n, k, true, 132)) == T5{128, 256, 8, 4, 1});
+  }
   CHECK(tile(tk::matmul_heuristic(64, 16384, 4096, true, 132)) == T5{64, 128, 4, 6, 1});
   // Each SM's share of the MMAs past ~200 MFLOP: the large tiles, K split.
   CHECK(tile(tk::matmul_heuristic(256, 4096, 14336, true, 132)) == T5{128, 256, 8, 4, 4});
@@ -315,6 +331,67 @@ TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue
   CHECK(red(5, 31, 2) == R4{1, 32, 2, 1});
 }
 
+// The last partial wave's tiles split (gemm_split_tail.hpp) on the interpreter, in waves
+// of a few programs so that whole and split tiles mix: odd M, N, K (the last row of tiles
+// shifted up, and the tail rounded to whole columns of the last group), 2-4 slices with a
+// short last one, every epilogue, both B layouts, no tail (the waves full), and every
+// tile split (fewer tiles than a wave).
+TEST_CASE("split-tail GEMM matches the reference, whole and split tiles mixed") {
+  Config tile{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"GROUP_M", 2}, num_warps(4)};
+  struct Case { int64_t m, n, k, splits, wave; bool b_trans; float alpha; tk::Activation act; bool bias, res; };
+  Case cases[] = {{70, 45, 203, 3, 5, false, 1.0f, tk::Activation::none, false, false},   // 15 tiles: 10 + 5
+                  {70, 45, 203, 3, 7, true, 0.5f, tk::Activation::gelu_tanh, true, false},  // 14 + 1 -> 3 split
+                  {33, 70, 150, 4, 4, false, 2.0f, tk::Activation::silu, true, true},      // 15: 12 + 3
+                  {33, 70, 77, 2, 5, true, 1.0f, tk::Activation::relu, false, true},       // 15: full waves
+                  {20, 31, 64, 2, 32, false, 1.0f, tk::Activation::none, true, false}};    // 4 < 32: all split
+  for (auto& c : cases) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    CAPTURE(c.k);
+    CAPTURE(c.wave);
+    auto a = ref::random_vec<bfloat16>(c.m * c.k, 61, -1.0f, 1.0f);
+    auto b = ref::random_vec<bfloat16>(c.k * c.n, 62, -1.0f, 1.0f);
+    auto bias = ref::random_vec<bfloat16>(c.n, 63, -1.0f, 1.0f);
+    auto res = ref::random_vec<float>(c.m * c.n, 64, -1.0f, 1.0f);
+    std::vector<float> out(c.m * c.n, 7.0f);
+    tk::MatmulOptions o{c.b_trans, c.alpha, c.act};
+    Config epi = tk::matmul_config(tile, o, c.bias, c.res);
+    tk::detail::gemm_split_tail<bfloat16, bfloat16, bfloat16>(out, a, b, nullptr, nullptr, bias, res, c.m, c.n, c.k,
+                                                              c.k, c.b_trans ? c.k : c.n, c.alpha,
+                                                              Config(tile).set("B_TRANS", c.b_trans), epi, c.splits,
+                                                              c.wave);
+    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
+                            c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
+    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+  }
+  // Through matmul's config, with the interpreter's waves of 132 programs: 13 x 13 tiles
+  // of 16 = 132 whole + 37 split 4 ways (rounded up to whole columns: 39).
+  const int64_t m = 200, n = 199, k = 96;
+  auto a = ref::random_vec<half>(m * k, 65, -1.0f, 1.0f), b = ref::random_vec<half>(k * n, 66, -1.0f, 1.0f);
+  std::vector<float> out(m * n, 7.0f);
+  tk::matmul(out, a, b, m, n, k, {}, nullptr, nullptr, Config(tile).set("SPLIT_K", 4).set("SPLIT_TAIL", 1));
+  CHECK(ref::max_rel_err(out, ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, false, 1.0, 0, {}, {}), 1e-4,
+                         1e-4) <= 1.0);
+  // Which tiles split.
+  CHECK(tk::detail::split_tail_tiles(169, 13, 16, 132) == 39);  // 37 past the wave, columns of 13
+  CHECK(tk::detail::split_tail_tiles(160, 5, 16, 132) == 30);   // 28, columns of 5
+  CHECK(tk::detail::split_tail_tiles(264, 12, 16, 132) == 0);   // full waves
+  CHECK(tk::detail::split_tail_tiles(40, 5, 16, 132) == 40);    // no full wave: all
+  CHECK(tk::detail::split_tail_tiles(300, 20, 16, 132) == 36);  // 36 past 2 waves; the last group's 4 rows
+  // The plan: split where a full wave comes first and the split saves time.
+  auto plan = [](int64_t tiles, int64_t kb) {
+    auto p = tk::plan_tail_split(tiles, kb, 132);
+    return std::pair{p.tail_tiles, p.slices};
+  };
+  using P2 = std::pair<int64_t, int64_t>;
+  CHECK(plan(160, 64) == P2{28, 4});
+  CHECK(plan(144, 24) == P2{12, 6});   // 24 blocks in slices of 4
+  CHECK(plan(512, 64) == P2{0, 1});    // 116 past the wave: no room to split
+  CHECK(plan(100, 64) == P2{0, 1});    // no full wave
+  CHECK(plan(264, 64) == P2{0, 1});    // full waves
+  CHECK(plan(140, 8) == P2{0, 1});     // slices of 4+ blocks: 2 at most, which the fix-up outweighs
+}
+
 TEST_CASE("matmul: non-positive sizes are a user error") {
   std::vector<half> a(4), b(4);
   std::vector<float> c(4);
@@ -351,6 +428,23 @@ TEST_CASE("matmul: non-positive sizes are a user error") {
                 "4 or 8; got SPLIT_K=3") != std::string::npos);
   CHECK(e3.find("or SPLIT_CLUSTER=0 (partials added by a second kernel)") != std::string::npos);
   CHECK(split_error(2, 2).find("matmul: SPLIT_CLUSTER must be 0 or 1, got 2") != std::string::npos);
+  // The last wave's tiles split: 1-8 programs per SM, with SPLIT_K, not in clusters.
+  auto tail_error = [&](int64_t splits, int64_t tail, int64_t cluster) {
+    try {
+      tk::matmul(c4, a, b, 2, 2, 2, {}, nullptr, nullptr,
+                 Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"SPLIT_K", splits}, {"SPLIT_TAIL", tail},
+                        {"SPLIT_CLUSTER", cluster}, num_warps(1)});
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(tail_error(2, 9, 0).find("matmul: SPLIT_TAIL must be 0 (off) or the programs per SM of a wave, 1 to 8; got 9") !=
+        std::string::npos);
+  CHECK(tail_error(1, 1, 0).find("matmul: SPLIT_TAIL=1 splits the last wave's tiles into SPLIT_K slices, but SPLIT_K is "
+                                 "1") != std::string::npos);
+  CHECK(tail_error(2, 1, 1).find("matmul: SPLIT_TAIL and SPLIT_CLUSTER=1 do not combine") != std::string::npos);
+  CHECK(tail_error(2, 1, 0) == "no error");
 }
 
 TEST_CASE_TEMPLATE("fused and unfused log(relu(x + b)) agree with the reference", T, float, bfloat16) {

@@ -192,6 +192,23 @@ inline std::unique_ptr<ir::Function> atomic_kernel(ir::AtomicOp op, DType dt, in
   return f;
 }
 
+// (data, count, old): a tile stored to data, then an ordered scalar count (u32) and an
+// ordered f32 tile add at data, their old values stored to old.
+inline std::unique_ptr<ir::Function> ordered_atomic_kernel() {
+  auto f = new_kernel("ordered_atomics", 4);
+  Builder b(*f);
+  Value* data = b.param("data", Type::pointer(DType::f32));
+  Value* count = b.param("count", Type::pointer(DType::u32));
+  Value* old_out = b.param("old", Type::pointer(DType::f32));
+  Value* offs = b.arange(0, 256);
+  b.store(b.add_ptr(data, offs), b.cast(offs, DType::f32));
+  Value* before = b.atomic_rmw(ir::AtomicOp::Add, count, b.constant(1, Type::scalar(DType::u32)), nullptr, true);
+  Value* olds = b.atomic_rmw(ir::AtomicOp::Add, b.add_ptr(data, offs), b.cast(before, DType::f32), nullptr, true);
+  b.store(b.add_ptr(old_out, offs), olds);
+  specialize16(*f);
+  return f;
+}
+
 inline std::unique_ptr<ir::Function> cas_kernel(DType dt) {
   auto f = new_kernel("cas", 2);
   Builder b(*f);

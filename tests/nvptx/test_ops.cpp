@@ -4,6 +4,7 @@
 
 #include "check.hpp"
 #include "op_kernels.hpp"
+#include "tilefuse/ir/printer.hpp"
 #include "tilefuse/nvptx/gpu_plan.hpp"
 
 using namespace tilefuse;
@@ -67,6 +68,22 @@ TEST_CASE("atomics: every op and dtype, masked, replicated tiles, scalars, cas")
       compile_and_assemble(*tftest::atomic_kernel(op, dt, n), tag("atomics", {ir::name(op), name(dt), std::to_string(n)}));
   for (DType dt : {DType::i32, DType::u32, DType::i64, DType::f32})
     compile_and_assemble(*tftest::cas_kernel(dt), tag("cas", {name(dt)}));
+}
+
+// MemOrder::AcqRel: `atom.acq_rel.gpu` after a CTA barrier that follows the program's
+// earlier stores (the performing thread's release then covers them).
+TEST_CASE("ordered atomics: acq_rel at GPU scope, after a barrier") {
+  auto f = tftest::ordered_atomic_kernel();
+  CHECK(ir::to_string(*f).find("atomic_add.acq_rel") != std::string::npos);
+  auto art = compile_and_assemble(*f, "ordered_atomics");
+  const std::string& ptx = art.kernel.ptx;
+  size_t st = ptx.find("st.global"), count = ptx.find("atom.acq_rel.gpu.global.add.u32");
+  REQUIRE(st != std::string::npos);
+  REQUIRE(count != std::string::npos);
+  size_t bar = ptx.find("bar.sync", st);
+  CHECK(bar < count);
+  CHECK(ptx.find("atom.acq_rel.gpu.global.add.f32") != std::string::npos);
+  CHECK(ptx.find("atom.global.") == std::string::npos);  // none unordered
 }
 
 TEST_CASE("reductions: every kind, both axes, 1-D to scalar, small and large tiles") {

@@ -1,6 +1,7 @@
 // Device memory through the driver table.
 #include "tilefuse/cuda/memory.hpp"
 
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -83,6 +84,19 @@ void mem_free_async(void* device, CUstream stream) noexcept {
     else api().MemFree(dptr(device));
   } catch (...) {
   }
+}
+
+uint32_t* stream_counters(CUstream stream) {
+  static std::mutex m;
+  static std::map<std::pair<int, CUstream>, uint32_t*> arrays;
+  detail::ensure_context();
+  std::lock_guard<std::mutex> lock(m);
+  uint32_t*& a = arrays[{current_device(), stream}];
+  if (!a) {
+    a = static_cast<uint32_t*>(mem_alloc(kStreamCounters * sizeof(uint32_t)));
+    memset_d32(a, 0, kStreamCounters, stream);
+  }
+  return a;
 }
 
 void memcpy_htod(void* dst, const void* src, size_t bytes, CUstream stream) {

@@ -1,6 +1,9 @@
 // Atomics: one predicated `atom.global` per element, performed by exactly one of the
 // threads holding the element; the old values then reach every copy through shared
-// memory.
+// memory. Ordered atomics (Op::acq_rel) are `atom.acq_rel.gpu` between two CTA barriers:
+// the barrier before makes the other threads' earlier accesses precede the performing
+// thread's release (barriers order memory within the CTA, and the release is
+// cumulative), the one after makes the acquire precede every thread's later accesses.
 #include "codegen.hpp"
 
 namespace tilefuse::nvptx {
@@ -21,9 +24,9 @@ RegKind int_reg(Codegen& cg, DType dt) {
 
 // `@p atom.global.<op>.<type> $0, [$1], $2 [, $3];` returning the old value (0 where p is false).
 llvm::Value* atom(Codegen& cg, const std::string& opname, const std::string& type, RegKind k, llvm::Value* ptr,
-                  const std::vector<llvm::Value*>& vals, llvm::Value* pred) {
+                  const std::vector<llvm::Value*>& vals, llvm::Value* pred, bool acq_rel) {
   std::string text = pred ? "@$" + std::to_string(2 + vals.size()) + " " : "";
-  text += "atom.global." + opname + "." + type + " $0, [$1]";
+  text += std::string("atom") + (acq_rel ? ".acq_rel.gpu" : "") + ".global." + opname + "." + type + " $0, [$1]";
   std::string cons = std::string("=") + k.constraint + ",l";
   std::vector<llvm::Value*> args{ptr};
   for (size_t i = 0; i < vals.size(); ++i) {
@@ -41,7 +44,7 @@ llvm::Value* atom(Codegen& cg, const std::string& opname, const std::string& typ
   return cg.inline_asm(k.ty, text, cons, args, true);
 }
 
-llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Value* v, llvm::Value* pred) {
+llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Value* v, llvm::Value* pred, bool ord) {
   auto& b = cg.b;
   bool fp = is_float(dt);
   int w = bit_width(dt);
@@ -50,28 +53,28 @@ llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Valu
     case AtomicOp::Add: {
       if (fp) {
         RegKind k = w == 64 ? RegKind{b.getDoubleTy(), "d"} : RegKind{b.getFloatTy(), "f"};
-        return atom(cg, "add", "f" + bits, k, ptr, {v}, pred);
+        return atom(cg, "add", "f" + bits, k, ptr, {v}, pred, ord);
       }
-      return atom(cg, "add", "u" + bits, int_reg(cg, dt), ptr, {v}, pred);
+      return atom(cg, "add", "u" + bits, int_reg(cg, dt), ptr, {v}, pred, ord);
     }
     case AtomicOp::Xchg: {
       RegKind k = int_reg(cg, dt);
       llvm::Value* x = fp ? b.CreateBitCast(v, k.ty) : v;
-      llvm::Value* old = atom(cg, "exch", "b" + bits, k, ptr, {x}, pred);
+      llvm::Value* old = atom(cg, "exch", "b" + bits, k, ptr, {x}, pred, ord);
       return fp ? b.CreateBitCast(old, v->getType()) : old;
     }
     case AtomicOp::Max:
     case AtomicOp::Min: {
       bool mx = a == AtomicOp::Max;
       RegKind k = int_reg(cg, dt);
-      if (!fp) return atom(cg, mx ? "max" : "min", (is_signed_int(dt) ? "s" : "u") + bits, k, ptr, {v}, pred);
+      if (!fp) return atom(cg, mx ? "max" : "min", (is_signed_int(dt) ? "s" : "u") + bits, k, ptr, {v}, pred, ord);
       // f32: non-negative floats order like signed ints, negative ones reversed like
       // unsigned ints; pick the integer atomic by the sign of the operand.
       llvm::Value* x = b.CreateBitCast(v, k.ty);
       llvm::Value* neg = b.CreateICmpSLT(x, cg.c32(0));
       llvm::Value* p = pred ? pred : b.getTrue();
-      llvm::Value* pos_old = atom(cg, mx ? "max" : "min", "s32", k, ptr, {x}, b.CreateAnd(p, b.CreateNot(neg)));
-      llvm::Value* neg_old = atom(cg, mx ? "min" : "max", "u32", k, ptr, {x}, b.CreateAnd(p, neg));
+      llvm::Value* pos_old = atom(cg, mx ? "max" : "min", "s32", k, ptr, {x}, b.CreateAnd(p, b.CreateNot(neg)), ord);
+      llvm::Value* neg_old = atom(cg, mx ? "min" : "max", "u32", k, ptr, {x}, b.CreateAnd(p, neg), ord);
       return b.CreateBitCast(b.CreateSelect(neg, neg_old, pos_old), v->getType());
     }
   }
@@ -92,18 +95,20 @@ void lower_atomic(Codegen& cg, const ir::Op& op) {
   int n = static_cast<int>(in[0].size());
   llvm::Type* ty = cg.elem_type(dt);
   Regs old(n, llvm::Constant::getNullValue(ty));
+  const bool ord = op.acq_rel;
+  if (ord) cg.barrier();
   for (int r = 0; r < n; ++r) {
     if (r & dup_regs) continue;
     llvm::Value* pred = owner;
     if (op.kind == OpKind::AtomicRMW && in.size() > 2) pred = pred ? b.CreateAnd(pred, in[2][r]) : in[2][r];
     if (op.kind == OpKind::AtomicRMW) {
-      old[r] = rmw(cg, op.atomic(), dt, in[0][r], in[1][r], pred);
+      old[r] = rmw(cg, op.atomic(), dt, in[0][r], in[1][r], pred, ord);
     } else {
       RegKind k = int_reg(cg, dt);
       bool fp = is_float(dt);
       llvm::Value* c = fp ? b.CreateBitCast(in[1][r], k.ty) : in[1][r];
       llvm::Value* v = fp ? b.CreateBitCast(in[2][r], k.ty) : in[2][r];
-      llvm::Value* o = atom(cg, "cas", bit_width(dt) == 64 ? "b64" : "b32", k, in[0][r], {c, v}, pred);
+      llvm::Value* o = atom(cg, "cas", bit_width(dt) == 64 ? "b64" : "b32", k, in[0][r], {c, v}, pred, ord);
       old[r] = fp ? b.CreateBitCast(o, ty) : o;
     }
   }
@@ -125,6 +130,7 @@ void lower_atomic(Codegen& cg, const ir::Op& op) {
       cg.smem_after_read();
     }
   }
+  if (ord && !copies) cg.barrier();  // (the copies' exchange has its barriers)
   cg.set(op.result(), std::move(old));
 }
 

@@ -440,7 +440,7 @@ void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
   op->evict = e;
 }
 
-Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask) {
+Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask, bool acq_rel) {
   if (!ptr->type.is_ptr) fail(std::string("atomic_") + name(a) + " on " + ptr->type.str() + ", which is not a pointer");
   DType d = ptr->type.dtype;
   if (d == DType::f16 || d == DType::bf16 || d == DType::i8 || d == DType::u8 || d == DType::i16 || d == DType::i1 ||
@@ -464,17 +464,20 @@ Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask) {
   }
   Op* op = create(OpKind::AtomicRMW, ops, {Type{d, false, ptr->type.shape}});
   op->code = static_cast<uint8_t>(a);
+  op->acq_rel = acq_rel;
   return op->result();
 }
 
-Value* Builder::atomic_cas(Value* ptr, Value* cmp, Value* value) {
+Value* Builder::atomic_cas(Value* ptr, Value* cmp, Value* value, bool acq_rel) {
   if (!ptr->type.is_ptr) fail("atomic_cas on " + ptr->type.str() + ", which is not a pointer");
   DType d = ptr->type.dtype;
   if (d != DType::i32 && d != DType::u32 && d != DType::i64 && d != DType::f32)
     fail(std::string("atomic_cas on ") + name(d) + " elements is not supported", "Use i32, u32, i64 or f32");
-  return create(OpKind::AtomicCas,
-                {ptr, broadcast_to(cast(cmp, d), ptr->type.shape), broadcast_to(cast(value, d), ptr->type.shape)},
-                {Type{d, false, ptr->type.shape}})->result();
+  Op* op = create(OpKind::AtomicCas,
+                  {ptr, broadcast_to(cast(cmp, d), ptr->type.shape), broadcast_to(cast(value, d), ptr->type.shape)},
+                  {Type{d, false, ptr->type.shape}});
+  op->acq_rel = acq_rel;
+  return op->result();
 }
 
 Value* Builder::reduce(Value* x, int axis, ReduceKind k) {

@@ -91,7 +91,7 @@ struct Cloner {
       auto n = std::make_unique<Op>(op->kind);
       n->axis = op->axis; n->start = op->start; n->end = op->end; n->ival = op->ival;
       n->fval = op->fval; n->code = op->code; n->perm = op->perm; n->evict = op->evict;
-      n->approx = op->approx; n->view_rank = op->view_rank; n->loc = op->loc; n->parent = &out;
+      n->approx = op->approx; n->acq_rel = op->acq_rel; n->view_rank = op->view_rank; n->loc = op->loc; n->parent = &out;
       for (auto* o : op->operands) n->operands.push_back(get(o));
       for (auto& r : op->regions) {
         auto nb = std::make_unique<Block>();

@@ -115,8 +115,10 @@ class Printer {
         os_ << "store" << (op.evict != Evict::Normal ? std::string(".") + ir::name(op.evict) : "")
             << (op.view_rank ? ".view" + std::to_string(op.view_rank) : "") << " " << list(op.operands);
         break;
-      case OpKind::AtomicRMW: os_ << "atomic_" << ir::name(op.atomic()) << " " << list(op.operands); break;
-      case OpKind::AtomicCas: os_ << "atomic_cas " << list(op.operands); break;
+      case OpKind::AtomicRMW:
+        os_ << "atomic_" << ir::name(op.atomic()) << (op.acq_rel ? ".acq_rel " : " ") << list(op.operands);
+        break;
+      case OpKind::AtomicCas: os_ << "atomic_cas" << (op.acq_rel ? ".acq_rel " : " ") << list(op.operands); break;
       case OpKind::Reduce:
       case OpKind::Scan:
         os_ << (op.kind == OpKind::Reduce ? "reduce." : "scan.") << ir::name(op.red()) << " "

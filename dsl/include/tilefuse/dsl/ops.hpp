@@ -235,19 +235,37 @@ void store(const Tile<PtrTo<T>, R>& ptrs, const V& value, const Tile<bool, RM>& 
   detail::builder("store", loc).store(ptrs.value, value.value, mask.value, detail::to_evict(cache));
 }
 
-// Atomics return the previous values.
+// Atomics return the previous values. MemOrder::Relaxed (the default) orders nothing
+// but the atomic itself. MemOrder::AcqRel orders it with the whole program's memory
+// accesses at GPU scope: what the program wrote before it is visible to any program
+// that then reads the value it wrote (with AcqRel), and what the program reads after it
+// sees what such a program wrote before its own atomic. E.g. the last of several
+// programs to count themselves in (atomic_add(counter, 1, MemOrder::AcqRel) returning
+// n - 1) may read the results the others stored before counting.
+enum class MemOrder { Relaxed, AcqRel };
 #define TF_ATOMIC(fn, opcode)                                                                       \
   template <class T, int R, class V>                                                                \
-  Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, TF_HERE) {                           \
+  Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, MemOrder order, TF_HERE) {           \
     static_assert(!std::is_const_v<T>, #fn ": this pointer is Ptr<const T>, which is read-only");   \
     ir::Builder& b = detail::builder(#fn, loc);                                                     \
-    return Tile<T, R>(b.atomic_rmw(ir::AtomicOp::opcode, ptrs.value, detail::value_of<T>(b, value))); \
+    return Tile<T, R>(b.atomic_rmw(ir::AtomicOp::opcode, ptrs.value, detail::value_of<T>(b, value), nullptr, \
+                                   order == MemOrder::AcqRel));                                    \
+  }                                                                                                 \
+  template <class T, int R, class V>                                                                \
+  Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, TF_HERE) {                           \
+    return fn(ptrs, value, MemOrder::Relaxed, loc);                                                 \
+  }                                                                                                 \
+  template <class T, int R, class V, int RM>                                                        \
+  Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, const Tile<bool, RM>& mask, MemOrder order, \
+                TF_HERE) {                                                                          \
+    static_assert(!std::is_const_v<T>, #fn ": this pointer is Ptr<const T>, which is read-only");   \
+    ir::Builder& b = detail::builder(#fn, loc);                                                     \
+    return Tile<T, R>(b.atomic_rmw(ir::AtomicOp::opcode, ptrs.value, detail::value_of<T>(b, value), mask.value, \
+                                   order == MemOrder::AcqRel));                                    \
   }                                                                                                 \
   template <class T, int R, class V, int RM>                                                        \
   Tile<T, R> fn(const Tile<PtrTo<T>, R>& ptrs, const V& value, const Tile<bool, RM>& mask, TF_HERE) { \
-    static_assert(!std::is_const_v<T>, #fn ": this pointer is Ptr<const T>, which is read-only");   \
-    ir::Builder& b = detail::builder(#fn, loc);                                                     \
-    return Tile<T, R>(b.atomic_rmw(ir::AtomicOp::opcode, ptrs.value, detail::value_of<T>(b, value), mask.value)); \
+    return fn(ptrs, value, mask, MemOrder::Relaxed, loc);                                           \
   }
 TF_ATOMIC(atomic_add, Add)
 TF_ATOMIC(atomic_max, Max)
@@ -256,10 +274,15 @@ TF_ATOMIC(atomic_xchg, Xchg)
 #undef TF_ATOMIC
 
 template <class T, int R, class C, class V>
-Tile<T, R> atomic_cas(const Tile<PtrTo<T>, R>& ptrs, const C& cmp, const V& value, TF_HERE) {
+Tile<T, R> atomic_cas(const Tile<PtrTo<T>, R>& ptrs, const C& cmp, const V& value, MemOrder order, TF_HERE) {
   static_assert(!std::is_const_v<T>, "atomic_cas: this pointer is Ptr<const T>, which is read-only");
   ir::Builder& b = detail::builder("atomic_cas", loc);
-  return Tile<T, R>(b.atomic_cas(ptrs.value, detail::value_of<T>(b, cmp), detail::value_of<T>(b, value)));
+  return Tile<T, R>(b.atomic_cas(ptrs.value, detail::value_of<T>(b, cmp), detail::value_of<T>(b, value),
+                                 order == MemOrder::AcqRel));
+}
+template <class T, int R, class C, class V>
+Tile<T, R> atomic_cas(const Tile<PtrTo<T>, R>& ptrs, const C& cmp, const V& value, TF_HERE) {
+  return atomic_cas(ptrs, cmp, value, MemOrder::Relaxed, loc);
 }
 
 // ---- reductions and scans ----

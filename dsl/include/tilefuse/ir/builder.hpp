@@ -65,8 +65,9 @@ class Builder {
   // as load_view). Elements outside [0, dims) are not written.
   void store_view(Value* base, const std::vector<Value*>& dims, const std::vector<Value*>& strides,
                   const std::vector<Value*>& coords, Value* value, Evict e = Evict::Normal);
-  Value* atomic_rmw(AtomicOp op, Value* ptr, Value* value, Value* mask = nullptr);
-  Value* atomic_cas(Value* ptr, Value* cmp, Value* value);
+  // acq_rel: ordered program-wide (Op::acq_rel).
+  Value* atomic_rmw(AtomicOp op, Value* ptr, Value* value, Value* mask = nullptr, bool acq_rel = false);
+  Value* atomic_cas(Value* ptr, Value* cmp, Value* value, bool acq_rel = false);
 
   // Reductions, scans, matrix multiply.
   Value* reduce(Value* x, int axis, ReduceKind k);

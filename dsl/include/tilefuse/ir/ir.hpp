@@ -51,6 +51,10 @@ struct Op {
   std::vector<int> perm;          // Trans
   Evict evict = Evict::Normal;    // Load, Store
   bool approx = false;            // Unary math: hardware approximation allowed
+  // AtomicRMW, AtomicCas: ordered program-wide (DSL MemOrder::AcqRel): every memory access
+  // of the program before the atomic happens before it, at GPU scope, and every access
+  // after it sees what happened before the write it read from.
+  bool acq_rel = false;
   // Load of a block of a tensor view (tilefuse::load(view, ...)): the load is written out
   // as pointers + bounds mask + 0 like any other, and operands 3.. describe the view for
   // backends that copy such blocks whole (TMA): base, dims[R], strides[R] (elements,

@@ -15,6 +15,7 @@
 #include "tilefuse/ir/knobs.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/gemm_operands.hpp"
+#include "tilefuse/kernels/gemm_split_tail.hpp"
 #include "tilefuse/kernels/gemm_tile.hpp"
 #include "tilefuse/tilefuse.hpp"
 
@@ -152,20 +153,38 @@ inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& til
 // second kernel, or (`cluster`) within thread-block clusters in one kernel
 // (matmul_cluster_split_k_kernel). The second kernel is the default: on an H200 the
 // cluster exchange measured no faster with 16-row tiles and slower with wgmma tiles,
-// whose clusters of 4 do not all fit on the GPU at once (bench/NOTES.md).
+// whose clusters of 4 do not all fit on the GPU at once (bench/NOTES.md). `tail` = P > 0:
+// only the tiles past the last full wave of P programs per SM are split, in the same
+// kernel as the whole ones (gemm_split_tail.hpp).
 struct SplitK {
   int64_t slices = 1;
   int cluster = 0;
+  int64_t tail = 0;
 };
 
-// Takes SPLIT_K and SPLIT_CLUSTER out of a GEMM launch config (the GEMM kernels have no
-// such parameters): SPLIT_K is the number of slices, 1 when unset; SPLIT_CLUSTER=1 adds
-// them in clusters, 0 (or unset) through a second kernel. Bad values are user errors
-// naming `op`.
+// Takes SPLIT_K, SPLIT_CLUSTER and SPLIT_TAIL out of a GEMM launch config (the GEMM
+// kernels have no such parameters): SPLIT_K is the number of slices, 1 when unset;
+// SPLIT_CLUSTER=1 adds them in clusters, 0 (or unset) through a second kernel;
+// SPLIT_TAIL=P (1-8) splits only the tiles of the last partial wave of P programs per
+// SM. Bad values are user errors naming `op`.
 inline SplitK take_split_k(Config& c, const char* op) {
-  SplitK s{c.has("SPLIT_K") ? c.get("SPLIT_K") : 1, c.has("SPLIT_CLUSTER") ? static_cast<int>(c.get("SPLIT_CLUSTER")) : 0};
+  SplitK s{c.has("SPLIT_K") ? c.get("SPLIT_K") : 1, c.has("SPLIT_CLUSTER") ? static_cast<int>(c.get("SPLIT_CLUSTER")) : 0,
+           c.has("SPLIT_TAIL") ? c.get("SPLIT_TAIL") : 0};
   c.meta.erase("SPLIT_K");
   c.meta.erase("SPLIT_CLUSTER");
+  c.meta.erase("SPLIT_TAIL");
+  if (s.tail < 0 || s.tail > 8)
+    user_error(std::string(op) + ": SPLIT_TAIL must be 0 (off) or the programs per SM of a wave, 1 to 8; got " +
+                   std::to_string(s.tail),
+               SourceLoc{}, "Use SPLIT_TAIL=1 for tiles that take one SM each, or leave it out");
+  if (s.tail > 0 && s.slices < 2)
+    user_error(std::string(op) + ": SPLIT_TAIL=" + std::to_string(s.tail) +
+                   " splits the last wave's tiles into SPLIT_K slices, but SPLIT_K is " + std::to_string(s.slices),
+               SourceLoc{}, "Set SPLIT_K to 2-8 as well, or leave SPLIT_TAIL out");
+  if (s.tail > 0 && s.cluster != 0)
+    user_error(std::string(op) + ": SPLIT_TAIL and SPLIT_CLUSTER=1 do not combine (the tail's slices are added by "
+                   "the last of them to finish, not in a cluster)",
+               SourceLoc{}, "Leave one of them out");
   if (s.slices < 1)
     user_error(std::string(op) + ": SPLIT_K must be at least 1 (the number of slices K is split into), got " +
                    std::to_string(s.slices),
@@ -199,6 +218,9 @@ void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const 
   int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   tile.set("B_TRANS", b_trans);
   tile.set("SCALED", scaled);
+  if (split.tail > 0)
+    return gemm_split_tail<TA, TB, TBias>(c, ga, gb, scale_a, scale_b, bias, residual, M, N, K, lda, ldb, alpha, tile,
+                                          epi, splits, split.tail * (is_device_buffer_v<C> ? gpu_sm_count() : 132));
   if (split.cluster == 1 && is_device_buffer_v<C> && !gpu_has_clusters())
     user_error("GEMM with SPLIT_CLUSTER=1: this GPU has no thread-block clusters (sm_90 or newer)", SourceLoc{},
                "Use SPLIT_CLUSTER=0, or leave it out");

@@ -97,7 +97,21 @@ inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int
   auto [bm, bn] = wgmma_output_tile(M, N, 0);
   Config big = tiled(bm, bn);
   int64_t slots = std::max<int64_t>(sms, 1);
-  if (2 * tiles_of(bm, bn) >= slots) return big;
+  if (2 * tiles_of(bm, bn) >= slots) {
+    if (bm != 128 || bn != 256 || sms <= 0) return big;
+    // Tiles whose last wave is partial (one program per SM): the wide tiles or 128x128
+    // ones on 6 stages, whole or with that wave's tiles split (plan_tail_split),
+    // whichever costs less, a wide tile's K block counting as 1.6 of the others (H200,
+    // GPU-wide: 781 TFLOP/s at 4096^3 against 609 at 512x4096x4096 in 128x128 tiles).
+    int64_t k_blocks = (K + bk - 1) / bk;
+    TailSplit wide = plan_tail_split(tiles_of(128, 256), k_blocks, slots);
+    TailSplit narrow = plan_tail_split(tiles_of(128, 128), k_blocks, slots);
+    auto split = [](Config c, const TailSplit& t) {
+      return t.tail_tiles > 0 ? c.set("SPLIT_K", t.slices).set("SPLIT_TAIL", 1) : c;
+    };
+    if (narrow.cost < 1.6 * wide.cost) return split(tiled(128, 128, 6, 8), narrow);
+    return split(big, wide);
+  }
   // 128x128 tiles on two warpgroups, 6 stages, where they fill more than half the SMs in
   // one wave (one program per SM): the same MMAs per SM as two 64x128 tiles with half the
   // operand traffic and a deeper pipeline (384 / 512 x 4096 x 4096: 27.6 / 28.9 us

@@ -34,6 +34,13 @@ void memcpy_dtoh(void* dst_host, const void* src_device, size_t bytes, CUstream 
 void memcpy_dtod(void* dst_device, const void* src_device, size_t bytes, CUstream stream = nullptr);
 void memset_d8(void* dst_device, uint8_t value, size_t bytes, CUstream stream = nullptr);
 void memset_d32(void* dst_device, uint32_t value, size_t count, CUstream stream = nullptr);
+// Counters for kernels that count their programs in (e.g. the GEMM whose last slice of
+// a tile adds the others): kStreamCounters u32 per device and stream, zero whenever no
+// kernel is using them, because the kernels that take them leave them zero. Zeroed on
+// `stream` when first asked for and kept for the process; kernels queued on one stream
+// run one after another, so they share the array.
+inline constexpr size_t kStreamCounters = 4096;
+uint32_t* stream_counters(CUstream stream);
 // Free and total device memory in bytes.
 std::pair<size_t, size_t> mem_info();
 
