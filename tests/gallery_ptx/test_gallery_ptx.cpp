@@ -805,7 +805,7 @@ TEST_CASE("split tail: whole and split tiles in one wgmma GEMM, the last slice a
   // k_chunk whole alpha.
   const auto& k = kernels::matmul_split_tail_kernel<bfloat16, bfloat16, bfloat16, bfloat16, bfloat16>();
   for (const Config& cfg :
-       {Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"SPLITS", 4}, {"GROUP_M", 16}, num_warps(8),
+       {Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"SPLITS", 8}, {"GROUP_M", 16}, num_warps(8),
                num_stages(6)},
         Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"SPLITS", 4}, {"GROUP_M", 16}, {"BIAS", 1},
                {"ACT", 2}, num_warps(8), num_stages(4)}}) {

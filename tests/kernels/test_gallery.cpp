@@ -234,9 +234,12 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   Config c640 = tk::matmul_heuristic(640, 4096, 4096, true, 132);  // 80 large tiles, or 132 + 28 of 128x128
   CHECK(tile(c640) == T5{128, 128, 8, 6, 4});
   CHECK(tail(c640) == 1);
-  Config c1536 = tk::matmul_heuristic(1536, 1536, 1536, true, 132);  // 132 + 12 of 128x128, 6 blocks of 24
-  CHECK(tile(c1536) == T5{128, 128, 8, 6, 6});
-  CHECK(tail(c1536) == 1);
+  Config c1536 = tk::matmul_heuristic(1536, 1536, 1536, true, 132);  // slices of 4 blocks: whole
+  CHECK(tile(c1536) == T5{128, 256, 8, 4, 1});
+  CHECK(tail(c1536) == 0);
+  Config c1100 = tk::matmul_heuristic(1100, 4096, 4096, true, 132);  // 144 large tiles: 132 + 18 in 7 slices
+  CHECK(tile(c1100) == T5{128, 256, 8, 4, 7});
+  CHECK(tail(c1100) == 1);
   Config c5000 = tk::matmul_heuristic(1024, 5000, 8192, true, 132);  // 132 + 28 large tiles
   CHECK(tile(c5000) == T5{128, 256, 8, 4, 4});
   CHECK(tail(c5000) == 1);
@@ -331,65 +334,59 @@ TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue
   CHECK(red(5, 31, 2) == R4{1, 32, 2, 1});
 }
 
-// The last partial wave's tiles split (gemm_split_tail.hpp) on the interpreter, in waves
-// of a few programs so that whole and split tiles mix: odd M, N, K (the last row of tiles
-// shifted up, and the tail rounded to whole columns of the last group), 2-4 slices with a
-// short last one, every epilogue, both B layouts, no tail (the waves full), and every
-// tile split (fewer tiles than a wave).
+// The last partial wave's tiles split (SPLIT_TAIL, gemm_split_tail.hpp) on the
+// interpreter, whose waves are 132 programs: 16x16 tiles, so that the whole tiles (the
+// GEMM's kernel) and the split ones (the tail kernel) mix; odd M, N, K (the last row of
+// tiles shifted up without a residual, the tail rounded up to whole columns of the last
+// group), 2-4 slices with a short last one, every epilogue, both B layouts; no tail (a
+// full wave) and every tile split (fewer tiles than a wave).
 TEST_CASE("split-tail GEMM matches the reference, whole and split tiles mixed") {
-  Config tile{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"GROUP_M", 2}, num_warps(4)};
-  struct Case { int64_t m, n, k, splits, wave; bool b_trans; float alpha; tk::Activation act; bool bias, res; };
-  Case cases[] = {{70, 45, 203, 3, 5, false, 1.0f, tk::Activation::none, false, false},   // 15 tiles: 10 + 5
-                  {70, 45, 203, 3, 7, true, 0.5f, tk::Activation::gelu_tanh, true, false},  // 14 + 1 -> 3 split
-                  {33, 70, 150, 4, 4, false, 2.0f, tk::Activation::silu, true, true},      // 15: 12 + 3
-                  {33, 70, 77, 2, 5, true, 1.0f, tk::Activation::relu, false, true},       // 15: full waves
-                  {20, 31, 64, 2, 32, false, 1.0f, tk::Activation::none, true, false}};    // 4 < 32: all split
+  Config tile{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"GROUP_M", 4}, num_warps(4)};
+  struct Case { int64_t m, n, k, splits, per_sm; bool b_trans; float alpha; tk::Activation act; bool bias, res; };
+  Case cases[] = {{200, 199, 203, 3, 1, false, 1.0f, tk::Activation::none, false, false},     // 169 tiles: 132 + 37
+                  {190, 180, 150, 4, 1, true, 0.5f, tk::Activation::gelu_tanh, true, false},  // 144: 132 + 12
+                  {190, 180, 77, 2, 1, false, 2.0f, tk::Activation::silu, true, true},        // a residual: no shift
+                  {176, 192, 64, 2, 1, true, 1.0f, tk::Activation::relu, false, true},        // 132: a full wave
+                  {200, 199, 96, 4, 2, false, 1.0f, tk::Activation::none, true, false}};      // 169 < 264: all split
   for (auto& c : cases) {
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.k);
-    CAPTURE(c.wave);
+    CAPTURE(c.splits);
     auto a = ref::random_vec<bfloat16>(c.m * c.k, 61, -1.0f, 1.0f);
     auto b = ref::random_vec<bfloat16>(c.k * c.n, 62, -1.0f, 1.0f);
     auto bias = ref::random_vec<bfloat16>(c.n, 63, -1.0f, 1.0f);
     auto res = ref::random_vec<float>(c.m * c.n, 64, -1.0f, 1.0f);
     std::vector<float> out(c.m * c.n, 7.0f);
     tk::MatmulOptions o{c.b_trans, c.alpha, c.act};
-    Config epi = tk::matmul_config(tile, o, c.bias, c.res);
-    tk::detail::gemm_split_tail<bfloat16, bfloat16, bfloat16>(out, a, b, nullptr, nullptr, bias, res, c.m, c.n, c.k,
-                                                              c.k, c.b_trans ? c.k : c.n, c.alpha,
-                                                              Config(tile).set("B_TRANS", c.b_trans), epi, c.splits,
-                                                              c.wave);
+    Config cfg = Config(tile).set("SPLIT_K", c.splits).set("SPLIT_TAIL", c.per_sm);
+    if (c.bias && c.res) tk::matmul(out, a, b, c.m, c.n, c.k, o, bias, res, cfg);
+    else if (c.bias) tk::matmul(out, a, b, c.m, c.n, c.k, o, bias, nullptr, cfg);
+    else if (c.res) tk::matmul(out, a, b, c.m, c.n, c.k, o, nullptr, res, cfg);
+    else tk::matmul(out, a, b, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
     auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
                             c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
     CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
   }
-  // Through matmul's config, with the interpreter's waves of 132 programs: 13 x 13 tiles
-  // of 16 = 132 whole + 37 split 4 ways (rounded up to whole columns: 39).
-  const int64_t m = 200, n = 199, k = 96;
-  auto a = ref::random_vec<half>(m * k, 65, -1.0f, 1.0f), b = ref::random_vec<half>(k * n, 66, -1.0f, 1.0f);
-  std::vector<float> out(m * n, 7.0f);
-  tk::matmul(out, a, b, m, n, k, {}, nullptr, nullptr, Config(tile).set("SPLIT_K", 4).set("SPLIT_TAIL", 1));
-  CHECK(ref::max_rel_err(out, ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, false, 1.0, 0, {}, {}), 1e-4,
-                         1e-4) <= 1.0);
   // Which tiles split.
   CHECK(tk::detail::split_tail_tiles(169, 13, 16, 132) == 39);  // 37 past the wave, columns of 13
   CHECK(tk::detail::split_tail_tiles(160, 5, 16, 132) == 30);   // 28, columns of 5
   CHECK(tk::detail::split_tail_tiles(264, 12, 16, 132) == 0);   // full waves
   CHECK(tk::detail::split_tail_tiles(40, 5, 16, 132) == 40);    // no full wave: all
   CHECK(tk::detail::split_tail_tiles(300, 20, 16, 132) == 36);  // 36 past 2 waves; the last group's 4 rows
-  // The plan: split where a full wave comes first and the split saves time.
-  auto plan = [](int64_t tiles, int64_t kb) {
-    auto p = tk::plan_tail_split(tiles, kb, 132);
+  // The plan: split where a full wave comes first and the split saves time (here a
+  // fix-up of 8 + 4 S blocks, the 128x128 tiles' on an H200).
+  auto plan = [](int64_t tiles_m, int64_t tiles_n, int64_t kb) {
+    auto p = tk::plan_tail_split(tiles_m, tiles_n, 16, kb, 132, [](int64_t s) { return 8.0 + 4.0 * s; });
     return std::pair{p.tail_tiles, p.slices};
   };
   using P2 = std::pair<int64_t, int64_t>;
-  CHECK(plan(160, 64) == P2{28, 4});
-  CHECK(plan(144, 24) == P2{12, 6});   // 24 blocks in slices of 4
-  CHECK(plan(512, 64) == P2{0, 1});    // 116 past the wave: no room to split
-  CHECK(plan(100, 64) == P2{0, 1});    // no full wave
-  CHECK(plan(264, 64) == P2{0, 1});    // full waves
-  CHECK(plan(140, 8) == P2{0, 1});     // slices of 4+ blocks: 2 at most, which the fix-up outweighs
+  CHECK(plan(5, 32, 64) == P2{30, 4});  // 640 x 4096: 28 past the wave, whole columns of 5, 4 slices of 16
+  CHECK(plan(9, 32, 64) == P2{27, 4});  // 1100 x 4096: 24 past two waves -> 27
+  CHECK(plan(12, 12, 24) == P2{0, 1});  // 1536^3: slices of 4 blocks do not repay the fix-up
+  CHECK(plan(32, 32, 64) == P2{0, 1});  // 100 past 7 waves: no room to split
+  CHECK(plan(5, 16, 64) == P2{0, 1});   // no full wave
+  CHECK(plan(11, 12, 64) == P2{0, 1});  // a full wave
 }
 
 TEST_CASE("matmul: non-positive sizes are a user error") {

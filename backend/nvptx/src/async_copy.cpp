@@ -258,7 +258,7 @@ void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
   });
   // Staging candidates: loads of loop bodies not copied for a dot.
   std::unordered_map<const Block*, std::vector<const Op*>> staged_in;
-  if (f.num_stages > 1)
+  if (f.num_stages > 1 && plan.stage_loads)
     ir::walk(f.body, [&](Op& op) {
       if (op.kind == OpKind::Load && !op.results.empty() && op.result()->type.is_tile() && !plan.op(&op).async_copy &&
           stageable(op, plan))

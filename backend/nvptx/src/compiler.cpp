@@ -68,9 +68,10 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   auto dump = [&](const char* pass) {
     if (dump_ir) std::cerr << "// ----- tile IR after " << pass << " (" << f.name << ") -----\n" << dump_plan(f, plan);
   };
-  auto make_plan = [&](bool accumulator_stores, bool tma_stores) {
+  auto make_plan = [&](bool accumulator_stores, bool tma_stores, bool stage_loads = true) {
     plan = GpuPlan();
     plan.num_warps = f.num_warps;
+    plan.stage_loads = stage_loads;
     plan.accumulator_stores = accumulator_stores;
     plan.allow_tma_stores = tma_stores;
     plan.axis = analyze_axis_info(f);                 dump("axis-info");
@@ -89,6 +90,10 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   // A persistent kernel's ring stays live through the epilogue; when the epilogue's
   // layout conversion no longer fits beside it, dot results are stored in their own layout.
   if (plan.prefetch_loop && plan.shared_bytes > ti.max_shared_bytes()) make_plan(true, false);
+  // Loads staged num_stages - 1 iterations ahead are an optimization: where their buffers
+  // do not fit (a loop of large tiles beside a kernel's dot pipeline), they stay loads.
+  if (plan.shared_bytes > ti.max_shared_bytes() && plan.any_staged())
+    make_plan(plan.accumulator_stores, plan.allow_tma_stores, false);
   if (!plan.tensor_maps.empty()) ti.require_ptx(80);  // cp.async.bulk.tensor, mbarrier expect_tx
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

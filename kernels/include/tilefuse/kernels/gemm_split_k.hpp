@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -205,11 +206,13 @@ namespace detail {
 // The split-K GEMM on (already aligned) operands ga [M, K] and gb, with `tile`'s tiling
 // and `epi`'s epilogue meta-parameters (ACT, BIAS, RESIDUAL, SCALE; unset: off) for the
 // reduction; bias holds TBias values. 8-bit operands pass their per-tensor scales
-// (device pointers to one f32 each; nullptr: none) and PRECISE_ACC in `tile`.
+// (device pointers to one f32 each; nullptr: none) and PRECISE_ACC in `tile`. With
+// split.tail, `whole_tiles(n)` launches the GEMM's own kernel over its first n tiles.
 template <class TA, class TB, class TBias, class C, class GA, class GB, class Scale, class Bias, class Res>
 void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const Scale& scale_b, const Bias& bias,
                   const Res& residual, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, float alpha,
-                  bool b_trans, Config tile, const Config& epi, SplitK split) {
+                  bool b_trans, Config tile, const Config& epi, SplitK split,
+                  const std::function<void(int64_t)>& whole_tiles = {}) {
   using Out = buffer_elem_t<C>;
   constexpr bool scaled = !std::is_same_v<Scale, std::nullptr_t>;
   int64_t splits = split.slices;
@@ -220,7 +223,8 @@ void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const 
   tile.set("SCALED", scaled);
   if (split.tail > 0)
     return gemm_split_tail<TA, TB, TBias>(c, ga, gb, scale_a, scale_b, bias, residual, M, N, K, lda, ldb, alpha, tile,
-                                          epi, splits, split.tail * (is_device_buffer_v<C> ? gpu_sm_count() : 132));
+                                          epi, splits, split.tail * (is_device_buffer_v<C> ? gpu_sm_count() : 132),
+                                          whole_tiles);
   if (split.cluster == 1 && is_device_buffer_v<C> && !gpu_has_clusters())
     user_error("GEMM with SPLIT_CLUSTER=1: this GPU has no thread-block clusters (sm_90 or newer)", SourceLoc{},
                "Use SPLIT_CLUSTER=0, or leave it out");
@@ -271,9 +275,9 @@ void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const 
 template <class T, class C, class GA, class GB, class Bias, class Res>
 void matmul_split_k(C& c, const GA& ga, const GB& gb, const Bias& bias, const Res& residual, int64_t M, int64_t N,
                     int64_t K, int64_t lda, int64_t ldb, float alpha, bool b_trans, const Config& tile,
-                    const Config& epi, SplitK splits) {
+                    const Config& epi, SplitK splits, const std::function<void(int64_t)>& whole_tiles = {}) {
   gemm_split_k<T, T, T>(c, ga, gb, nullptr, nullptr, bias, residual, M, N, K, lda, ldb, alpha, b_trans, tile, epi,
-                        splits);
+                        splits, whole_tiles);
 }
 
 }  // namespace detail

@@ -101,15 +101,20 @@ inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int
     if (bm != 128 || bn != 256 || sms <= 0) return big;
     // Tiles whose last wave is partial (one program per SM): the wide tiles or 128x128
     // ones on 6 stages, whole or with that wave's tiles split (plan_tail_split),
-    // whichever costs less, a wide tile's K block counting as 1.6 of the others (H200,
-    // GPU-wide: 781 TFLOP/s at 4096^3 against 609 at 512x4096x4096 in 128x128 tiles).
-    int64_t k_blocks = (K + bk - 1) / bk;
-    TailSplit wide = plan_tail_split(tiles_of(128, 256), k_blocks, slots);
-    TailSplit narrow = plan_tail_split(tiles_of(128, 128), k_blocks, slots);
+    // whichever costs less. Measured on an H200 (bench/NOTES.md, "The last wave's tiles
+    // split"): a wide tile's K block costs 1.72 of a 128x128 one's (132 tiles of each, K
+    // 4096: 46.6 against 27.1 us); a split costs about 8 + 4 S 128x128 blocks or 17 wide
+    // ones, twice that in blocks of 8-bit operands (their blocks take half the time).
+    int64_t k_blocks = (K + bk - 1) / bk, tiles_m = (M + 127) / 128;
+    double scale = elem_bytes == 1 ? 2.0 : 1.0;
+    TailSplit wide = plan_tail_split(tiles_m, (N + 255) / 256, 16, k_blocks, slots,
+                                     [&](int64_t) { return 17.0 * scale; });
+    TailSplit narrow = plan_tail_split(tiles_m, (N + 127) / 128, 16, k_blocks, slots,
+                                       [&](int64_t s) { return (8.0 + 4.0 * static_cast<double>(s)) * scale; });
     auto split = [](Config c, const TailSplit& t) {
       return t.tail_tiles > 0 ? c.set("SPLIT_K", t.slices).set("SPLIT_TAIL", 1) : c;
     };
-    if (narrow.cost < 1.6 * wide.cost) return split(tiled(128, 128, 6, 8), narrow);
+    if (narrow.cost < 1.72 * wide.cost) return split(tiled(128, 128, 6, 8), narrow);
     return split(big, wide);
   }
   // 128x128 tiles on two warpgroups, 6 stages, where they fill more than half the SMs in
@@ -184,10 +189,13 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
   detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                     int64_t ldb, bool) {
     auto launch = [&](const auto& bias_arg, const auto& res_arg) {
+      auto whole_tiles = [&](int64_t n) {  // tiles 0 .. n-1 of the grouped order
+        matmul_kernel<T, Out>().launch(grid(n), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);
+      };
       if (splits.slices > 1)
         return detail::matmul_split_k<T>(c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, o.alpha, o.b_trans, k, k,
-                                         splits);
-      matmul_kernel<T, Out>().launch(grid(tiles), k, c, ga, gb, bias_arg, res_arg, M, N, K, lda, ldb, N, o.alpha);
+                                         splits, whole_tiles);
+      whole_tiles(tiles);
     };
     if constexpr (has_bias && has_res) launch(bias, residual);
     else if constexpr (has_bias) launch(bias, c);

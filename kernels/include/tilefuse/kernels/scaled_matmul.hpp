@@ -103,11 +103,14 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
                                                                        int64_t ldb, bool b_trans) {
     k.set("B_TRANS", b_trans);  // an 8-bit B [K, N] may have been transposed
     auto launch = [&](const auto& bias_arg) {
+      auto whole_tiles = [&](int64_t n) {  // tiles 0 .. n-1 of the grouped order
+        scaled_matmul_kernel<TA, TB, Out>().launch(grid(n), k, c, ga, gb, scale_a, scale_b, bias_arg, M, N, K, lda,
+                                                   ldb, N);
+      };
       if (splits.slices > 1)
         return detail::gemm_split_k<TA, TB, Out>(c, ga, gb, scale_a, scale_b, bias_arg, c, M, N, K, lda, ldb, 1.0f,
-                                                 b_trans, k, k, splits);
-      scaled_matmul_kernel<TA, TB, Out>().launch(grid(tiles), k, c, ga, gb, scale_a, scale_b, bias_arg, M, N, K, lda,
-                                                 ldb, N);
+                                                 b_trans, k, k, splits, whole_tiles);
+      whole_tiles(tiles);
     };
     if constexpr (std::is_same_v<Bias, std::nullptr_t>) launch(c);
     else launch(bias);

@@ -164,6 +164,14 @@ struct GpuPlan {
   // for persistent kernels whose ring and conversion scratch together do not fit.
   bool accumulator_stores = false;
   std::vector<const ir::Op*> prefetch_ops;
+  // Loads of loop bodies other than dot operands may be staged (async_copy.cpp); false
+  // where their buffers do not fit beside the rest (the dots' copies keep theirs).
+  bool stage_loads = true;
+  bool any_staged() const {
+    for (const auto& [op, p] : ops)
+      if (p.staged) return true;
+    return false;
+  }
 
   LayoutRef intern(const LinearLayout& ll, const std::string& desc);
   LayoutRef layout(const ir::Value* v) const;  // null for scalars
