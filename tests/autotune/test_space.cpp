@@ -127,6 +127,12 @@ TEST_CASE("gallery spaces prune with readable reasons") {
   CHECK(gs.check(split8, KeyView{mnk, m64}) == "");
   CHECK(gs.check(split8, KeyView{mnk, big}) == "its 4096 tiles fill the GPU unsplit");
   CHECK(gs.check(split8, KeyView{mnk, short_k}) == "slices of fewer than 4 K blocks");
+  // The last wave's tiles split: for GEMMs of many tiles too.
+  Config tail4{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"SPLIT_K", 4}, {"SPLIT_TAIL", 1}, num_warps(8),
+               num_stages(4)};
+  CHECK(std::find(gs.configs().begin(), gs.configs().end(), tail4) != gs.configs().end());
+  CHECK(gs.check(tail4, KeyView{mnk, big}) == "");
+  CHECK(gs.check(tail4, KeyView{mnk, short_k}) == "");
   CHECK(gs.check(Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(4), num_stages(4)},
                  KeyView{mnk, big}) == "accumulator of 8192 elements per warp > 64x64");
 }

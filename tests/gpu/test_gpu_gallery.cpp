@@ -265,7 +265,7 @@ TEST_CASE("gpu: split-K slices added in a cluster or by a second kernel agree wi
 // (132 whole + the rest split, rounded up to whole columns; the last row of tiles shifted
 // up at M = 1100 without a residual) and 128x256 ones; odd N and K, both B layouts, every
 // epilogue; and the heuristic's own choice at 1536^3. Against plain C++.
-TEST_CASE("gpu: matmul splits the tiles of the last partial wave, whole and split tiles in one launch") {
+TEST_CASE("gpu: matmul splits the tiles of the last partial wave, after the whole tiles") {
   if (!difftest::have_gpu()) return;
   auto tail = [](int bn, int warps, int stages, int splits) {
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"GROUP_M", 16}, {"SPLIT_K", splits},

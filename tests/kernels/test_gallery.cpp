@@ -237,8 +237,8 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   Config c1536 = tk::matmul_heuristic(1536, 1536, 1536, true, 132);  // slices of 4 blocks: whole
   CHECK(tile(c1536) == T5{128, 256, 8, 4, 1});
   CHECK(tail(c1536) == 0);
-  Config c1100 = tk::matmul_heuristic(1100, 4096, 4096, true, 132);  // 144 large tiles: 132 + 18 in 7 slices
-  CHECK(tile(c1100) == T5{128, 256, 8, 4, 7});
+  Config c1100 = tk::matmul_heuristic(1100, 4096, 4096, true, 132);  // 288 of 128x128: 264 + 27, 4 slices
+  CHECK(tile(c1100) == T5{128, 128, 8, 6, 4});
   CHECK(tail(c1100) == 1);
   Config c5000 = tk::matmul_heuristic(1024, 5000, 8192, true, 132);  // 132 + 28 large tiles
   CHECK(tile(c5000) == T5{128, 256, 8, 4, 4});
@@ -269,6 +269,9 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(t3(tk::scaled_matmul_heuristic(8192, 8192, 1024, true, false, 132)) == T3{128, 256, 8});
   CHECK(tk::scaled_matmul_heuristic(1024, 1024, 1024, true, false, 132).get("BLOCK_K") == 128);
   CHECK(t3(tk::scaled_matmul_heuristic(512, 4096, 4096, true, false, 132)) == T3{128, 128, 8});
+  // 8-bit: a partial last wave keeps the large tiles whole (its split measured slower).
+  CHECK(tile(tk::scaled_matmul_heuristic(640, 4096, 4096, true, false, 132)) == T5{128, 256, 8, 4, 1});
+  CHECK(!tk::scaled_matmul_heuristic(1100, 4096, 4096, true, false, 132).has("SPLIT_TAIL"));
   // The 8-bit GEMM shares the rule, split-K included (its operands are half the bytes).
   CHECK(tile(tk::scaled_matmul_heuristic(64, 4096, 4096, true, false, 132)) == T5{64, 64, 4, 6, 4});
   CHECK(!tk::scaled_matmul_heuristic(64, 4096, 4096, true, true, 132).has("SPLIT_K"));  // precise: no split
@@ -375,9 +378,9 @@ TEST_CASE("split-tail GEMM matches the reference, whole and split tiles mixed") 
   CHECK(tk::detail::split_tail_tiles(40, 5, 16, 132) == 40);    // no full wave: all
   CHECK(tk::detail::split_tail_tiles(300, 20, 16, 132) == 36);  // 36 past 2 waves; the last group's 4 rows
   // The plan: split where a full wave comes first and the split saves time (here a
-  // fix-up of 8 + 4 S blocks, the 128x128 tiles' on an H200).
+  // fix-up of 16 + 2.5 S blocks, the 128x128 tiles' on an H200).
   auto plan = [](int64_t tiles_m, int64_t tiles_n, int64_t kb) {
-    auto p = tk::plan_tail_split(tiles_m, tiles_n, 16, kb, 132, [](int64_t s) { return 8.0 + 4.0 * s; });
+    auto p = tk::plan_tail_split(tiles_m, tiles_n, 16, kb, 132, [](int64_t s) { return 16.0 + 2.5 * s; });
     return std::pair{p.tail_tiles, p.slices};
   };
   using P2 = std::pair<int64_t, int64_t>;

@@ -98,19 +98,20 @@ inline Config wgmma_gemm_config(int64_t M, int64_t N, int64_t K, int64_t bk, int
   Config big = tiled(bm, bn);
   int64_t slots = std::max<int64_t>(sms, 1);
   if (2 * tiles_of(bm, bn) >= slots) {
-    if (bm != 128 || bn != 256 || sms <= 0) return big;
+    // (8-bit: the large tiles whole. Their split tails measured slower: 640x4096x4096 33.6
+    // us split against 26.1 whole; the other tiling is not measured there.)
+    if (bm != 128 || bn != 256 || sms <= 0 || elem_bytes == 1) return big;
     // Tiles whose last wave is partial (one program per SM): the wide tiles or 128x128
     // ones on 6 stages, whole or with that wave's tiles split (plan_tail_split),
     // whichever costs less. Measured on an H200 (bench/NOTES.md, "The last wave's tiles
     // split"): a wide tile's K block costs 1.72 of a 128x128 one's (132 tiles of each, K
-    // 4096: 46.6 against 27.1 us); a split costs about 8 + 4 S 128x128 blocks or 17 wide
-    // ones, twice that in blocks of 8-bit operands (their blocks take half the time).
+    // 4096: 46.6 against 27.1 us, 0.42 us per 128x128 block); a round of slices costs
+    // 7-20 us beyond its MMAs, growing with S: 16 + 2.5 S 128x128 blocks, 8 + 2.7 S wide.
     int64_t k_blocks = (K + bk - 1) / bk, tiles_m = (M + 127) / 128;
-    double scale = elem_bytes == 1 ? 2.0 : 1.0;
     TailSplit wide = plan_tail_split(tiles_m, (N + 255) / 256, 16, k_blocks, slots,
-                                     [&](int64_t) { return 17.0 * scale; });
+                                     [](int64_t s) { return 8.0 + 2.7 * static_cast<double>(s); });
     TailSplit narrow = plan_tail_split(tiles_m, (N + 127) / 128, 16, k_blocks, slots,
-                                       [&](int64_t s) { return (8.0 + 4.0 * static_cast<double>(s)) * scale; });
+                                       [](int64_t s) { return 16.0 + 2.5 * static_cast<double>(s); });
     auto split = [](Config c, const TailSplit& t) {
       return t.tail_tiles > 0 ? c.set("SPLIT_K", t.slices).set("SPLIT_TAIL", 1) : c;
     };

@@ -97,7 +97,8 @@ inline tuning::Space attention_space() {
 // tiles (skinny: inference's projections) also what the heuristic picks from: 64x128
 // tiles on 6 stages, and K split into 2, 4 or 8 slices over 64x64 tiles (two per SM) or,
 // for at most 16 rows, 16-row mma.sync tiles; split configs only where the unsplit tiles
-// leave SMs idle and each slice keeps 4+ K blocks.
+// leave SMs idle and each slice keeps 4+ K blocks. And the rule's 128x128 and 128x256
+// tilings with the tiles of their last partial wave split (SPLIT_TAIL).
 inline tuning::Space gemm_space(std::vector<int64_t> block_k) {
   const int64_t skinny_k = block_k.back();
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128, 256}), tuning::values("BLOCK_N", {64, 128, 256}),
@@ -110,6 +111,11 @@ inline tuning::Space gemm_space(std::vector<int64_t> block_k) {
                    num_stages(stages)});
     s.add(Config{{"BLOCK_M", 16}, {"BLOCK_N", 64}, {"BLOCK_K", skinny_k}, {"SPLIT_K", splits}, num_warps(4),
                  num_stages(4)});
+    // The last partial wave's tiles split (gemm_split_tail.hpp), on the rule's tilings.
+    s.add(Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", skinny_k}, {"SPLIT_K", splits}, {"SPLIT_TAIL", 1},
+                 num_warps(8), num_stages(6)});
+    s.add(Config{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", skinny_k}, {"SPLIT_K", splits}, {"SPLIT_TAIL", 1},
+                 num_warps(8), num_stages(4)});
   }
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t bm = c.get("BLOCK_M"), bn = c.get("BLOCK_N");
@@ -123,7 +129,8 @@ inline tuning::Space gemm_space(std::vector<int64_t> block_k) {
     if (!c.has("SPLIT_K")) return "";
     int64_t splits = c.get("SPLIT_K"), bm = c.get("BLOCK_M"), bn = c.get("BLOCK_N");
     int64_t tiles = ((k["M"] + bm - 1) / bm) * ((k["N"] + bn - 1) / bn);
-    if (tiles >= 2 * gpu_sm_count()) return "its " + std::to_string(tiles) + " tiles fill the GPU unsplit";
+    if (tiles >= 2 * gpu_sm_count() && !c.has("SPLIT_TAIL"))  // (a tail split is for many tiles)
+      return "its " + std::to_string(tiles) + " tiles fill the GPU unsplit";
     if (k["K"] < splits * 4 * c.get("BLOCK_K")) return "slices of fewer than 4 K blocks";
     return "";
   });
