@@ -278,6 +278,31 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
   CHECK(tile(tk::scaled_matmul_heuristic(1, 8192, 8192, true, false, 132)) == T5{16, 64, 4, 4, 2});
 }
 
+namespace {
+
+// A bf16 GEMM's random operands, bias and f32 residual, and its plain C++ result.
+struct GemmCase {
+  int64_t m, n, k;
+  bool b_trans;
+  float alpha;
+  tk::Activation act;
+  bool bias, res;
+};
+struct GemmData {
+  std::vector<bfloat16> a, b, bias;
+  std::vector<float> res;
+};
+GemmData gemm_data(const GemmCase& c, uint32_t seed) {
+  return {ref::random_vec<bfloat16>(c.m * c.k, seed, -1.0f, 1.0f), ref::random_vec<bfloat16>(c.k * c.n, seed + 1, -1.0f, 1.0f),
+          ref::random_vec<bfloat16>(c.n, seed + 2, -1.0f, 1.0f), ref::random_vec<float>(c.m * c.n, seed + 3, -1.0f, 1.0f)};
+}
+std::vector<double> gemm_want(const GemmCase& c, const GemmData& d) {
+  return ref::matmul(ref::to_float(d.a), ref::to_float(d.b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
+                     c.bias ? ref::to_float(d.bias) : std::vector<float>{}, c.res ? d.res : std::vector<float>{});
+}
+
+}  // namespace
+
 // Split-K (gemm_split_k.hpp) on the interpreter, both ways of adding the slices: f32
 // partials and a reduction kernel that applies the epilogue (cluster 0), and the slices
 // of a tile as one cluster adding their tiles with cluster_sum (cluster 1: 2, 4, 8
@@ -285,32 +310,27 @@ TEST_CASE("GEMM heuristics on wgmma: smaller tiles where the large ones leave SM
 // B layouts.
 TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue") {
   Config tile{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, {"GROUP_M", 2}, num_warps(4)};
-  struct Case { int64_t m, n, k, splits; bool b_trans; float alpha; tk::Activation act; bool bias, res; int cluster; };
-  Case cases[] = {{37, 45, 203, 3, false, 1.0f, tk::Activation::none, false, false, 0},
-                  {33, 70, 150, 4, true, 0.5f, tk::Activation::gelu_tanh, true, true, 0},
-                  {33, 70, 150, 4, true, 0.5f, tk::Activation::gelu_tanh, true, true, 1},
-                  {5, 31, 64, 2, false, 2.0f, tk::Activation::silu, true, false, 0},
-                  {5, 31, 64, 2, false, 2.0f, tk::Activation::silu, true, false, 1},
-                  {5, 31, 64, 8, true, 1.0f, tk::Activation::relu, false, true, 1},
-                  {37, 45, 203, 3, false, 1.0f, tk::Activation::none, true, false, 0}};
-  for (auto& c : cases) {
+  struct Case { GemmCase g; int64_t splits; int cluster; };
+  Case cases[] = {{{37, 45, 203, false, 1.0f, tk::Activation::none, false, false}, 3, 0},
+                  {{33, 70, 150, true, 0.5f, tk::Activation::gelu_tanh, true, true}, 4, 0},
+                  {{33, 70, 150, true, 0.5f, tk::Activation::gelu_tanh, true, true}, 4, 1},
+                  {{5, 31, 64, false, 2.0f, tk::Activation::silu, true, false}, 2, 0},
+                  {{5, 31, 64, false, 2.0f, tk::Activation::silu, true, false}, 2, 1},
+                  {{5, 31, 64, true, 1.0f, tk::Activation::relu, false, true}, 8, 1},
+                  {{37, 45, 203, false, 1.0f, tk::Activation::none, true, false}, 3, 0}};
+  for (auto& [c, splits, cluster] : cases) {
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.k);
-    CAPTURE(c.splits);
-    CAPTURE(c.cluster);
-    auto a = ref::random_vec<bfloat16>(c.m * c.k, 57, -1.0f, 1.0f);
-    auto b = ref::random_vec<bfloat16>(c.k * c.n, 58, -1.0f, 1.0f);
-    auto bias = ref::random_vec<bfloat16>(c.n, 59, -1.0f, 1.0f);
-    auto res = ref::random_vec<float>(c.m * c.n, 60, -1.0f, 1.0f);
+    CAPTURE(splits);
+    CAPTURE(cluster);
+    GemmData d = gemm_data(c, 57);
     std::vector<float> out(c.m * c.n, 7.0f);
     tk::MatmulOptions o{c.b_trans, c.alpha, c.act};
     Config epi = tk::matmul_config(tile, o, c.bias, c.res);
-    tk::detail::matmul_split_k<bfloat16>(out, a, b, bias, res, c.m, c.n, c.k, c.k, c.b_trans ? c.k : c.n, c.alpha,
-                                         c.b_trans, tile, epi, tk::SplitK{c.splits, c.cluster});
-    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
-                            c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
-    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+    tk::detail::matmul_split_k<bfloat16>(out, d.a, d.b, d.bias, d.res, c.m, c.n, c.k, c.k, c.b_trans ? c.k : c.n, c.alpha,
+                                         c.b_trans, tile, epi, tk::SplitK{splits, cluster});
+    CHECK(ref::max_rel_err(out, gemm_want(c, d), 1e-4, 1e-4) <= 1.0);
   }
   // The rule: split where 128x256 tiles fill under half the SMs, K is long and the
   // partials' traffic is small against the operands'.
@@ -345,31 +365,26 @@ TEST_CASE("split-K GEMM matches the reference at odd M, N, K with every epilogue
 // full wave) and every tile split (fewer tiles than a wave).
 TEST_CASE("split-tail GEMM matches the reference, whole and split tiles mixed") {
   Config tile{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 16}, {"GROUP_M", 4}, num_warps(4)};
-  struct Case { int64_t m, n, k, splits, per_sm; bool b_trans; float alpha; tk::Activation act; bool bias, res; };
-  Case cases[] = {{200, 199, 203, 3, 1, false, 1.0f, tk::Activation::none, false, false},     // 169 tiles: 132 + 37
-                  {190, 180, 150, 4, 1, true, 0.5f, tk::Activation::gelu_tanh, true, false},  // 144: 132 + 12
-                  {190, 180, 77, 2, 1, false, 2.0f, tk::Activation::silu, true, true},        // a residual: no shift
-                  {176, 192, 64, 2, 1, true, 1.0f, tk::Activation::relu, false, true},        // 132: a full wave
-                  {200, 199, 96, 4, 2, false, 1.0f, tk::Activation::none, true, false}};      // 169 < 264: all split
-  for (auto& c : cases) {
+  struct Case { GemmCase g; int64_t splits, per_sm; };
+  Case cases[] = {{{200, 199, 203, false, 1.0f, tk::Activation::none, false, false}, 3, 1},     // 169 tiles: 132 + 37
+                  {{190, 180, 150, true, 0.5f, tk::Activation::gelu_tanh, true, false}, 4, 1},  // 144: 132 + 12
+                  {{190, 180, 77, false, 2.0f, tk::Activation::silu, true, true}, 2, 1},        // a residual: no shift
+                  {{176, 192, 64, true, 1.0f, tk::Activation::relu, false, true}, 2, 1},        // 132: a full wave
+                  {{200, 199, 96, false, 1.0f, tk::Activation::none, true, false}, 4, 2}};      // 169 < 264: all split
+  for (auto& [c, splits, per_sm] : cases) {
     CAPTURE(c.m);
     CAPTURE(c.n);
     CAPTURE(c.k);
-    CAPTURE(c.splits);
-    auto a = ref::random_vec<bfloat16>(c.m * c.k, 61, -1.0f, 1.0f);
-    auto b = ref::random_vec<bfloat16>(c.k * c.n, 62, -1.0f, 1.0f);
-    auto bias = ref::random_vec<bfloat16>(c.n, 63, -1.0f, 1.0f);
-    auto res = ref::random_vec<float>(c.m * c.n, 64, -1.0f, 1.0f);
+    CAPTURE(splits);
+    GemmData d = gemm_data(c, 61);
     std::vector<float> out(c.m * c.n, 7.0f);
     tk::MatmulOptions o{c.b_trans, c.alpha, c.act};
-    Config cfg = Config(tile).set("SPLIT_K", c.splits).set("SPLIT_TAIL", c.per_sm);
-    if (c.bias && c.res) tk::matmul(out, a, b, c.m, c.n, c.k, o, bias, res, cfg);
-    else if (c.bias) tk::matmul(out, a, b, c.m, c.n, c.k, o, bias, nullptr, cfg);
-    else if (c.res) tk::matmul(out, a, b, c.m, c.n, c.k, o, nullptr, res, cfg);
-    else tk::matmul(out, a, b, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
-    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), c.m, c.n, c.k, c.b_trans, c.alpha, static_cast<int>(c.act),
-                            c.bias ? ref::to_float(bias) : std::vector<float>{}, c.res ? res : std::vector<float>{});
-    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+    Config cfg = Config(tile).set("SPLIT_K", splits).set("SPLIT_TAIL", per_sm);
+    if (c.bias && c.res) tk::matmul(out, d.a, d.b, c.m, c.n, c.k, o, d.bias, d.res, cfg);
+    else if (c.bias) tk::matmul(out, d.a, d.b, c.m, c.n, c.k, o, d.bias, nullptr, cfg);
+    else if (c.res) tk::matmul(out, d.a, d.b, c.m, c.n, c.k, o, nullptr, d.res, cfg);
+    else tk::matmul(out, d.a, d.b, c.m, c.n, c.k, o, nullptr, nullptr, cfg);
+    CHECK(ref::max_rel_err(out, gemm_want(c, d), 1e-4, 1e-4) <= 1.0);
   }
   // Which tiles split.
   CHECK(tk::detail::split_tail_tiles(169, 13, 16, 132) == 39);  // 37 past the wave, columns of 13
