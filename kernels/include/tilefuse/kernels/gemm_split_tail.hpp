@@ -4,8 +4,8 @@
 // that sum slices of K, so that the last wave keeps every SM busy for 1/S of a tile's
 // time instead of a few SMs for all of it (stream-K's data-parallel + split hybrid). A
 // slice's program stores its partial tile to a workspace and counts itself in on the
-// tile's counter (an acquire-release atomic); the last to arrive adds the others'
-// partials to its own in slice order (the same bits whichever arrives last), applies the
+// tile's counter (an acquire-release atomic); the last to arrive adds the tile's
+// partials in slice order (the same bits whichever arrives last), applies the
 // epilogue, stores the tile and zeroes the counter for the next launch. No reduction
 // kernel.
 #include <algorithm>
@@ -25,7 +25,7 @@ namespace tilefuse::kernels {
 // Grid (tiles x SPLITS): programs s = 0 .. SPLITS-1 of tile `first_tile` + t (of the
 // grouped order) sum its K blocks [s k_chunk, (s + 1) k_chunk). partials: [tiles,
 // SPLITS, BLOCK_M, BLOCK_N] f32; counters: one per tile, zero at launch (and left zero).
-// The last to count itself in adds the others' partials to its own in slice order.
+// The last to count itself in adds the tile's partials in slice order.
 // Scales (SCALED) of type TS: f32 for 8-bit operands; without SCALED they are unread.
 template <class TA, class TB, class TBias, class Out, class TS>
 const auto& matmul_split_tail_kernel() {
