@@ -155,8 +155,8 @@ inline int64_t split_k_slices(int64_t M, int64_t N, int64_t K, const Config& til
 // (matmul_cluster_split_k_kernel). The second kernel is the default: on an H200 the
 // cluster exchange measured no faster with 16-row tiles and slower with wgmma tiles,
 // whose clusters of 4 do not all fit on the GPU at once (bench/NOTES.md). `tail` = P > 0:
-// only the tiles past the last full wave of P programs per SM are split, in the same
-// kernel as the whole ones (gemm_split_tail.hpp).
+// only the tiles past the last full wave of P programs per SM are split, after the whole
+// ones, and added by the last slice of each to finish (gemm_split_tail.hpp).
 struct SplitK {
   int64_t slices = 1;
   int cluster = 0;

@@ -147,6 +147,10 @@ void gemm_split_tail(C& c, const GA& ga, const GB& gb, const Scale& scale_a, con
   int64_t k_chunk = (k_blocks + slices - 1) / slices * bk;
   slices = (K + k_chunk - 1) / k_chunk;  // no empty slice
   int64_t tail = slices > 1 ? split_tail_tiles(tiles, tiles_m, group_m, wave) : 0;
+  if (device && tail > static_cast<int64_t>(cuda::kStreamCounters))  // (checked before anything is launched)
+    user_error("GEMM with SPLIT_TAIL: its " + std::to_string(tail) + " split tiles (waves of " + std::to_string(wave) +
+                   " programs) need more than the " + std::to_string(cuda::kStreamCounters) + " counters there are",
+               SourceLoc{}, "Use a smaller SPLIT_TAIL (programs per SM), or larger tiles");
   if (tail < tiles) {
     if (!whole_tiles) throw std::logic_error("gemm_split_tail: no kernel for the whole tiles");
     whole_tiles(tiles - tail);
@@ -168,11 +172,6 @@ void gemm_split_tail(C& c, const GA& ga, const GB& gb, const Scale& scale_a, con
     else launch(ga, ga);  // unread without SCALED
   };
   if constexpr (device) {
-    if (tail > static_cast<int64_t>(cuda::kStreamCounters))
-      user_error("GEMM with SPLIT_TAIL: its " + std::to_string(tail) + " split tiles (waves of " +
-                     std::to_string(wave) + " programs) need more than the " + std::to_string(cuda::kStreamCounters) +
-                     " counters there are",
-                 SourceLoc{}, "Use a smaller SPLIT_TAIL (programs per SM), or larger tiles");
     auto stream = static_cast<CUstream>(current_launch_stream());
     StreamScratch<float> ws(n);
     DevicePtr<int32_t> counters(reinterpret_cast<int32_t*>(cuda::stream_counters(stream)), cuda::kStreamCounters);
