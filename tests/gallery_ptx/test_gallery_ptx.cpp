@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 
 #include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
@@ -331,6 +332,41 @@ TEST_CASE("attention's K and V blocks move by TMA on sm_90a, its two loops shari
       CHECK(s.strides == std::vector<Val>{{SH, 0}, {SN, 0}, {-1, 1}});
       CHECK(s.box == std::vector<int>{1, static_cast<int>(cfg.get("BLOCK_N")), 64});
     }
+    CHECK(ck.ptx.find("cp.async.bulk.tensor.3d") != std::string::npos);
+    if (!tools::find_ptxas().empty()) {
+      tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+      CHECK_MESSAGE(r.ok, r.log);
+      CHECK(r.spill_stores == 0);
+    }
+  }
+}
+
+TEST_CASE("attention at heads that are not powers of two: each part's K and V blocks by TMA, wgmma, no spills") {
+  const kernels::GalleryKernel* at = nullptr;
+  for (const auto& g : kernels::gallery())
+    if (g.name == "attention_fwd") at = &g;
+  REQUIRE(at);
+  enum { K = 3, V = 4 };
+  for (int64_t d : {40, 80, 96, 200, 256}) {
+    CAPTURE(d);
+    Config cfg = kernels::attention_launch_config(kernels::attention_heuristic(4096, d, false, true), d, false, 0.1f);
+    const KernelBase& k = at->get(DType::bf16);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    // One map per operand (K, V; at d <= 64 also the output's TMA store) and block
+    // width: a part's width, or 64 columns (128 bytes, the widest swizzle) for wider
+    // parts. The view is the head's own width, so the engine reads 0 past the head.
+    std::set<std::pair<int, int>> maps, want;  // (operand, box width)
+    for (const auto& s : ck.tensor_maps) {
+      CHECK(s.dims.back().constant == d);
+      maps.insert({s.base_param, s.box.back()});
+    }
+    for (auto part : kernels::head_parts(d))
+      for (int operand : {int(K), int(V), 0})
+        if (operand != 0 || d <= 64) want.insert({operand, static_cast<int>(std::min<int64_t>(part.width, 64))});
+    CHECK(maps == want);
+    CHECK(ck.tensor_maps.size() == want.size());
+    CHECK(ck.ptx.find("wgmma.mma_async") != std::string::npos);
     CHECK(ck.ptx.find("cp.async.bulk.tensor.3d") != std::string::npos);
     if (!tools::find_ptxas().empty()) {
       tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");

@@ -123,6 +123,31 @@ TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {
     check_attention_d128(n, causal, lag, Config{{"BLOCK_N", 128}}, 37);
 }
 
+// Heads that are not powers of two (in parts: 96 = 64 + 32, 80 = 64 + 16, 40 -> 32 +
+// 16 with 8 columns past the head, 200 -> 128 + 64 + 16), a row stride off 16 bytes
+// (33: no TMA), and 192 / 256 on 64-key blocks, at the sm_90a heuristic's tilings
+// against the interpreter, odd N, causal or not; bf16 too.
+TEST_CASE_TEMPLATE("gpu: attention at any head dim, heuristic tilings", T, half, bfloat16) {
+  for (auto [d, n, causal] : {std::tuple{96, 301, false}, std::tuple{96, 200, true}, std::tuple{80, 333, false},
+                              std::tuple{40, 257, true}, std::tuple{33, 130, false}, std::tuple{200, 150, true},
+                              std::tuple{192, 210, false}, std::tuple{256, 190, true}, std::tuple{256, 129, false}}) {
+    CAPTURE(d);
+    CAPTURE(n);
+    CAPTURE(causal);
+    int bh = 2;
+    size_t sz = size_t(bh) * n * d;
+    auto q = ref::random_vec<T>(sz, 81, -1, 1), k = ref::random_vec<T>(sz, 82, -1, 1),
+         v = ref::random_vec<T>(sz, 83, -1, 1);
+    std::vector<T> o(sz);
+    std::vector<float> lse(bh * n);
+    float scale = 1.0f / std::sqrt(float(d));
+    Config cfg = tk::attention_launch_config(tk::attention_heuristic(n, d, causal, true), d, causal, scale);
+    int64_t bm = cfg.get("BLOCK_M");
+    gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v,
+                       n, int64_t(n) * d, int64_t(d), scale);
+  }
+}
+
 // The GEMM host functions on operands in rows off 16 bytes (odd K; B [K, N] with odd N):
 // with the copy to aligned rows forced, left to the rule, and turned off, the result
 // matches a double-precision reference (the copy's padding is never read: the views

@@ -130,6 +130,16 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {1, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, 0.9f},
       {1, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, -0.7f},
       {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}, -0.4f},
+      // heads that are not powers of two, in parts: 96 = 64 + 32, 80 = 64 + 16, 40 =
+      // 32 + 16 and 33 = 32 + 16 (columns past the head read 0, not stored; 33 leaves
+      // rows off 16 bytes), 200 = 128 + 64 + 16; plain, one block ahead, one behind
+      {2, 37, 96, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
+      {1, 45, 96, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      {2, 29, 80, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
+      {1, 50, 40, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(2)}},
+      {2, 23, 33, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      {1, 19, 200, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, 0.05f},
+      {1, 21, 256, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
   };
   for (auto& c : cases) {
     CAPTURE(c.n);
@@ -150,6 +160,45 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
     CHECK(ref::max_rel_err(o, want_o, 1e-2, 1e-2) <= 1.0);
     CHECK(ref::max_rel_err(lse, want_lse, 1e-3, 1e-3) <= 1.0);
   }
+}
+
+TEST_CASE("attention: a head is split into power-of-two parts of 16+ columns") {
+  auto widths = [](int64_t d) {
+    std::vector<std::pair<int64_t, int64_t>> got;
+    for (auto [offset, width] : tk::head_parts(d)) got.emplace_back(offset, width);
+    return got;
+  };
+  using Parts = std::vector<std::pair<int64_t, int64_t>>;
+  CHECK(widths(128) == Parts{{0, 128}});
+  CHECK(widths(8) == Parts{{0, 8}});  // a power of two stays whole, however narrow
+  CHECK(widths(96) == Parts{{0, 64}, {64, 32}});
+  CHECK(widths(80) == Parts{{0, 64}, {64, 16}});
+  CHECK(widths(40) == Parts{{0, 32}, {32, 16}});  // 48 columns, the last 8 past the head
+  CHECK(widths(12) == Parts{{0, 16}});
+  CHECK(widths(200) == Parts{{0, 128}, {128, 64}, {192, 16}});
+  CHECK(widths(224) == Parts{{0, 128}, {128, 64}, {192, 32}});
+}
+
+TEST_CASE("attention: sizes and buffers out of range are user errors") {
+  auto error_of = [](int64_t bh, int64_t n, int64_t d, size_t q_size, size_t lse_size) {
+    std::vector<half> q(q_size), kv(size_t(bh * n * d)), out(size_t(bh * n * d));
+    std::vector<float> lse(lse_size);
+    try {
+      tk::attention_fwd(out, lse, q, kv, kv, bh, n, d, false);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string wide = error_of(1, 4, 320, 1280, 4);
+  CHECK(wide.find("attention_fwd: batch_heads x seq_len x head_dim = 1 x 4 x 320 is out of range") != std::string::npos);
+  CHECK(wide.find("a head dim of at most 256") != std::string::npos);
+  CHECK(error_of(2, 0, 64, 0, 0).find("2 x 0 x 64 is out of range") != std::string::npos);
+  std::string short_q = error_of(2, 5, 96, 900, 10);
+  CHECK(short_q.find("attention_fwd: q has 900 elements, but batch_heads x seq_len x head_dim = 2 x 5 x 96 needs 960") !=
+        std::string::npos);
+  CHECK(error_of(2, 5, 96, 960, 9).find("attention_fwd: lse has 9 elements, but batch_heads x seq_len = 2 x 5 needs 10") !=
+        std::string::npos);
 }
 
 TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, N, K", T, half, bfloat16) {

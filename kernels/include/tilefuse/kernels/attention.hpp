@@ -5,18 +5,47 @@
 // chip. Returns O and the log-sum-exp of each query row. The compiler keeps P in
 // registers between the two dots (tensor cores, warps along M) and pipelines the K and
 // V copies (num_stages).
+#include <bit>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <tuple>
 #include <utility>
+#include <vector>
 
+#include "tilefuse/kernels/buffer_checks.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
 
+// The largest head the kernel holds: the accumulator is BLOCK_M x HEAD_DIM f32 in
+// registers (256 columns over two warpgroups: 128 registers a thread).
+inline constexpr int64_t kMaxHeadDim = 256;
+
+// A head of any width as column blocks of power-of-two widths (tile shapes are powers
+// of two): 96 = 64 + 32, 80 = 64 + 16, 200 -> 128 + 64 + 16 (the last part's 8 columns
+// past the head read 0 and are not stored). Every dot then does exactly the head's MMAs
+// (rounded up to 16 columns) instead of the next power of two's: 96 on 128 would be a
+// third more. A power-of-two head is one part.
+struct HeadPart {
+  int64_t offset, width;
+};
+inline std::vector<HeadPart> head_parts(int64_t head_dim) {
+  if (std::has_single_bit(static_cast<uint64_t>(head_dim))) return {{0, head_dim}};
+  std::vector<HeadPart> parts;
+  for (int64_t at = 0, left = (head_dim + 15) / 16 * 16; left > 0;) {
+    int64_t w = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(left)));
+    parts.push_back({at, w});
+    at += w;
+    left -= w;
+  }
+  return parts;
+}
+
 // Q, K, V, O: [batch*heads, seq, HEAD_DIM] with row stride `stride_n` and head
-// stride `stride_h` (elements); lse: [batch*heads, seq] f32 (natural log).
+// stride `stride_h` (elements); lse: [batch*heads, seq] f32 (natural log). HEAD_DIM is
+// any width up to kMaxHeadDim (head_parts).
 template <class T>
 const auto& attention_fwd_kernel() {
   static auto k = kernel(std::string("attention_fwd_") + name(dtype_v<T>),
@@ -31,21 +60,46 @@ const auto& attention_fwd_kernel() {
         auto head = program_id(1);
         auto offs_m = start_m * BLOCK_M + arange(0, BLOCK_M);
         auto offs_n = arange(0, BLOCK_N);
-        auto offs_d = arange(0, HEAD_DIM);
         auto head_off = head * stride_h;
         auto row_ok = offs_m < seq_len;
-        auto q_tile = load(q + head_off + offs_m.col() * stride_n + offs_d.row(), row_ok.col(), 0.0f);
+        const std::vector<HeadPart> parts = head_parts(HEAD_DIM);
+        // Per part of the head: Q's columns (rows past seq_len and columns past the head
+        // read 0) and the output's accumulator.
+        std::vector<Tile<T, 2>> q_tiles;
+        std::vector<Tile<f32, 2>> acc;
+        for (const HeadPart& part : parts) {
+          auto offs_d = int32_t(part.offset) + arange(0, part.width);
+          auto q_ptrs = q + head_off + offs_m.col() * stride_n + offs_d.row();
+          if (part.offset + part.width <= HEAD_DIM)
+            q_tiles.push_back(load(q_ptrs, row_ok.col(), 0.0f));
+          else
+            q_tiles.push_back(load(q_ptrs, row_ok.col() && (offs_d < int32_t(HEAD_DIM)).row(), 0.0f));
+          acc.push_back(zeros<f32>({BLOCK_M, part.width}));
+        }
         auto m_i = full<f32>({BLOCK_M}, -inf);
         auto l_i = zeros<f32>({BLOCK_M});
-        auto acc = zeros<f32>({BLOCK_M, HEAD_DIM});
         auto qk_scale = sm_scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
         // Keys and values of the block at start_n: K transposed [D, BN], V [BN, D], as
-        // blocks of [heads, seq_len, HEAD_DIM] views (keys past seq_len read 0; on sm_90a
-        // the copies are TMA's).
+        // blocks of [heads, seq_len, HEAD_DIM] views (keys past seq_len and columns past
+        // the head read 0; on sm_90a the copies are TMA's).
         auto k_view = tensor_view(k, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
         auto v_view = tensor_view(v, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
-        auto load_k = [&](auto start_n, bool) { return trans(load(k_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM})); };
-        auto load_v = [&](auto start_n, bool) { return load(v_view, {head, start_n, 0}, {BLOCK_N, HEAD_DIM}); };
+        auto load_v = [&](auto start_n, const HeadPart& part) {
+          return load(v_view, {head, start_n, part.offset}, {BLOCK_N, part.width});
+        };
+        // Q.K^T of the block at start_n: the parts' products chained into one score tile.
+        auto scores = [&](auto start_n) {
+          auto kt = [&](size_t i) {
+            return trans(load(k_view, {head, start_n, parts[i].offset}, {BLOCK_N, parts[i].width}));
+          };
+          auto qk = dot(q_tiles[0], kt(0));
+          for (size_t i = 1; i < parts.size(); ++i) qk = dot(q_tiles[i], kt(i), qk);
+          return qk;
+        };
+        // O = O * alpha + P.V, part by part (P.V at start_n, the accumulator rescaled).
+        auto add_pv = [&](const auto& p, auto start_n, const auto& alpha) {
+          for (size_t i = 0; i < parts.size(); ++i) acc[i] = dot(p, load_v(start_n, parts[i]), acc[i] * alpha.col());
+        };
         // The online softmax of one block's scores: updates m and l, returns P and the
         // factor alpha that rescales the accumulator before P.V is added.
         // With a positive scale the row max is taken over the raw scores and scaled once
@@ -66,10 +120,9 @@ const auto& attention_fwd_kernel() {
           m_i = m_new;
           return std::pair{p.template cast<T>(), alpha};
         };
-        // O = O * alpha + P.V.
         auto update = [&](auto qk, auto start_n, bool masked) {
           auto [p, alpha] = softmax(qk, start_n, masked);
-          acc = dot(p, load_v(start_n, masked), acc * alpha.col());
+          add_pv(p, start_n, alpha);
         };
         // Blocks that need no mask first (every key valid and, causal, left of the
         // diagonal block), then the rest with masks: the common case stays lean. With
@@ -86,34 +139,44 @@ const auto& attention_fwd_kernel() {
           auto p_prev = zeros<T>({BLOCK_M, BLOCK_N});
           auto alpha_prev = zeros<f32>({BLOCK_M});
           for_range(0, full_hi, BLOCK_N, [&](I32 start_n) {
-            auto rescaled = acc * alpha_prev.col();  // before the MMAs are in flight
-            auto qk = dot(q_tile, load_k(start_n, false));
-            acc = dot(p_prev, load_v(start_n - BLOCK_N, false), rescaled);
+            std::vector<Tile<f32, 2>> rescaled;  // before the MMAs are in flight
+            for (auto& a : acc) rescaled.push_back(a * alpha_prev.col());
+            auto qk = scores(start_n);
+            for (size_t i = 0; i < parts.size(); ++i)
+              acc[i] = dot(p_prev, load_v(start_n - BLOCK_N, parts[i]), rescaled[i]);
             std::tie(p_prev, alpha_prev) = softmax(qk, start_n, false);
           });
-          acc = dot(p_prev, load_v(full_hi - BLOCK_N, false), acc * alpha_prev.col());
+          add_pv(p_prev, full_hi - BLOCK_N, alpha_prev);
         } else if (QK_AHEAD) {
           if_(full_hi > 0, [&] {
-            auto qk = dot(q_tile, load_k(0, false));
+            auto qk = scores(0);
             for_range(0, full_hi - BLOCK_N, BLOCK_N, [&](I32 start_n) {
-              auto qk_next = dot(q_tile, load_k(start_n + BLOCK_N, false));
+              auto qk_next = scores(start_n + BLOCK_N);
               update(qk, start_n, false);
               qk = qk_next;
             });
             update(qk, full_hi - BLOCK_N, false);
           });
         } else {
-          for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, false)), start_n, false); });
+          for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { update(scores(start_n), start_n, false); });
         }
-        for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(dot(q_tile, load_k(start_n, true)), start_n, true); });
-        auto o = acc * (1.0f / l_i).col();  // one division per row, not per element
+        for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(scores(start_n), start_n, true); });
+        auto inv_l = (1.0f / l_i).col();  // one division per row, not per element
         // The output block: through a view (a TMA store on sm_90), or plain stores that let
         // each warp finish on its own (TMA_STORE = 0: d128's one program per SM, -1%).
-        if (TMA_STORE) {
-          auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
-          store(out_view, {head, start_m * BLOCK_M, 0}, o.template cast<T>());
-        } else {
-          store(out + head_off + offs_m.col() * stride_n + offs_d.row(), o.template cast<T>(), row_ok.col());
+        auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
+        for (size_t i = 0; i < parts.size(); ++i) {
+          auto o = (acc[i] * inv_l).template cast<T>();
+          if (TMA_STORE) {
+            store(out_view, {head, start_m * BLOCK_M, parts[i].offset}, o);
+          } else {
+            auto offs_d = int32_t(parts[i].offset) + arange(0, parts[i].width);
+            auto o_ptrs = out + head_off + offs_m.col() * stride_n + offs_d.row();
+            if (parts[i].offset + parts[i].width <= HEAD_DIM)
+              store(o_ptrs, o, row_ok.col());
+            else
+              store(o_ptrs, o, row_ok.col() && (offs_d < int32_t(HEAD_DIM)).row());
+          }
         }
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
         store(lse + head * seq_len + offs_m, (m_i + log2(l_i)) * 0.6931471805599453f, row_ok);
@@ -141,15 +204,17 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // warpgroups, one program per SM (+2-9% on every shape measured). The output leaves
     // by TMA store at d64 (+0.7-3% where it differs) but not at d128 (-1%: with one
     // program per SM its barriers and staging are exposed).
+    // Heads of 129-256 columns: 64-key blocks (128 would need 250-330 KB of shared
+    // memory over two stages; the accumulator takes up to 128 registers a thread).
     if (head_dim <= 64)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     num_warps(4), num_stages(2), min_programs_per_sm(3)};
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
-                  {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", head_dim <= 128 ? 128 : 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c},
+                  {"PV_LAG", 1}, {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
   }
   if (head_dim <= 64)
     return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
-  if (causal)
+  if (causal || head_dim > 128)  // wider heads: 128 rows on 8 warps spill least (136 bytes at 256)
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", 32}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(8), num_stages(2)};
   return Config{{"BLOCK_M", 64}, {"BLOCK_N", 32}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
 }
@@ -159,12 +224,39 @@ inline Config attention_launch_config(Config c, int64_t head_dim, bool causal, f
   return c.set("HEAD_DIM", head_dim).set("CAUSAL", causal).set("SCALE_NEG", sm_scale < 0.0f);
 }
 
+// The sizes of one attention call, and its buffers' dtypes and sizes.
+template <class T, class Out, class Lse, class Q, class K, class V>
+void check_attention_args(const Out& out, const Lse& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
+                          int64_t seq_len, int64_t head_dim) {
+  if (batch_heads < 1 || seq_len < 1 || head_dim < 1 || head_dim > kMaxHeadDim)
+    user_error("attention_fwd: batch_heads x seq_len x head_dim = " + std::to_string(batch_heads) + " x " +
+                   std::to_string(seq_len) + " x " + std::to_string(head_dim) + " is out of range",
+               SourceLoc{},
+               "Pass positive sizes and a head dim of at most " + std::to_string(kMaxHeadDim) +
+                   " (a wider head does not fit the accumulator in registers)");
+  check_buffer_dtype<T>("attention_fwd", "q", q, "out");
+  check_buffer_dtype<T>("attention_fwd", "k", k, "out");
+  check_buffer_dtype<T>("attention_fwd", "v", v, "out");
+  if constexpr (!std::is_same_v<buffer_elem_t<Lse>, float>)
+    user_error(std::string("attention_fwd: lse has dtype ") + name(dtype_v<buffer_elem_t<Lse>>) + ", expected f32",
+               SourceLoc{}, "Pass lse as an f32 buffer of batch_heads x seq_len elements");
+  const std::string sizes = std::to_string(batch_heads) + " x " + std::to_string(seq_len);
+  const std::string qkv_shape = "batch_heads x seq_len x head_dim = " + sizes + " x " + std::to_string(head_dim);
+  const int64_t elements = batch_heads * seq_len * head_dim;
+  check_norm_arg("attention_fwd", "out", out, elements, qkv_shape.c_str());
+  check_norm_arg("attention_fwd", "q", q, elements, qkv_shape.c_str());
+  check_norm_arg("attention_fwd", "k", k, elements, qkv_shape.c_str());
+  check_norm_arg("attention_fwd", "v", v, elements, qkv_shape.c_str());
+  check_norm_arg("attention_fwd", "lse", lse, batch_heads * seq_len, ("batch_heads x seq_len = " + sizes).c_str());
+}
+
 // attention_fwd(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal[, sm_scale]):
 // softmax(q k^T * sm_scale [+ causal mask]) v for contiguous [batch_heads, seq_len, head_dim] tensors.
 template <class Out, class Lse, class Q, class K, class V>
 void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads, int64_t seq_len,
                    int64_t head_dim, bool causal, float sm_scale = 0.0f, ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
+  check_attention_args<T>(out, lse, q, k, v, batch_heads, seq_len, head_dim);
   if (sm_scale == 0.0f) sm_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   Config c = attention_launch_config(cfg ? *cfg : attention_heuristic(seq_len, head_dim, causal, warpgroup_mma_usable<Q>()),
                                      head_dim, causal, sm_scale);
