@@ -64,7 +64,7 @@ def test_bias_relu_log(rng, dtype):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("shape", [(2, 3, 20, 16), (1, 37, 32)])
+@pytest.mark.parametrize("shape", [(2, 3, 20, 16), (1, 37, 32), (2, 29, 96), (1, 18, 40)])
 def test_attention(rng, causal, shape):
     q, k, v = (rng.standard_normal(shape).astype(np.float16) for _ in range(3))
     out, lse = tilefuse.attention(q, k, v, causal=causal, return_lse=True)

@@ -88,7 +88,7 @@ def test_bias_relu_log(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("shape", [(2, 3, 257, 64), (1, 4, 1000, 128)])
+@pytest.mark.parametrize("shape", [(2, 3, 257, 64), (1, 4, 1000, 128), (2, 2, 333, 96), (1, 3, 300, 256)])
 def test_attention(dtype, causal, shape):
     q, k, v = (randn(*shape, dtype=dtype) for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal)

@@ -97,7 +97,10 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   CAPTURE(r.out);
   CAPTURE(r.err);
   REQUIRE(r.status == 0);
-  CHECK(has_line(r.out, "prune  BLOCK_M=64 BLOCK_N=32 PV_LAG=0 TMA_STORE=0 num_warps=8", "8 warps x 16 rows > BLOCK_M 64"));
+  CHECK(has_line(r.out, "prune  BLOCK_M=64 BLOCK_N=32 HEAD_SPLIT=1 PV_LAG=0 TMA_STORE=0 num_warps=8",
+                 "8 warps x 16 rows > BLOCK_M 64"));
+  CHECK(has_line(r.out, "prune  BLOCK_M=64 BLOCK_N=32 HEAD_SPLIT=0 PV_LAG=0 TMA_STORE=0 num_warps=4",
+                 "head dim 64: the same blocks as HEAD_SPLIT=1"));
   REQUIRE(fs::exists(report));
   auto doc = tuning::Json::parse(slurp(report));
   CHECK(doc.at("dry_run").as_bool());

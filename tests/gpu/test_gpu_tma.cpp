@@ -124,13 +124,15 @@ TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {
 }
 
 // Heads that are not powers of two (in parts: 96 = 64 + 32, 80 = 64 + 16, 40 -> 32 +
-// 16 with 8 columns past the head, 200 -> 128 + 64 + 16), a row stride off 16 bytes
-// (33: no TMA), and 192 / 256 on 64-key blocks, at the sm_90a heuristic's tilings
-// against the interpreter, odd N, causal or not; bf16 too.
+// 16 with 8 columns past the head, 176 -> 128 + 64; in one block: 112 -> 128, 200 ->
+// 256), a row stride off 16 bytes (33: no TMA), 160 on 128-key blocks and 192 / 256 on
+// 64-key blocks, at the sm_90a heuristic's tilings (and 65-127 columns at d128's tiling
+// and in one block too) against the interpreter, odd N, causal or not; bf16 too.
 TEST_CASE_TEMPLATE("gpu: attention at any head dim, heuristic tilings", T, half, bfloat16) {
   for (auto [d, n, causal] : {std::tuple{96, 301, false}, std::tuple{96, 200, true}, std::tuple{80, 333, false},
                               std::tuple{40, 257, true}, std::tuple{33, 130, false}, std::tuple{200, 150, true},
-                              std::tuple{192, 210, false}, std::tuple{256, 190, true}, std::tuple{256, 129, false}}) {
+                              std::tuple{192, 210, false}, std::tuple{256, 190, true}, std::tuple{256, 129, false},
+                              std::tuple{112, 170, true}, std::tuple{160, 250, false}, std::tuple{176, 140, true}}) {
     CAPTURE(d);
     CAPTURE(n);
     CAPTURE(causal);
@@ -141,10 +143,22 @@ TEST_CASE_TEMPLATE("gpu: attention at any head dim, heuristic tilings", T, half,
     std::vector<T> o(sz);
     std::vector<float> lse(bh * n);
     float scale = 1.0f / std::sqrt(float(d));
-    Config cfg = tk::attention_launch_config(tk::attention_heuristic(n, d, causal, true), d, causal, scale);
-    int64_t bm = cfg.get("BLOCK_M");
-    gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k, v,
-                       n, int64_t(n) * d, int64_t(d), scale);
+    std::vector<Config> cfgs{tk::attention_heuristic(n, d, causal, true)};
+    if (d > 64 && d < 128) {  // d128's tiling (128 rows over two warpgroups); the head in one block
+      cfgs.push_back(Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"PV_LAG", 1}, {"TMA_STORE", 0}, num_warps(8),
+                            num_stages(2)});
+      cfgs.push_back(Config(cfgs[0]).set("HEAD_SPLIT", 0));
+    }
+    const int64_t chosen = cfgs[0].has("HEAD_SPLIT") ? cfgs[0].get("HEAD_SPLIT") : 1;
+    for (int split : {1, 2})  // the other way to cut the head into two blocks, where it differs
+      if (tk::head_parts(d, split) != tk::head_parts(d, chosen)) cfgs.push_back(Config(cfgs[0]).set("HEAD_SPLIT", split));
+    for (const Config& c : cfgs) {
+      CAPTURE(c.str());
+      Config cfg = tk::attention_launch_config(c, d, causal, scale);
+      int64_t bm = cfg.get("BLOCK_M");
+      gpu_matches_interp(tk::attention_fwd_kernel<T>(), Grid((n + bm - 1) / bm, bh), cfg, {2e-3, 2e-2}, o, lse, q, k,
+                         v, n, int64_t(n) * d, int64_t(d), scale);
+    }
   }
 }
 

@@ -132,13 +132,22 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}, -0.4f},
       // heads that are not powers of two, in parts: 96 = 64 + 32, 80 = 64 + 16, 40 =
       // 32 + 16 and 33 = 32 + 16 (columns past the head read 0, not stored; 33 leaves
-      // rows off 16 bytes), 200 = 128 + 64 + 16; plain, one block ahead, one behind
+      // rows off 16 bytes), 176 = 128 + 64; in one block: 200 (256), 112 (128), 96 with
+      // HEAD_SPLIT=0; plain, one block ahead, one behind
       {2, 37, 96, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
       {1, 45, 96, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
       {2, 29, 80, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
       {1, 50, 40, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(2)}},
       {2, 23, 33, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
       {1, 19, 200, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, 0.05f},
+      {2, 26, 176, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      {1, 31, 112, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
+      {1, 33, 96, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 0}, num_warps(1)}},
+      // HEAD_SPLIT=2: overlapping blocks (40 = [0, 32) + [24, 40), 112, 200, 17)
+      {2, 37, 40, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, num_warps(1)}},
+      {1, 45, 112, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, {"PV_LAG", 1}, num_warps(1)}},
+      {1, 20, 200, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, {"QK_AHEAD", 1}, num_warps(1)}},
+      {2, 29, 17, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, num_warps(1)}},
       {1, 21, 256, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
   };
   for (auto& c : cases) {
@@ -165,7 +174,7 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
 TEST_CASE("attention: a head is split into power-of-two parts of 16+ columns") {
   auto widths = [](int64_t d) {
     std::vector<std::pair<int64_t, int64_t>> got;
-    for (auto [offset, width] : tk::head_parts(d)) got.emplace_back(offset, width);
+    for (const auto& p : tk::head_parts(d)) got.emplace_back(p.offset, p.width);
     return got;
   };
   using Parts = std::vector<std::pair<int64_t, int64_t>>;
@@ -175,8 +184,21 @@ TEST_CASE("attention: a head is split into power-of-two parts of 16+ columns") {
   CHECK(widths(80) == Parts{{0, 64}, {64, 16}});
   CHECK(widths(40) == Parts{{0, 32}, {32, 16}});  // 48 columns, the last 8 past the head
   CHECK(widths(12) == Parts{{0, 16}});
-  CHECK(widths(200) == Parts{{0, 128}, {128, 64}, {192, 16}});
-  CHECK(widths(224) == Parts{{0, 128}, {128, 64}, {192, 32}});
+  CHECK(widths(176) == Parts{{0, 128}, {128, 64}});  // the rest (48) rounded up to a power of two
+  CHECK(widths(112) == Parts{{0, 128}});             // 64 + 64: one block
+  CHECK(widths(200) == Parts{{0, 256}});             // 128 + 80 -> 128 + 128
+  CHECK(widths(33) == Parts{{0, 32}, {32, 16}});
+  CHECK(tk::head_parts(96, false).size() == 1);  // HEAD_SPLIT=0: the next power of two
+  CHECK(tk::head_parts(96, false)[0].width == 128);
+  CHECK(tk::head_parts_width(tk::head_parts(176)) == 192);
+  // HEAD_SPLIT=2: the second block ends at the head's end, owning the columns past the first
+  using P = tk::HeadPart;
+  CHECK(tk::head_parts(40, 2) == std::vector<P>{{0, 32, 0}, {24, 16, 32}});
+  CHECK(tk::head_parts(112, 2) == std::vector<P>{{0, 64, 0}, {48, 64, 64}});
+  CHECK(tk::head_parts(200, 2) == std::vector<P>{{0, 128, 0}, {72, 128, 128}});
+  CHECK(tk::head_parts(96, 2) == tk::head_parts(96, 1));  // no overlap needed
+  CHECK(tk::head_parts(17, 2) == std::vector<P>{{0, 16, 0}, {1, 16, 16}});
+  CHECK(tk::head_parts(12, 2) == std::vector<P>{{0, 16, 0}});  // narrower than one MMA: past the head
 }
 
 TEST_CASE("attention: sizes and buffers out of range are user errors") {

@@ -23,24 +23,46 @@ namespace tilefuse::kernels {
 // registers (256 columns over two warpgroups: 128 registers a thread).
 inline constexpr int64_t kMaxHeadDim = 256;
 
-// A head of any width as column blocks of power-of-two widths (tile shapes are powers
-// of two): 96 = 64 + 32, 80 = 64 + 16, 200 -> 128 + 64 + 16 (the last part's 8 columns
-// past the head read 0 and are not stored). Every dot then does exactly the head's MMAs
-// (rounded up to 16 columns) instead of the next power of two's: 96 on 128 would be a
-// third more. A power-of-two head is one part.
+// A head of any width as at most two column blocks of power-of-two widths (tile shapes
+// are powers of two). Every dot then does about the head's MMAs instead of the next
+// power of two's (96 on 128 would be a third more). HEAD_SPLIT picks how:
+//  1: blocks from column 0, rounded up to 16 columns: 96 = 64 + 32, 80 = 64 + 16, 40 ->
+//     32 + 16, 176 -> 128 + 64 (columns past the head read 0 and are not stored); where
+//     the rest past the largest block would need two more, one block of the next power
+//     of two: 112 -> 128, 200 -> 256 (three blocks: P.V's narrow MMAs cost more).
+//  2: the second block ends at the head's last column and overlaps the first: 40 ->
+//     [0, 32) + [24, 40), 112 -> [0, 64) + [48, 112); its Q columns inside the first
+//     block read 0 (no product is counted twice) and its output there is not stored.
+//     No copy reads past the head.
+//  0: one block of the next power of two.
+// A part owns columns [first, min(offset + width, head_dim)).
 struct HeadPart {
-  int64_t offset, width;
+  int64_t offset, width, first;
+  bool operator==(const HeadPart&) const = default;
 };
-inline std::vector<HeadPart> head_parts(int64_t head_dim) {
-  if (std::has_single_bit(static_cast<uint64_t>(head_dim))) return {{0, head_dim}};
-  std::vector<HeadPart> parts;
-  for (int64_t at = 0, left = (head_dim + 15) / 16 * 16; left > 0;) {
-    int64_t w = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(left)));
-    parts.push_back({at, w});
-    at += w;
-    left -= w;
+inline std::vector<HeadPart> head_parts(int64_t head_dim, int64_t split = 1) {
+  const auto pow2_at_least = [](int64_t v) { return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(v))); };
+  const auto pow2_at_most = [](int64_t v) { return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(v))); };
+  if (split == 0 || std::has_single_bit(static_cast<uint64_t>(head_dim)) || (split == 2 && head_dim < 16))
+    return {{0, pow2_at_least(head_dim), 0}};
+  if (split == 2) {
+    const int64_t first = pow2_at_most(head_dim);
+    const int64_t second = std::max<int64_t>(16, pow2_at_least(head_dim - first));
+    return {{0, first, 0}, {head_dim - second, second, first}};
   }
-  return parts;
+  const int64_t padded = (head_dim + 15) / 16 * 16;
+  const int64_t first = pow2_at_most(padded);
+  const int64_t rest = padded - first;
+  if (rest == 0) return {{0, first, 0}};
+  if (pow2_at_least(rest) == first) return {{0, 2 * first, 0}};
+  return {{0, first, 0}, {first, pow2_at_least(rest), first}};
+}
+
+// The columns the parts' MMAs cover (the head rounded up, overlaps counted twice).
+inline int64_t head_parts_width(const std::vector<HeadPart>& parts) {
+  int64_t w = 0;
+  for (const HeadPart& p : parts) w += p.width;
+  return w;
 }
 
 // Q, K, V, O: [batch*heads, seq, HEAD_DIM] with row stride `stride_n` and head
@@ -53,7 +75,8 @@ const auto& attention_fwd_kernel() {
       [](Ptr<T> out, Ptr<f32> lse, Ptr<const T> q, Ptr<const T> k, Ptr<const T> v, I32 seq_len, I64 stride_h,
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
-         Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE) {
+         Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
+         Meta<"HEAD_SPLIT", int, 1> HEAD_SPLIT) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -62,18 +85,23 @@ const auto& attention_fwd_kernel() {
         auto offs_n = arange(0, BLOCK_N);
         auto head_off = head * stride_h;
         auto row_ok = offs_m < seq_len;
-        const std::vector<HeadPart> parts = head_parts(HEAD_DIM);
-        // Per part of the head: Q's columns (rows past seq_len and columns past the head
-        // read 0) and the output's accumulator.
+        const std::vector<HeadPart> parts = head_parts(HEAD_DIM, HEAD_SPLIT);
+        // Whether a part holds columns it does not own, and which of its columns it owns.
+        auto partial = [&](const HeadPart& part) { return part.first > part.offset || part.offset + part.width > HEAD_DIM; };
+        auto owned = [&](const HeadPart& part, const auto& offs_d) {
+          return ((offs_d >= int32_t(part.first)) && (offs_d < int32_t(HEAD_DIM))).row();
+        };
+        // Per part of the head: Q's columns (rows past seq_len and columns the part does
+        // not own read 0) and the output's accumulator.
         std::vector<Tile<T, 2>> q_tiles;
         std::vector<Tile<f32, 2>> acc;
         for (const HeadPart& part : parts) {
           auto offs_d = int32_t(part.offset) + arange(0, part.width);
           auto q_ptrs = q + head_off + offs_m.col() * stride_n + offs_d.row();
-          if (part.offset + part.width <= HEAD_DIM)
-            q_tiles.push_back(load(q_ptrs, row_ok.col(), 0.0f));
+          if (partial(part))
+            q_tiles.push_back(load(q_ptrs, row_ok.col() && owned(part, offs_d), 0.0f));
           else
-            q_tiles.push_back(load(q_ptrs, row_ok.col() && (offs_d < int32_t(HEAD_DIM)).row(), 0.0f));
+            q_tiles.push_back(load(q_ptrs, row_ok.col(), 0.0f));
           acc.push_back(zeros<f32>({BLOCK_M, part.width}));
         }
         auto m_i = full<f32>({BLOCK_M}, -inf);
@@ -167,15 +195,15 @@ const auto& attention_fwd_kernel() {
         auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
         for (size_t i = 0; i < parts.size(); ++i) {
           auto o = (acc[i] * inv_l).template cast<T>();
-          if (TMA_STORE) {
+          if (TMA_STORE && parts[i].first == parts[i].offset) {  // (the view clips columns past the head)
             store(out_view, {head, start_m * BLOCK_M, parts[i].offset}, o);
           } else {
             auto offs_d = int32_t(parts[i].offset) + arange(0, parts[i].width);
             auto o_ptrs = out + head_off + offs_m.col() * stride_n + offs_d.row();
-            if (parts[i].offset + parts[i].width <= HEAD_DIM)
-              store(o_ptrs, o, row_ok.col());
+            if (partial(parts[i]))
+              store(o_ptrs, o, row_ok.col() && owned(parts[i], offs_d));
             else
-              store(o_ptrs, o, row_ok.col() && (offs_d < int32_t(HEAD_DIM)).row());
+              store(o_ptrs, o, row_ok.col());
           }
         }
         // log(sum exp(x * sm_scale)) = (m + log2(l)) * ln(2) in the exp2 domain.
@@ -204,13 +232,22 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // warpgroups, one program per SM (+2-9% on every shape measured). The output leaves
     // by TMA store at d64 (+0.7-3% where it differs) but not at d128 (-1%: with one
     // program per SM its barriers and staging are exposed).
-    // Heads of 129-256 columns: 64-key blocks (128 would need 250-330 KB of shared
-    // memory over two stages; the accumulator takes up to 128 registers a thread).
-    if (head_dim <= 64)
+    // Other heads by the width their parts cover (w: 96 -> 96, 112 -> 128) and the
+    // shared memory a tiling takes (Q's rows, two stages of K and V blocks): up to 96
+    // columns one warpgroup on 64 rows, two programs per SM (+6-8% over d128's tiling at
+    // d80 and d96, H200); otherwise d128's tiling, with 64-key blocks where 128-key
+    // blocks would not fit (w > 176: 128 at d160 measured +28%).
+    const int64_t w = head_parts_width(head_parts(head_dim));
+    const auto smem = [&](int64_t bm, int64_t bn) { return (bm + 4 * bn) * w * 2; };
+    constexpr int64_t kSharedBytes = 232448;  // sm_90's most per block
+    if (w <= 64)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     num_warps(4), num_stages(2), min_programs_per_sm(3)};
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", head_dim <= 128 ? 128 : 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c},
-                  {"PV_LAG", 1}, {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
+    if (w < 128 && 2 * smem(64, 128) <= kSharedBytes)
+      return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
+                    {"TMA_STORE", 0}, num_warps(4), num_stages(2), min_programs_per_sm(2)};
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", smem(128, 128) <= kSharedBytes ? 128 : 64}, {"HEAD_DIM", head_dim},
+                  {"CAUSAL", c}, {"PV_LAG", 1}, {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
   }
   if (head_dim <= 64)
     return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
