@@ -143,11 +143,6 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {2, 26, 176, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
       {1, 31, 112, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
       {1, 33, 96, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 0}, num_warps(1)}},
-      // HEAD_SPLIT=2: overlapping blocks (40 = [0, 32) + [24, 40), 112, 200, 17)
-      {2, 37, 40, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, num_warps(1)}},
-      {1, 45, 112, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, {"PV_LAG", 1}, num_warps(1)}},
-      {1, 20, 200, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, {"QK_AHEAD", 1}, num_warps(1)}},
-      {2, 29, 17, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 2}, num_warps(1)}},
       {1, 21, 256, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
   };
   for (auto& c : cases) {
@@ -188,17 +183,10 @@ TEST_CASE("attention: a head is split into power-of-two parts of 16+ columns") {
   CHECK(widths(112) == Parts{{0, 128}});             // 64 + 64: one block
   CHECK(widths(200) == Parts{{0, 256}});             // 128 + 80 -> 128 + 128
   CHECK(widths(33) == Parts{{0, 32}, {32, 16}});
+  CHECK(widths(17) == Parts{{0, 32}});  // 32 columns: one block
   CHECK(tk::head_parts(96, false).size() == 1);  // HEAD_SPLIT=0: the next power of two
   CHECK(tk::head_parts(96, false)[0].width == 128);
   CHECK(tk::head_parts_width(tk::head_parts(176)) == 192);
-  // HEAD_SPLIT=2: the second block ends at the head's end, owning the columns past the first
-  using P = tk::HeadPart;
-  CHECK(tk::head_parts(40, 2) == std::vector<P>{{0, 32, 0}, {24, 16, 32}});
-  CHECK(tk::head_parts(112, 2) == std::vector<P>{{0, 64, 0}, {48, 64, 64}});
-  CHECK(tk::head_parts(200, 2) == std::vector<P>{{0, 128, 0}, {72, 128, 128}});
-  CHECK(tk::head_parts(96, 2) == tk::head_parts(96, 1));  // no overlap needed
-  CHECK(tk::head_parts(17, 2) == std::vector<P>{{0, 16, 0}, {1, 16, 16}});
-  CHECK(tk::head_parts(12, 2) == std::vector<P>{{0, 16, 0}});  // narrower than one MMA: past the head
 }
 
 TEST_CASE("attention: sizes and buffers out of range are user errors") {

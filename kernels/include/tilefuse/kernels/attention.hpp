@@ -15,6 +15,7 @@
 
 #include "tilefuse/kernels/buffer_checks.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/gemm_operands.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -24,45 +25,33 @@ namespace tilefuse::kernels {
 inline constexpr int64_t kMaxHeadDim = 256;
 
 // A head of any width as at most two column blocks of power-of-two widths (tile shapes
-// are powers of two). Every dot then does about the head's MMAs instead of the next
-// power of two's (96 on 128 would be a third more). HEAD_SPLIT picks how:
-//  1: blocks from column 0, rounded up to 16 columns: 96 = 64 + 32, 80 = 64 + 16, 40 ->
-//     32 + 16, 176 -> 128 + 64 (columns past the head read 0 and are not stored); where
-//     the rest past the largest block would need two more, one block of the next power
-//     of two: 112 -> 128, 200 -> 256 (three blocks: P.V's narrow MMAs cost more).
-//  2: the second block ends at the head's last column and overlaps the first: 40 ->
-//     [0, 32) + [24, 40), 112 -> [0, 64) + [48, 112); its Q columns inside the first
-//     block read 0 (no product is counted twice) and its output there is not stored.
-//     No copy reads past the head.
-//  0: one block of the next power of two.
-// A part owns columns [first, min(offset + width, head_dim)).
+// are powers of two), rounded up to 16 columns: 96 = 64 + 32, 80 = 64 + 16, 40 -> 32 +
+// 16, 176 -> 128 + 64 (columns past the head read 0 and are not stored). Every dot then
+// does about the head's MMAs instead of the next power of two's (96 on 128 would be a
+// third more). Where the rest past the largest block would need two more, one block of
+// the next power of two does the lot: 112 -> 128, 200 -> 256 (three blocks of 64 + 32 +
+// 16 measured 337 TFLOP/s at 112 against 464 for one of 128, H200: P.V's narrow MMAs).
+// HEAD_SPLIT=0 always takes one block of the next power of two. (A second block ending
+// at the head's last column, overlapping the first so that no copy reads past the head,
+// measured the same on 128-row tiles: not kept.)
 struct HeadPart {
-  int64_t offset, width, first;
+  int64_t offset, width;
   bool operator==(const HeadPart&) const = default;
 };
-inline std::vector<HeadPart> head_parts(int64_t head_dim, int64_t split = 1) {
+inline std::vector<HeadPart> head_parts(int64_t head_dim, bool split = true) {
   const auto pow2_at_least = [](int64_t v) { return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(v))); };
-  const auto pow2_at_most = [](int64_t v) { return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(v))); };
-  if (split == 0 || std::has_single_bit(static_cast<uint64_t>(head_dim)) || (split == 2 && head_dim < 16))
-    return {{0, pow2_at_least(head_dim), 0}};
-  if (split == 2) {
-    const int64_t first = pow2_at_most(head_dim);
-    const int64_t second = std::max<int64_t>(16, pow2_at_least(head_dim - first));
-    return {{0, first, 0}, {head_dim - second, second, first}};
-  }
+  if (!split || std::has_single_bit(static_cast<uint64_t>(head_dim))) return {{0, pow2_at_least(head_dim)}};
   const int64_t padded = (head_dim + 15) / 16 * 16;
-  const int64_t first = pow2_at_most(padded);
+  const int64_t first = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(padded)));
   const int64_t rest = padded - first;
-  if (rest == 0) return {{0, first, 0}};
-  if (pow2_at_least(rest) == first) return {{0, 2 * first, 0}};
-  return {{0, first, 0}, {first, pow2_at_least(rest), first}};
+  if (rest == 0) return {{0, first}};
+  if (pow2_at_least(rest) == first) return {{0, 2 * first}};
+  return {{0, first}, {first, pow2_at_least(rest)}};
 }
 
-// The columns the parts' MMAs cover (the head rounded up, overlaps counted twice).
+// The columns the parts cover (the head rounded up).
 inline int64_t head_parts_width(const std::vector<HeadPart>& parts) {
-  int64_t w = 0;
-  for (const HeadPart& p : parts) w += p.width;
-  return w;
+  return parts.back().offset + parts.back().width;
 }
 
 // Q, K, V, O: [batch*heads, seq, HEAD_DIM] with row stride `stride_n` and head
@@ -76,7 +65,7 @@ const auto& attention_fwd_kernel() {
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
          Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
-         Meta<"HEAD_SPLIT", int, 1> HEAD_SPLIT) {
+         Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -86,20 +75,18 @@ const auto& attention_fwd_kernel() {
         auto head_off = head * stride_h;
         auto row_ok = offs_m < seq_len;
         const std::vector<HeadPart> parts = head_parts(HEAD_DIM, HEAD_SPLIT);
-        // Whether a part holds columns it does not own, and which of its columns it owns.
-        auto partial = [&](const HeadPart& part) { return part.first > part.offset || part.offset + part.width > HEAD_DIM; };
-        auto owned = [&](const HeadPart& part, const auto& offs_d) {
-          return ((offs_d >= int32_t(part.first)) && (offs_d < int32_t(HEAD_DIM))).row();
-        };
-        // Per part of the head: Q's columns (rows past seq_len and columns the part does
-        // not own read 0) and the output's accumulator.
+        // Whether a part runs past the head, and which of its columns are the head's.
+        auto past_head = [&](const HeadPart& part) { return part.offset + part.width > HEAD_DIM; };
+        auto in_head = [&](const auto& offs_d) { return (offs_d < int32_t(HEAD_DIM)).row(); };
+        // Per part of the head: Q's columns (rows past seq_len and columns past the head
+        // read 0) and the output's accumulator.
         std::vector<Tile<T, 2>> q_tiles;
         std::vector<Tile<f32, 2>> acc;
         for (const HeadPart& part : parts) {
           auto offs_d = int32_t(part.offset) + arange(0, part.width);
           auto q_ptrs = q + head_off + offs_m.col() * stride_n + offs_d.row();
-          if (partial(part))
-            q_tiles.push_back(load(q_ptrs, row_ok.col() && owned(part, offs_d), 0.0f));
+          if (past_head(part))
+            q_tiles.push_back(load(q_ptrs, row_ok.col() && in_head(offs_d), 0.0f));
           else
             q_tiles.push_back(load(q_ptrs, row_ok.col(), 0.0f));
           acc.push_back(zeros<f32>({BLOCK_M, part.width}));
@@ -195,13 +182,13 @@ const auto& attention_fwd_kernel() {
         auto out_view = tensor_view(out, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
         for (size_t i = 0; i < parts.size(); ++i) {
           auto o = (acc[i] * inv_l).template cast<T>();
-          if (TMA_STORE && parts[i].first == parts[i].offset) {  // (the view clips columns past the head)
+          if (TMA_STORE) {  // (the view clips columns past the head)
             store(out_view, {head, start_m * BLOCK_M, parts[i].offset}, o);
           } else {
             auto offs_d = int32_t(parts[i].offset) + arange(0, parts[i].width);
             auto o_ptrs = out + head_off + offs_m.col() * stride_n + offs_d.row();
-            if (partial(parts[i]))
-              store(o_ptrs, o, row_ok.col() && owned(parts[i], offs_d));
+            if (past_head(parts[i]))
+              store(o_ptrs, o, row_ok.col() && in_head(offs_d));
             else
               store(o_ptrs, o, row_ok.col());
           }
@@ -232,22 +219,30 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // warpgroups, one program per SM (+2-9% on every shape measured). The output leaves
     // by TMA store at d64 (+0.7-3% where it differs) but not at d128 (-1%: with one
     // program per SM its barriers and staging are exposed).
-    // Other heads by the width their parts cover (w: 96 -> 96, 112 -> 128) and the
-    // shared memory a tiling takes (Q's rows, two stages of K and V blocks): up to 96
-    // columns one warpgroup on 64 rows, two programs per SM (+6-8% over d128's tiling at
-    // d80 and d96, H200); otherwise d128's tiling, with 64-key blocks where 128-key
-    // blocks would not fit (w > 176: 128 at d160 measured +28%).
+    // Other heads by the width their parts cover (w: 96 -> 96, 112 -> 128), the shared
+    // memory a tiling takes (Q's rows, two stages of K and V blocks) and the rows'
+    // alignment (H200, N 4096, bench/NOTES.md "Heads of any width"):
+    // - rows on 32 bytes (head dim a multiple of 16) and up to 96 columns: one warpgroup
+    //   on 64 rows, two or three programs per SM (d48 307, d80 346, d96 394 TFLOP/s;
+    //   d80/d96 on 128 rows: 317 / 366);
+    // - rows on 16 bytes only (40, 56, 72, 88): the copies of K and V run slower, and 64
+    //   rows copy twice as much of them per MMA as 128 do: 128 rows (d40 218 against
+    //   183, d56 333 / 272, d72 283 / 267, d88 334 / 276), 64-key blocks up to 64 columns;
+    // - otherwise d128's tiling, with 64-key blocks where 128-key blocks would not fit
+    //   (w > 176; 128 at d160 measured +28%).
     const int64_t w = head_parts_width(head_parts(head_dim));
     const auto smem = [&](int64_t bm, int64_t bn) { return (bm + 4 * bn) * w * 2; };
     constexpr int64_t kSharedBytes = 232448;  // sm_90's most per block
-    if (w <= 64)
+    const bool rows_32b = head_dim % 16 == 0;
+    if (w <= 64 && rows_32b)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     num_warps(4), num_stages(2), min_programs_per_sm(3)};
-    if (w < 128 && 2 * smem(64, 128) <= kSharedBytes)
+    if (w < 128 && rows_32b && 2 * smem(64, 128) <= kSharedBytes)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     {"TMA_STORE", 0}, num_warps(4), num_stages(2), min_programs_per_sm(2)};
-    return Config{{"BLOCK_M", 128}, {"BLOCK_N", smem(128, 128) <= kSharedBytes ? 128 : 64}, {"HEAD_DIM", head_dim},
-                  {"CAUSAL", c}, {"PV_LAG", 1}, {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
+    const int64_t bn = w > 64 && smem(128, 128) <= kSharedBytes ? 128 : 64;
+    return Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
+                  {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
   }
   if (head_dim <= 64)
     return Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, num_warps(4), num_stages(3)};
@@ -289,6 +284,11 @@ void check_attention_args(const Out& out, const Lse& lse, const Q& q, const K& k
 
 // attention_fwd(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal[, sm_scale]):
 // softmax(q k^T * sm_scale [+ causal mask]) v for contiguous [batch_heads, seq_len, head_dim] tensors.
+// Rows off 16 bytes (a head dim that is not a multiple of 8, or a base off 16 bytes) have
+// no tensor map, so K and V would move 2-4 bytes at a time (88-107 TFLOP/s at d36 / d44
+// against 183-310 at d40 / d48, H200): on a wgmma GPU the host copies Q, K and V into rows
+// of a multiple of 8 elements in stream scratch first (one pass each, the copy rule of the
+// GEMM's operands), runs there, and copies the output back.
 template <class Out, class Lse, class Q, class K, class V>
 void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads, int64_t seq_len,
                    int64_t head_dim, bool causal, float sm_scale = 0.0f, ConfigOverride cfg = {}) {
@@ -297,9 +297,29 @@ void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int
   if (sm_scale == 0.0f) sm_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   Config c = attention_launch_config(cfg ? *cfg : attention_heuristic(seq_len, head_dim, causal, warpgroup_mma_usable<Q>()),
                                      head_dim, causal, sm_scale);
-  int64_t bm = c.get("BLOCK_M");
-  attention_fwd_kernel<T>().launch(grid((seq_len + bm - 1) / bm, batch_heads), c, out, lse, q, k, v, seq_len,
-                                   seq_len * head_dim, head_dim, sm_scale);
+  const auto g = grid((seq_len + c.get("BLOCK_M") - 1) / c.get("BLOCK_M"), batch_heads);
+  const int64_t rows = batch_heads * seq_len;
+  if constexpr (is_device_buffer_v<Out> && is_device_buffer_v<Q> && is_device_buffer_v<K> && is_device_buffer_v<V>) {
+    const uint64_t addresses = q.address() | k.address() | v.address() | out.address();
+    if (warpgroup_mma_usable<Q>() && detail::copy_pays(addresses, head_dim, sizeof(T), rows * seq_len * head_dim)) {
+      using Operand = detail::GemmOperand<T>;
+      Operand qa{DevicePtr<const T>(q.data(), q.size()), head_dim, std::nullopt};
+      Operand ka{DevicePtr<const T>(k.data(), k.size()), head_dim, std::nullopt};
+      Operand va{DevicePtr<const T>(v.data(), v.size()), head_dim, std::nullopt};
+      for (Operand* op : {&qa, &ka, &va}) detail::into_aligned_rows(*op, copy_rows_kernel<T>(), copy_rows_config(), rows, head_dim, false);
+      const int64_t ld = qa.ld;
+      detail::StreamScratch<T> aligned_out(static_cast<size_t>(rows * ld));
+      attention_fwd_kernel<T>().launch(g, c, aligned_out.get(), lse, qa.ptr, ka.ptr, va.ptr, seq_len, seq_len * ld, ld,
+                                       sm_scale);
+      const Config cc = copy_rows_config();
+      const int64_t tiles = ((rows + cc.get("BLOCK_R") - 1) / cc.get("BLOCK_R")) *
+                            ((head_dim + cc.get("BLOCK_C") - 1) / cc.get("BLOCK_C"));
+      copy_rows_kernel<T>().launch(grid(tiles), cc, out, DevicePtr<const T>(aligned_out.get().data(), rows * ld), rows,
+                                   head_dim, head_dim, ld);
+      return;
+    }
+  }
+  attention_fwd_kernel<T>().launch(g, c, out, lse, q, k, v, seq_len, seq_len * head_dim, head_dim, sm_scale);
 }
 
 }  // namespace tilefuse::kernels

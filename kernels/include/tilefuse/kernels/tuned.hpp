@@ -81,11 +81,11 @@ inline tuning::Space attention_space() {
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128}), tuning::values("BLOCK_N", {32, 64, 128}),
                                    tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2, 3}),
                                    tuning::values("PV_LAG", {0, 1}), tuning::values("min_programs_per_sm", {0, 2, 3}),
-                                   tuning::values("TMA_STORE", {0, 1}), tuning::values("HEAD_SPLIT", {0, 1, 2})});
+                                   tuning::values("TMA_STORE", {0, 1}), tuning::values("HEAD_SPLIT", {0, 1})});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     if (16 * c.num_warps > c.get("BLOCK_M"))
       return std::to_string(c.num_warps) + " warps x 16 rows > BLOCK_M " + std::to_string(c.get("BLOCK_M"));
-    if (c.get("HEAD_SPLIT") != 1 && head_parts(k["head_dim"], c.get("HEAD_SPLIT")) == head_parts(k["head_dim"]))
+    if (!c.get("HEAD_SPLIT") && head_parts(k["head_dim"], false) == head_parts(k["head_dim"]))
       return "head dim " + std::to_string(k["head_dim"]) + ": the same blocks as HEAD_SPLIT=1";
     return "";
   });
