@@ -63,6 +63,9 @@ def test_attention_needs_16_bit_and_matching_shapes():
     q16 = q.astype(np.float16)
     with pytest.raises(tilefuse.UserError, match=r"k is f16\[2, 7, 16\] on cpu, expected shape \[2, 8, 16\]"):
         tilefuse.attention(q16, np.zeros((2, 7, 16), np.float16), q16)
+    q4 = np.zeros((1, 4, 8, 16), np.float16)  # 4 query heads do not split into 3 key/value heads
+    with pytest.raises(tilefuse.UserError, match=r"k is f16\[1, 3, 8, 16\] on cpu, expected shape \[1, 4, 8, 16\]"):
+        tilefuse.attention(q4, np.zeros((1, 3, 8, 16), np.float16), np.zeros((1, 3, 8, 16), np.float16))
     wide = np.zeros((1, 4, 320), np.float16)
     with pytest.raises(tilefuse.UserError, match=r"1 x 4 x 320 is out of range.*a head dim of at most 256"):
         tilefuse.attention(wide, wide, wide)

@@ -74,6 +74,17 @@ def test_attention(rng, causal, shape):
     np.testing.assert_allclose(lse, want_lse, rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_grouped_query_heads(rng, causal):
+    q = rng.standard_normal((2, 6, 21, 40)).astype(np.float16)
+    k, v = (rng.standard_normal((2, 2, 21, 40)).astype(np.float16) for _ in range(2))
+    out, lse = tilefuse.attention(q, k, v, causal=causal, return_lse=True)
+    kq, vq = (np.repeat(t, 3, axis=1) for t in (k, v))  # query head h reads k head h // 3
+    want, want_lse = ref.attention(q, kq, vq, causal, 1 / np.sqrt(40))
+    check(out, want, np.float16)
+    np.testing.assert_allclose(lse, want_lse, rtol=2e-3, atol=2e-3)
+
+
 def test_attention_explicit_scale(rng):
     q, k, v = (rng.standard_normal((2, 24, 16)).astype(np.float16) for _ in range(3))
     want, _ = ref.attention(q, k, v, False, 0.3)

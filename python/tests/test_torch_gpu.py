@@ -100,6 +100,15 @@ def test_attention(dtype, causal, shape):
     torch.testing.assert_close(lse, torch.logsumexp(s, -1), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_grouped_query_heads(causal):
+    q = randn(2, 8, 300, 128, dtype=torch.bfloat16)
+    k, v = (randn(2, 2, 300, 128, dtype=torch.bfloat16) for _ in range(2))
+    want = torch.nn.functional.scaled_dot_product_attention(
+        q.float(), k.float().repeat_interleave(4, 1), v.float().repeat_interleave(4, 1), is_causal=causal)
+    check(tilefuse.attention(q, k, v, causal=causal), want.to(torch.bfloat16), torch.bfloat16)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("mnk", [(333, 257, 190), (1024, 1024, 512)])
 def test_matmul(dtype, mnk):

@@ -104,8 +104,10 @@ def bias_relu_log(x, bias, *, out=None, stream=None):
 
 def attention(q, k, v, *, causal=False, scale=None, out=None, lse=None, return_lse=False, stream=None):
     """softmax(q k^T * scale [causal mask]) v for [..., seq_len, head_dim] tensors
-    (float16/bfloat16); scale defaults to 1/sqrt(head_dim). With return_lse=True also
-    returns the float32 row logsumexp [..., seq_len]."""
+    (float16/bfloat16, head_dim up to 256); scale defaults to 1/sqrt(head_dim). k and v
+    may have fewer heads (dimension -3, dividing q's: grouped-query attention, query head
+    h reading key/value head h // (q heads / k heads)). With return_lse=True also returns
+    the float32 row logsumexp [..., seq_len]."""
     out = _out(q, out)
     lse = _out(q, lse, tuple(q.shape)[:-1], _float32_like(q), name="lse")
     scale = 0.0 if scale is None else float(scale)  # 0: the kernel's 1/sqrt(head_dim)

@@ -111,7 +111,7 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   CHECK(results[0].at("configs").as_array().size() == row_configs());
   CHECK(results[1].at("kernel").as_string() == "attention_fwd");
   CHECK(results[1].at("key").as_string() ==
-        "batch_heads=2 seq_len=256 head_dim=64 causal=1 dtypes=f16,f32,f16,f16,f16");
+        "batch_heads=2 seq_len=256 head_dim=64 causal=1 kv_group=1 dtypes=f16,f32,f16,f16,f16");
   int tried = 0;
   for (auto& c : results[1].at("configs").as_array()) tried += c.find("pruned") == nullptr;
   CHECK(tried > 0);

@@ -166,6 +166,40 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
   }
 }
 
+// Grouped-query attention against the reference on k and v with each key/value head
+// repeated for its group of query heads.
+TEST_CASE_TEMPLATE("grouped-query attention matches the reference with key/value heads repeated", T, half, bfloat16) {
+  struct Case { int64_t bh, group, n, d; bool causal; Config cfg; };
+  Case cases[] = {
+      {6, 3, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},
+      {8, 4, 45, 96, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      {4, 2, 29, 40, false, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(2)}},
+      {5, 5, 20, 32, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}},  // one key/value head
+  };
+  for (auto& c : cases) {
+    CAPTURE(c.group);
+    CAPTURE(c.n);
+    CAPTURE(c.d);
+    const size_t head = size_t(c.n * c.d), sz = size_t(c.bh) * head, kv_sz = sz / c.group;
+    auto q = ref::random_vec<T>(sz, 61, -1.0f, 1.0f);
+    auto k = ref::random_vec<T>(kv_sz, 62, -1.0f, 1.0f), v = ref::random_vec<T>(kv_sz, 63, -1.0f, 1.0f);
+    std::vector<T> o(sz);
+    std::vector<float> lse(size_t(c.bh * c.n));
+    tk::attention_fwd_grouped(o, lse, q, k, v, c.bh, c.group, c.n, c.d, c.causal, 0.0f, c.cfg);
+    std::vector<T> k_full(sz), v_full(sz);  // query head h reads key/value head h / group
+    for (int64_t h = 0; h < c.bh; ++h)
+      for (size_t i = 0; i < head; ++i) {
+        k_full[h * head + i] = k[(h / c.group) * head + i];
+        v_full[h * head + i] = v[(h / c.group) * head + i];
+      }
+    std::vector<double> want_o, want_lse;
+    ref::attention(want_o, want_lse, ref::to_float(q), ref::to_float(k_full), ref::to_float(v_full), c.bh, c.n, c.d,
+                   c.causal, 1.0 / std::sqrt(double(c.d)));
+    CHECK(ref::max_rel_err(o, want_o, 1e-2, 1e-2) <= 1.0);
+    CHECK(ref::max_rel_err(lse, want_lse, 1e-3, 1e-3) <= 1.0);
+  }
+}
+
 TEST_CASE("attention: a head is split into power-of-two parts of 16+ columns") {
   auto widths = [](int64_t d) {
     std::vector<std::pair<int64_t, int64_t>> got;
@@ -209,6 +243,24 @@ TEST_CASE("attention: sizes and buffers out of range are user errors") {
         std::string::npos);
   CHECK(error_of(2, 5, 96, 960, 9).find("attention_fwd: lse has 9 elements, but batch_heads x seq_len = 2 x 5 needs 10") !=
         std::string::npos);
+  // Grouped-query attention: groups that do not divide the heads; key/value buffers sized
+  // for the query heads' share.
+  auto grouped_error = [](int64_t bh, int64_t group, size_t kv_size) {
+    std::vector<half> q(size_t(bh) * 4 * 16), out(q.size()), kv(kv_size);
+    std::vector<float> lse(size_t(bh) * 4);
+    try {
+      tk::attention_fwd_grouped(out, lse, q, kv, kv, bh, group, 4, 16, false);
+    } catch (const UserError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(grouped_error(6, 4, 128).find("attention_fwd: 6 query heads do not split into groups of kv_group = 4") !=
+        std::string::npos);
+  CHECK(grouped_error(6, 0, 128).find("groups of kv_group = 0") != std::string::npos);
+  CHECK(grouped_error(6, 3, 100).find("attention_fwd: k has 100 elements, but batch_heads / kv_group x seq_len x "
+                                      "head_dim = 2 x 4 x 16 needs 128") != std::string::npos);
+  CHECK(grouped_error(6, 3, 128) == "no error");
 }
 
 TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, N, K", T, half, bfloat16) {

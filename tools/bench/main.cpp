@@ -30,7 +30,8 @@ int run(int argc, char** argv) {
   CLI::App app("", "tilefuse-bench");
   tools::style_app(app, "  KERNELS: comma-separated from: " + bench::runner_names() + " (or 'all')\n"
                         "  shapes are ROWSxCOLS (attention: BATCHxHEADSxSEQxDIM, e.g. 4x16x4096x64; add 'c' for causal:\n"
-                        "  4x16x4096x64c; matmul: MxNxK, add '+gelu' for the bias + tanh-GELU epilogue)\n");
+                        "  4x16x4096x64c, and gG for G query heads per key/value head: 4x32x4096x128cg4; matmul: MxNxK,\n"
+                        "  add '+gelu' for the bias + tanh-GELU epilogue)\n");
   std::string kernel_list, dtype_list = "bf16";
   std::vector<std::string> shape_args, set_args;
   bool json = false;

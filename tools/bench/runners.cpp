@@ -143,35 +143,38 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
 
 template <class T>
 Result run_attention(const std::string& shape, const std::vector<std::pair<std::string, int64_t>>& sets, int reps) {
-  int64_t bsz, heads, seq, dim;
-  char c = 0;
-  if (std::sscanf(shape.c_str(), "%ldx%ldx%ldx%ld%c", &bsz, &heads, &seq, &dim, &c) < 4)
-    user_error("attention shape '" + shape + "' is not BxHxNxD[c]", SourceLoc{});
-  bool causal = c == 'c';
+  int64_t bsz, heads, seq, dim, group = 1;
+  int used = 0;
+  if (std::sscanf(shape.c_str(), "%ldx%ldx%ldx%ld%n", &bsz, &heads, &seq, &dim, &used) < 4)
+    user_error("attention shape '" + shape + "' is not BxHxNxD[c][gG]", SourceLoc{});
+  std::string suffix = shape.substr(static_cast<size_t>(used));
+  bool causal = !suffix.empty() && suffix[0] == 'c';
+  if (size_t at = suffix.find('g'); at != std::string::npos) group = std::stol(suffix.substr(at + 1));
   int64_t bh = bsz * heads;
-  size_t n = size_t(bh) * seq * dim;
-  auto q = random_host<T>(n, 11, -1, 1), k = random_host<T>(n, 12, -1, 1), v = random_host<T>(n, 13, -1, 1);
+  size_t n = size_t(bh) * seq * dim, n_kv = n / static_cast<size_t>(group);
+  auto q = random_host<T>(n, 11, -1, 1), k = random_host<T>(n_kv, 12, -1, 1), v = random_host<T>(n_kv, 13, -1, 1);
   auto dq = to_device(q), dk = to_device(k), dv = to_device(v);
   DeviceBuffer<T> dout(n);
   DeviceBuffer<float> dlse(size_t(bh) * seq);
   Config cfg = apply(kernels::attention_heuristic(seq, dim, causal, gpu_has_warpgroup_mma()), sets);
   Result res;
   res.config = cfg.str();
-  res.ms = time_ms([&] { kernels::attention_fwd(dout, dlse, dq, dk, dv, bh, seq, dim, causal, 0.0f, cfg); }, reps);
+  res.ms = time_ms(
+      [&] { kernels::attention_fwd_grouped(dout, dlse, dq, dk, dv, bh, group, seq, dim, causal, 0.0f, cfg); }, reps);
   double flops = 4.0 * bh * seq * seq * dim * (causal ? 0.5 : 1.0);
   res.tflops = flops / (res.ms * 1e-3) / 1e12;
-  res.gbs = 4.0 * n * sizeof(T) / (res.ms * 1e-3) / 1e9;
+  res.gbs = (2.0 * n + 2.0 * n_kv) * sizeof(T) / (res.ms * 1e-3) / 1e9;
   // Check three query rows of the last head against a double-precision reference.
   auto out = dout.to_host();
   double scale = 1.0 / std::sqrt(double(dim)), worst = 0;
-  int64_t h = bh - 1;
+  int64_t h = bh - 1, h_kv = h / group;
   for (int64_t i : sample_rows(seq)) {
     int64_t hi = causal ? i + 1 : seq;
     std::vector<double> s(hi);
     double m = -1e300;
     for (int64_t j = 0; j < hi; ++j) {
       double acc = 0;
-      for (int64_t t = 0; t < dim; ++t) acc += double(float(q[(h * seq + i) * dim + t])) * float(k[(h * seq + j) * dim + t]);
+      for (int64_t t = 0; t < dim; ++t) acc += double(float(q[(h * seq + i) * dim + t])) * float(k[(h_kv * seq + j) * dim + t]);
       s[j] = acc * scale;
       m = std::max(m, s[j]);
     }
@@ -179,7 +182,7 @@ Result run_attention(const std::string& shape, const std::vector<std::pair<std::
     for (auto& x : s) l += std::exp(x - m);
     for (int64_t t = 0; t < dim; ++t) {
       double acc = 0;
-      for (int64_t j = 0; j < hi; ++j) acc += std::exp(s[j] - m) * float(v[(h * seq + j) * dim + t]);
+      for (int64_t j = 0; j < hi; ++j) acc += std::exp(s[j] - m) * float(v[(h_kv * seq + j) * dim + t]);
       double want = acc / l, got = float(out[(h * seq + i) * dim + t]);
       worst = std::max(worst, std::fabs(got - want) / (1e-2 + 1e-2 * std::fabs(want)));
     }

@@ -232,6 +232,7 @@ struct AttnSweep : Sweep {
   DevicePtr<float> lse;
   Attn a{};
   float scale = 0;
+  int64_t kv_group = 1;  // the sweep tunes one key/value head per query head
 };
 
 template <class T>
@@ -250,9 +251,11 @@ std::unique_ptr<Sweep> attention_sweep(const std::string& shape, bool dev) {
   auto& t = kernels::attention_tuner<T>();
   auto* p = s.get();
   s->space = &t.space();
-  s->problem = t.problem(p->out, p->lse, p->q, p->k, p->v, p->a.bh, p->a.seq, p->a.dim, p->a.causal, p->scale);
+  s->problem = t.problem(p->out, p->lse, p->q, p->k, p->v, p->a.bh, p->kv_group, p->a.seq, p->a.dim, p->a.causal,
+                         p->scale);
   s->tune = [p, &t](const tuning::TuneSettings& st) {
-    return t.tune(st, p->out, p->lse, p->q, p->k, p->v, p->a.bh, p->a.seq, p->a.dim, p->a.causal, p->scale);
+    return t.tune(st, p->out, p->lse, p->q, p->k, p->v, p->a.bh, p->kv_group, p->a.seq, p->a.dim, p->a.causal,
+                  p->scale);
   };
   return s;
 }

@@ -54,9 +54,11 @@ inline int64_t head_parts_width(const std::vector<HeadPart>& parts) {
   return parts.back().offset + parts.back().width;
 }
 
-// Q, K, V, O: [batch*heads, seq, HEAD_DIM] with row stride `stride_n` and head
-// stride `stride_h` (elements); lse: [batch*heads, seq] f32 (natural log). HEAD_DIM is
-// any width up to kMaxHeadDim (head_parts).
+// Q, O: [batch*heads, seq, HEAD_DIM] with row stride `stride_n` and head stride
+// `stride_h` (elements); K, V the same with batch*heads / KV_GROUP heads, query head h
+// reading key/value head h / KV_GROUP (grouped-query attention; 1: one each); lse:
+// [batch*heads, seq] f32 (natural log). HEAD_DIM is any width up to kMaxHeadDim
+// (head_parts).
 template <class T>
 const auto& attention_fwd_kernel() {
   static auto k = kernel(std::string("attention_fwd_") + name(dtype_v<T>),
@@ -65,11 +67,13 @@ const auto& attention_fwd_kernel() {
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
          Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
-         Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT) {
+         Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT, Meta<"KV_GROUP", int, 1> KV_GROUP) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
         auto head = program_id(1);
+        auto kv_head = head;
+        if (KV_GROUP > 1) kv_head = head / int32_t(KV_GROUP);
         auto offs_m = start_m * BLOCK_M + arange(0, BLOCK_M);
         auto offs_n = arange(0, BLOCK_N);
         auto head_off = head * stride_h;
@@ -96,16 +100,18 @@ const auto& attention_fwd_kernel() {
         auto qk_scale = sm_scale * 1.4426950408889634f;  // exp(x) = exp2(x * log2(e))
         // Keys and values of the block at start_n: K transposed [D, BN], V [BN, D], as
         // blocks of [heads, seq_len, HEAD_DIM] views (keys past seq_len and columns past
-        // the head read 0; on sm_90a the copies are TMA's).
+        // the head read 0; on sm_90a the copies are TMA's). With groups the views claim as
+        // many heads as Q has (the copy descriptor takes its extents from the launch); the
+        // programs only read the first batch*heads / KV_GROUP.
         auto k_view = tensor_view(k, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
         auto v_view = tensor_view(v, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1});
         auto load_v = [&](auto start_n, const HeadPart& part) {
-          return load(v_view, {head, start_n, part.offset}, {BLOCK_N, part.width});
+          return load(v_view, {kv_head, start_n, part.offset}, {BLOCK_N, part.width});
         };
         // Q.K^T of the block at start_n: the parts' products chained into one score tile.
         auto scores = [&](auto start_n) {
           auto kt = [&](size_t i) {
-            return trans(load(k_view, {head, start_n, parts[i].offset}, {BLOCK_N, parts[i].width}));
+            return trans(load(k_view, {kv_head, start_n, parts[i].offset}, {BLOCK_N, parts[i].width}));
           };
           auto qk = dot(q_tiles[0], kt(0));
           for (size_t i = 1; i < parts.size(); ++i) qk = dot(q_tiles[i], kt(i), qk);
@@ -252,14 +258,20 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
 }
 
 // The meta-parameters a launch takes from its arguments rather than from the config.
-inline Config attention_launch_config(Config c, int64_t head_dim, bool causal, float sm_scale) {
-  return c.set("HEAD_DIM", head_dim).set("CAUSAL", causal).set("SCALE_NEG", sm_scale < 0.0f);
+inline Config attention_launch_config(Config c, int64_t head_dim, bool causal, float sm_scale, int64_t kv_group = 1) {
+  c.set("HEAD_DIM", head_dim).set("CAUSAL", causal).set("SCALE_NEG", sm_scale < 0.0f);
+  if (kv_group > 1) c.set("KV_GROUP", kv_group);
+  return c;
 }
 
 // The sizes of one attention call, and its buffers' dtypes and sizes.
 template <class T, class Out, class Lse, class Q, class K, class V>
 void check_attention_args(const Out& out, const Lse& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
-                          int64_t seq_len, int64_t head_dim) {
+                          int64_t kv_group, int64_t seq_len, int64_t head_dim) {
+  if (kv_group < 1 || batch_heads % kv_group != 0)
+    user_error("attention_fwd: " + std::to_string(batch_heads) + " query heads do not split into groups of kv_group = " +
+                   std::to_string(kv_group),
+               SourceLoc{}, "Pass a kv_group that divides batch_heads (query heads per key/value head; 1 for none)");
   if (batch_heads < 1 || seq_len < 1 || head_dim < 1 || head_dim > kMaxHeadDim)
     user_error("attention_fwd: batch_heads x seq_len x head_dim = " + std::to_string(batch_heads) + " x " +
                    std::to_string(seq_len) + " x " + std::to_string(head_dim) + " is out of range",
@@ -277,26 +289,34 @@ void check_attention_args(const Out& out, const Lse& lse, const Q& q, const K& k
   const int64_t elements = batch_heads * seq_len * head_dim;
   check_norm_arg("attention_fwd", "out", out, elements, qkv_shape.c_str());
   check_norm_arg("attention_fwd", "q", q, elements, qkv_shape.c_str());
-  check_norm_arg("attention_fwd", "k", k, elements, qkv_shape.c_str());
-  check_norm_arg("attention_fwd", "v", v, elements, qkv_shape.c_str());
+  const std::string kv_shape = kv_group == 1 ? qkv_shape
+                                              : "batch_heads / kv_group x seq_len x head_dim = " +
+                                                    std::to_string(batch_heads / kv_group) + " x " +
+                                                    std::to_string(seq_len) + " x " + std::to_string(head_dim);
+  check_norm_arg("attention_fwd", "k", k, elements / kv_group, kv_shape.c_str());
+  check_norm_arg("attention_fwd", "v", v, elements / kv_group, kv_shape.c_str());
   check_norm_arg("attention_fwd", "lse", lse, batch_heads * seq_len, ("batch_heads x seq_len = " + sizes).c_str());
 }
 
-// attention_fwd(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal[, sm_scale]):
-// softmax(q k^T * sm_scale [+ causal mask]) v for contiguous [batch_heads, seq_len, head_dim] tensors.
+// attention_fwd_grouped(out, lse, q, k, v, batch_heads, kv_group, seq_len, head_dim, causal[, sm_scale]):
+// softmax(q k^T * sm_scale [+ causal mask]) v for contiguous [batch_heads, seq_len, head_dim]
+// q and out, and k, v of batch_heads / kv_group heads, query head h attending to key/value
+// head h / kv_group (grouped-query attention: for q of [batch, heads, ...] and k of [batch,
+// heads / kv_group, ...] that is each batch's own heads).
 // Rows off 16 bytes (a head dim that is not a multiple of 8, or a base off 16 bytes) have
 // no tensor map, so K and V would move 2-4 bytes at a time (88-107 TFLOP/s at d36 / d44
 // against 183-310 at d40 / d48, H200): on a wgmma GPU the host copies Q, K and V into rows
 // of a multiple of 8 elements in stream scratch first (one pass each, the copy rule of the
 // GEMM's operands), runs there, and copies the output back.
 template <class Out, class Lse, class Q, class K, class V>
-void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads, int64_t seq_len,
-                   int64_t head_dim, bool causal, float sm_scale = 0.0f, ConfigOverride cfg = {}) {
+void attention_fwd_grouped(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
+                           int64_t kv_group, int64_t seq_len, int64_t head_dim, bool causal, float sm_scale = 0.0f,
+                           ConfigOverride cfg = {}) {
   using T = buffer_elem_t<Out>;
-  check_attention_args<T>(out, lse, q, k, v, batch_heads, seq_len, head_dim);
+  check_attention_args<T>(out, lse, q, k, v, batch_heads, kv_group, seq_len, head_dim);
   if (sm_scale == 0.0f) sm_scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   Config c = attention_launch_config(cfg ? *cfg : attention_heuristic(seq_len, head_dim, causal, warpgroup_mma_usable<Q>()),
-                                     head_dim, causal, sm_scale);
+                                     head_dim, causal, sm_scale, kv_group);
   const auto g = grid((seq_len + c.get("BLOCK_M") - 1) / c.get("BLOCK_M"), batch_heads);
   const int64_t rows = batch_heads * seq_len;
   if constexpr (is_device_buffer_v<Out> && is_device_buffer_v<Q> && is_device_buffer_v<K> && is_device_buffer_v<V>) {
@@ -306,7 +326,9 @@ void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int
       Operand qa{DevicePtr<const T>(q.data(), q.size()), head_dim, std::nullopt};
       Operand ka{DevicePtr<const T>(k.data(), k.size()), head_dim, std::nullopt};
       Operand va{DevicePtr<const T>(v.data(), v.size()), head_dim, std::nullopt};
-      for (Operand* op : {&qa, &ka, &va}) detail::into_aligned_rows(*op, copy_rows_kernel<T>(), copy_rows_config(), rows, head_dim, false);
+      detail::into_aligned_rows(qa, copy_rows_kernel<T>(), copy_rows_config(), rows, head_dim, false);
+      for (Operand* op : {&ka, &va})
+        detail::into_aligned_rows(*op, copy_rows_kernel<T>(), copy_rows_config(), rows / kv_group, head_dim, false);
       const int64_t ld = qa.ld;
       detail::StreamScratch<T> aligned_out(static_cast<size_t>(rows * ld));
       attention_fwd_kernel<T>().launch(g, c, aligned_out.get(), lse, qa.ptr, ka.ptr, va.ptr, seq_len, seq_len * ld, ld,
@@ -320,6 +342,15 @@ void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int
     }
   }
   attention_fwd_kernel<T>().launch(g, c, out, lse, q, k, v, seq_len, seq_len * head_dim, head_dim, sm_scale);
+}
+
+// attention_fwd(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal[, sm_scale]):
+// attention_fwd_grouped with one key/value head per query head.
+template <class Out, class Lse, class Q, class K, class V>
+void attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads, int64_t seq_len,
+                   int64_t head_dim, bool causal, float sm_scale = 0.0f, ConfigOverride cfg = {}) {
+  attention_fwd_grouped(std::forward<Out>(out), std::forward<Lse>(lse), q, k, v, batch_heads, 1, seq_len, head_dim,
+                        causal, sm_scale, std::move(cfg));
 }
 
 }  // namespace tilefuse::kernels

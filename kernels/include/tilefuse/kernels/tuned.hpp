@@ -353,12 +353,16 @@ const auto& layernorm_backward_saved_tuner() {
 template <class T>
 const auto& attention_tuner() {
   static const auto t = autotune(
-      [](const Config& c, auto& out, auto& lse, const auto& q, const auto& k, const auto& v, int64_t bh, int64_t seq,
-         int64_t d, bool causal, float scale) { attention_fwd(out, lse, q, k, v, bh, seq, d, causal, scale, c); },
+      [](const Config& c, auto& out, auto& lse, const auto& q, const auto& k, const auto& v, int64_t bh, int64_t group,
+         int64_t seq, int64_t d, bool causal, float scale) {
+        attention_fwd_grouped(out, lse, q, k, v, bh, group, seq, d, causal, scale, c);
+      },
       attention_space(),
-      [](const auto&, const auto&, const auto&, const auto&, const auto&, int64_t bh, int64_t seq, int64_t d,
-         bool causal, float) { return tuning::Key{tuning::pow2(bh), tuning::pow2(seq), d, causal ? 1 : 0}; },
-      TuneOptions{.name = "attention_fwd", .key_names = {"batch_heads", "seq_len", "head_dim", "causal"},
+      [](const auto&, const auto&, const auto&, const auto&, const auto&, int64_t bh, int64_t group, int64_t seq,
+         int64_t d, bool causal, float) {
+        return tuning::Key{tuning::pow2(bh), tuning::pow2(seq), d, causal ? 1 : 0, group};
+      },
+      TuneOptions{.name = "attention_fwd", .key_names = {"batch_heads", "seq_len", "head_dim", "causal", "kv_group"},
                   .outputs = {0, 1},
                   .fallback =
                       [](const tuning::KeyView& k) {
@@ -366,10 +370,10 @@ const auto& attention_tuner() {
                                                    gpu_has_warpgroup_mma());
                       }},
       [](const Config& c, const auto& out, const auto& lse, const auto& q, const auto& k, const auto& v, int64_t bh,
-         int64_t seq, int64_t d, bool causal, float scale) {
-        // The same launch attention_fwd() makes.
+         int64_t group, int64_t seq, int64_t d, bool causal, float scale) {
+        // The same launch attention_fwd_grouped() makes.
         if (scale == 0.0f) scale = 1.0f / std::sqrt(static_cast<float>(d));
-        Config lc = attention_launch_config(c, d, causal, scale);
+        Config lc = attention_launch_config(c, d, causal, scale, group);
         return tuning::specialization(attention_fwd_kernel<T>(), lc, out, lse, q, k, v, seq, seq * d, d, scale);
       });
   return t;
@@ -583,8 +587,8 @@ void tuned_layernorm_backward(DX&& dx, DW&& dw, DB&& db, const DY& dy, const X& 
 }
 template <class Out, class Lse, class Q, class K, class V>
 void tuned_attention_fwd(Out&& out, Lse&& lse, const Q& q, const K& k, const V& v, int64_t batch_heads,
-                         int64_t seq_len, int64_t head_dim, bool causal, float sm_scale = 0.0f) {
-  attention_tuner<buffer_elem_t<Out>>()(out, lse, q, k, v, batch_heads, seq_len, head_dim, causal, sm_scale);
+                         int64_t seq_len, int64_t head_dim, bool causal, float sm_scale = 0.0f, int64_t kv_group = 1) {
+  attention_tuner<buffer_elem_t<Out>>()(out, lse, q, k, v, batch_heads, kv_group, seq_len, head_dim, causal, sm_scale);
 }
 // c = epilogue(a . b) with the tuned config for this problem (bias and residual: see matmul()).
 template <class C, class A, class B>
