@@ -161,44 +161,51 @@ TEST_CASE_TEMPLATE("gpu: attention at any head dim, heuristic tilings", T, half,
   }
 }
 
+// attention_fwd_grouped through the host function on device buffers against the same call
+// on host buffers (the interpreter), at the sm_90a heuristic's tiling; bh query heads,
+// bh / group key/value heads, random inputs from `seed`.
+template <class T>
+void check_attention_host_function(int bh, int group, int n, int d, bool causal, unsigned seed) {
+  const size_t sz = size_t(bh) * n * d;
+  auto q = ref::random_vec<T>(sz, seed, -1, 1), k = ref::random_vec<T>(sz / group, seed + 1, -1, 1),
+       v = ref::random_vec<T>(sz / group, seed + 2, -1, 1);
+  std::vector<T> want(sz);
+  std::vector<float> want_lse(size_t(bh) * n);
+  Config cfg = tk::attention_heuristic(n, d, causal, true);
+  tk::attention_fwd_grouped(want, want_lse, q, k, v, bh, group, n, d, causal, 0.0f, cfg);
+  DeviceBuffer<T> dq = to_device(q), dk = to_device(k), dv = to_device(v), dout(sz);
+  DeviceBuffer<float> dlse(size_t(bh) * n);
+  tk::attention_fwd_grouped(dout, dlse, dq, dk, dv, bh, group, n, d, causal, 0.0f, cfg);
+  auto got = dout.to_host();
+  auto got_lse = dlse.to_host();
+  double worst = 0, worst_lse = 0;
+  for (size_t i = 0; i < sz; ++i) worst = std::max(worst, std::abs(double(float(got[i])) - float(want[i])));
+  for (size_t i = 0; i < got_lse.size(); ++i) worst_lse = std::max(worst_lse, std::abs(double(got_lse[i]) - want_lse[i]));
+  CHECK(worst < 2e-2);
+  CHECK(worst_lse < 2e-3);
+}
+
 // attention_fwd on rows off 16 bytes (head dims that are not multiples of 8): Q, K and V
-// copied into aligned rows and the output copied back (the copy forced, and off: the
-// kernel on the rows as given), against the interpreter through the same host function.
+// copied into aligned rows and the output copied back (the copy forced), and the kernel
+// on the rows as given (copy off).
 TEST_CASE("gpu: attention at head dims off 16-byte rows, through aligned copies or not") {
   if (!difftest::have_gpu()) return;
   for (auto [d, n, causal] : {std::tuple{36, 300, false}, std::tuple{44, 257, true}, std::tuple{33, 130, false},
                               std::tuple{100, 190, true}}) {
-    CAPTURE(d);
-    CAPTURE(n);
-    CAPTURE(causal);
-    const int bh = 3;
-    const size_t sz = size_t(bh) * n * d;
-    auto q = ref::random_vec<bfloat16>(sz, 91, -1, 1), k = ref::random_vec<bfloat16>(sz, 92, -1, 1),
-         v = ref::random_vec<bfloat16>(sz, 93, -1, 1);
-    std::vector<bfloat16> want(sz);
-    std::vector<float> want_lse(size_t(bh) * n);
-    Config cfg = tk::attention_heuristic(n, d, causal, true);
-    tk::attention_fwd(want, want_lse, q, k, v, bh, n, d, causal, 0.0f, cfg);  // the interpreter
     for (const char* mode : {"1", "0"}) {
+      CAPTURE(d);
+      CAPTURE(n);
+      CAPTURE(causal);
       CAPTURE(mode);
       setenv("TILEFUSE_GEMM_COPY", mode, 1);
-      DeviceBuffer<bfloat16> dq = to_device(q), dk = to_device(k), dv = to_device(v), dout(sz);
-      DeviceBuffer<float> dlse(size_t(bh) * n);
-      tk::attention_fwd(dout, dlse, dq, dk, dv, bh, n, d, causal, 0.0f, cfg);
-      auto got = dout.to_host();
-      auto got_lse = dlse.to_host();
-      double worst = 0, worst_lse = 0;
-      for (size_t i = 0; i < sz; ++i) worst = std::max(worst, std::abs(double(float(got[i])) - float(want[i])));
-      for (size_t i = 0; i < got_lse.size(); ++i) worst_lse = std::max(worst_lse, std::abs(double(got_lse[i]) - want_lse[i]));
-      CHECK(worst < 2e-2);
-      CHECK(worst_lse < 2e-3);
+      check_attention_host_function<bfloat16>(3, 1, n, d, causal, 91);
     }
   }
   unsetenv("TILEFUSE_GEMM_COPY");
 }
 
 // Grouped-query attention at the heuristic's tilings (K and V by TMA over the key/value
-// heads), through the host function on device buffers against the interpreter.
+// heads).
 TEST_CASE("gpu: grouped-query attention, heuristic tilings") {
   if (!difftest::have_gpu()) return;
   for (auto [d, n, group, causal] : {std::tuple{64, 300, 4, false}, std::tuple{128, 257, 2, true},
@@ -207,24 +214,7 @@ TEST_CASE("gpu: grouped-query attention, heuristic tilings") {
     CAPTURE(n);
     CAPTURE(group);
     CAPTURE(causal);
-    const int bh = 8;
-    const size_t sz = size_t(bh) * n * d;
-    auto q = ref::random_vec<half>(sz, 95, -1, 1), k = ref::random_vec<half>(sz / group, 96, -1, 1),
-         v = ref::random_vec<half>(sz / group, 97, -1, 1);
-    std::vector<half> want(sz);
-    std::vector<float> want_lse(size_t(bh) * n);
-    Config cfg = tk::attention_heuristic(n, d, causal, true);
-    tk::attention_fwd_grouped(want, want_lse, q, k, v, bh, group, n, d, causal, 0.0f, cfg);  // the interpreter
-    DeviceBuffer<half> dq = to_device(q), dk = to_device(k), dv = to_device(v), dout(sz);
-    DeviceBuffer<float> dlse(size_t(bh) * n);
-    tk::attention_fwd_grouped(dout, dlse, dq, dk, dv, bh, group, n, d, causal, 0.0f, cfg);
-    auto got = dout.to_host();
-    auto got_lse = dlse.to_host();
-    double worst = 0, worst_lse = 0;
-    for (size_t i = 0; i < sz; ++i) worst = std::max(worst, std::abs(double(float(got[i])) - float(want[i])));
-    for (size_t i = 0; i < got_lse.size(); ++i) worst_lse = std::max(worst_lse, std::abs(double(got_lse[i]) - want_lse[i]));
-    CHECK(worst < 2e-2);
-    CHECK(worst_lse < 2e-3);
+    check_attention_host_function<half>(8, group, n, d, causal, 95);
   }
 }
 
