@@ -1,6 +1,7 @@
 #include "runners.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 #include "bench_util.hpp"
@@ -149,7 +150,14 @@ Result run_attention(const std::string& shape, const std::vector<std::pair<std::
     user_error("attention shape '" + shape + "' is not BxHxNxD[c][gG]", SourceLoc{});
   std::string suffix = shape.substr(static_cast<size_t>(used));
   bool causal = !suffix.empty() && suffix[0] == 'c';
-  if (size_t at = suffix.find('g'); at != std::string::npos) group = std::stol(suffix.substr(at + 1));
+  if (size_t at = suffix.find('g'); at != std::string::npos) {
+    char* end = nullptr;
+    group = std::strtol(suffix.c_str() + at + 1, &end, 10);
+    if (group < 1 || *end != '\0' || heads % group != 0)
+      user_error("attention shape '" + shape + "': gG takes G >= 1 query heads per key/value head, dividing the " +
+                     std::to_string(heads) + " heads",
+                 SourceLoc{});
+  }
   int64_t bh = bsz * heads;
   size_t n = size_t(bh) * seq * dim, n_kv = n / static_cast<size_t>(group);
   auto q = random_host<T>(n, 11, -1, 1), k = random_host<T>(n_kv, 12, -1, 1), v = random_host<T>(n_kv, 13, -1, 1);

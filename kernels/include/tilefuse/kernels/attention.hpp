@@ -333,11 +333,8 @@ void attention_fwd_grouped(Out&& out, Lse&& lse, const Q& q, const K& k, const V
       detail::StreamScratch<T> aligned_out(static_cast<size_t>(rows * ld));
       attention_fwd_kernel<T>().launch(g, c, aligned_out.get(), lse, qa.ptr, ka.ptr, va.ptr, seq_len, seq_len * ld, ld,
                                        sm_scale);
-      const Config cc = copy_rows_config();
-      const int64_t tiles = ((rows + cc.get("BLOCK_R") - 1) / cc.get("BLOCK_R")) *
-                            ((head_dim + cc.get("BLOCK_C") - 1) / cc.get("BLOCK_C"));
-      copy_rows_kernel<T>().launch(grid(tiles), cc, out, DevicePtr<const T>(aligned_out.get().data(), rows * ld), rows,
-                                   head_dim, head_dim, ld);
+      detail::launch_over_tiles(copy_rows_kernel<T>(), copy_rows_config(), out,
+                                DevicePtr<const T>(aligned_out.get().data(), rows * ld), rows, head_dim, head_dim, ld);
       return;
     }
   }

@@ -129,6 +129,15 @@ struct GemmOperand {
   std::optional<StreamScratch<T>> copy;
 };
 
+// Launches copy_rows_kernel or transpose_kernel over the [BLOCK_R, BLOCK_C] tiles of a
+// [rows, cols] source.
+template <class Kernel, class Dst, class Src>
+void launch_over_tiles(const Kernel& kernel, const Config& cfg, Dst&& dst, const Src& src, int64_t rows, int64_t cols,
+                       int64_t ld_dst, int64_t ld_src) {
+  int64_t tiles = ((rows + cfg.get("BLOCK_R") - 1) / cfg.get("BLOCK_R")) * ((cols + cfg.get("BLOCK_C") - 1) / cfg.get("BLOCK_C"));
+  kernel.launch(grid(tiles), cfg, dst, src, rows, cols, ld_dst, ld_src);
+}
+
 // Replaces op's [rows, cols] matrix by `kernel`'s output ([rows, cols] from copy_rows,
 // [cols, rows] from transpose) in scratch rows of a 16-byte-multiple stride.
 template <class T, class Kernel>
@@ -138,8 +147,7 @@ void into_aligned_rows(GemmOperand<T>& op, const Kernel& kernel, const Config& c
   int64_t out_rows = transposed ? cols : rows, out_cols = transposed ? rows : cols;
   int64_t ld = (out_cols + per - 1) / per * per;
   op.copy.emplace(static_cast<size_t>(out_rows * ld));
-  int64_t tiles = ((rows + cfg.get("BLOCK_R") - 1) / cfg.get("BLOCK_R")) * ((cols + cfg.get("BLOCK_C") - 1) / cfg.get("BLOCK_C"));
-  kernel.launch(grid(tiles), cfg, op.copy->get(), op.ptr, rows, cols, ld, op.ld);
+  launch_over_tiles(kernel, cfg, op.copy->get(), op.ptr, rows, cols, ld, op.ld);
   op.ptr = DevicePtr<const T>(op.copy->get().data(), op.copy->get().size());
   op.ld = ld;
 }
