@@ -678,6 +678,20 @@ TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps t
   if (free_registers >= 0) CHECK(free_registers > 65536 / (6 * 256));  // the cap at 6 programs binds
 }
 
+TEST_CASE("cross_entropy: PICK_TARGET takes the target logit from registers, without its 16-bit load") {
+  const KernelBase& k = kernels::gallery_kernel("cross_entropy").get(DType::bf16);
+  const std::regex scalar16(R"(ld\.global[.A-Za-z_:0-9]*\.b16 )");
+  for (int pick : {0, 1}) {
+    CAPTURE(pick);
+    Config cfg = kernels::gallery_kernel("cross_entropy").default_config;
+    cfg.set("BLOCK", 8192).set("num_warps", 4).set("cluster", 16).set("SMOOTHING", 0).set("PICK_TARGET", pick);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+    CHECK(count(ptx, scalar16) == (pick ? 0 : 1));  // the owner's load of x[target]
+    CHECK(count(ptx, std::regex(R"(ld\.global[.A-Za-z_:0-9]*\.v4\.b32)")) == 8);  // the row: 8192 / 128 / 8
+  }
+}
+
 TEST_CASE("8-bit GEMM: wgmma k32 with TMA operands on sm_90a, mma.sync m16n8k32 on sm_90, FMAs on sm_80") {
   if (tools::find_ptxas().empty()) {
     MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");

@@ -116,6 +116,22 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy with CHUNKS tiles per program, alone and 
     check_gpu<T>(3, V, {}, true, tk::cross_entropy_heuristic(V, dtype_v<T>, true), 25);
 }
 
+TEST_CASE_TEMPLATE("gpu: cross_entropy's target logit picked from the registers (PICK_TARGET) or loaded", T, float,
+                   bfloat16) {
+  tk::CrossEntropyOptions smooth{.label_smoothing = 0.1f, .z_loss = 1e-4f};
+  if (!gpu_has_clusters()) return;
+  for (int pick : {1, 0}) {
+    CAPTURE(pick);
+    // The heuristic's spreads at large vocabularies (64 and 56 values per thread), odd V.
+    check_gpu<T>(9, 128257, smooth, true, Config{{"BLOCK", 8192}, {"PICK_TARGET", pick}, num_warps(4), cluster(16)}, 31);
+    check_gpu<T>(11, 50305, {.reduction = LossReduction::none}, false,
+                 Config{{"BLOCK", 1024}, {"CHUNKS", 7}, {"PICK_TARGET", pick}, num_warps(4), cluster(8)}, 32);
+    // Rows off 16 bytes indexed from their aligned start (a column is position - head).
+    check_gpu<T>(6, 16383, {.ignore_index = 3, .reduction = LossReduction::sum}, true,
+                 Config{{"BLOCK", 4096}, {"ALIGN_ROWS", 1}, {"PICK_TARGET", pick}, num_warps(4), cluster(8)}, 33);
+  }
+}
+
 TEST_CASE("gpu: a target outside 0..V-1 gives that row NaN loss and gradient, the others are unaffected") {
   if (!difftest::have_gpu()) return;
   int64_t M = 4, V = 100;

@@ -229,6 +229,37 @@ TEST_CASE_TEMPLATE("cross_entropy: CHUNKS tiles per program, alone and in cluste
                 Config{{"BLOCK", 64}, {"CHUNKS", 5}, {"ALIGN_ROWS", 1}, num_warps(1)});
 }
 
+TEST_CASE_TEMPLATE("cross_entropy: the target logit picked from the registers (PICK_TARGET) or loaded", T, float,
+                   bfloat16) {
+  // Clusters whose target lands in every program and chunk (and in none: ignored rows),
+  // in place (the pick reads the logit before any store), with smoothing and z-loss,
+  // and rows indexed from their aligned start, where a column is position - head.
+  for (int pick : {1, 0}) {
+    CAPTURE(pick);
+    check_case<T>(9, 373, {.label_smoothing = 0.1f, .z_loss = 1e-3f}, true,
+                  Config{{"BLOCK", 32}, {"CHUNKS", 3}, {"PICK_TARGET", pick}, num_warps(1), cluster(4)});
+    check_case<T>(7, 500, {.reduction = LossReduction::none}, false,
+                  Config{{"BLOCK", 64}, {"PICK_TARGET", pick}, num_warps(1), cluster(8)});
+    check_case<T>(6, 301, {.ignore_index = 7, .reduction = LossReduction::sum}, true,
+                  Config{{"BLOCK", 64}, {"CHUNKS", 5}, {"ALIGN_ROWS", 1}, {"PICK_TARGET", pick}, num_warps(2)});
+  }
+}
+
+TEST_CASE("cross_entropy: PICK_TARGET follows the values per thread unless the config sets it") {
+  tk::CrossEntropyOptions o;
+  auto pick = [&](const Config& c, int64_t V) {
+    Config k = tk::cross_entropy_config(c, V, o);
+    return k.has("PICK_TARGET") ? int(k.get("PICK_TARGET")) : -1;
+  };
+  // 64 values per thread (8192 columns on 4 warps) and 56 (7 x 1024): picked; 32 and 40: loaded.
+  CHECK(pick(Config{{"BLOCK", 8192}, num_warps(4), cluster(16)}, 128256) == 1);
+  CHECK(pick(Config{{"BLOCK", 1024}, {"CHUNKS", 7}, num_warps(4), cluster(8)}, 50304) == 1);
+  CHECK(pick(Config{{"BLOCK", 4096}, num_warps(4), cluster(8)}, 32000) == 0);
+  CHECK(pick(Config{{"BLOCK", 2048}, {"CHUNKS", 5}, num_warps(8), cluster(16)}, 151936) == 0);
+  CHECK(pick(Config{{"BLOCK", 4096}, {"PICK_TARGET", 1}, num_warps(4), cluster(8)}, 32000) == 1);  // the config's own
+  CHECK(pick(Config{{"BLOCK", 4096}, {"PICK_TARGET", 1}, num_warps(16)}, 50000) == -1);  // looped rows: no pick
+}
+
 TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {
   // 151936 = 16 programs x 5 chunks x 2048 (not 16 x 16384); 50304 in 57344, not 65536.
   Config c = tk::cross_entropy_heuristic(151936, DType::bf16, true);

@@ -144,10 +144,25 @@ inline DevicePtr<float> ce_device_scratch(size_t n) {
 
 }  // namespace detail
 
+// Whether the row program takes the target logit from its registers (PICK_TARGET)
+// rather than by a load issued once the target arrives. Measured on H200 (bf16,
+// bench/NOTES.md): the pick's masked sum takes ~15 more registers, so it pays where the
+// program is at its register cap either way — 48 or more f32 values per thread
+// (4096x128256 on 16 x 8192 columns, 4 warps: 73.5% -> 78.6% of copy; 16384x50304 on 8
+// x 7 x 1024: 77.3% -> 78.8%) — and loses where it lowers the programs per SM (32
+// values per thread: 8192x32000 on 8 x 4096 columns, 77.9% -> 67.8%).
+inline bool cross_entropy_picks_target(const Config& c) {
+  int64_t values = row_cover(c) / c.cluster / (32LL * c.num_warps);  // per thread
+  return values >= 48;
+}
+
 // The config the main launch uses: the row config plus the reduction and whether the
-// logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller).
+// logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller),
+// and PICK_TARGET where the config leaves it out (looped rows: never).
 inline Config cross_entropy_config(Config c, int64_t V, const CrossEntropyOptions& o) {
   check_row_cover(c, V, "cross_entropy");
+  if (row_uses_loop(c, V)) c.meta.erase("PICK_TARGET");
+  else if (!c.has("PICK_TARGET")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
   c.meta.erase("RELOAD");
   c.set("SMOOTHING", o.label_smoothing > 0.0f ? 1 : 0);
   return c.set("REDUCTION", static_cast<int64_t>(o.reduction));

@@ -60,13 +60,20 @@ inline CeRow ce_row(const CeTarget& t, const F32& row_max, const F32& sum_e, con
 }
 
 // The target logit x[t] as one scalar load where `owns` (the program holding column t;
-// an ignored or out-of-range target matches no program: 0). A load rather than a
-// masked sum over the tile, so no `col == t` mask stays live across the reductions
-// (92-99 registers -> ~60). Only the owner reads it, and before its own stores, so in
-// place it reads the logit, never the gradient, with no ordering between programs.
+// an ignored or out-of-range target matches no program: 0). Only the owner reads it,
+// and before its own stores, so in place it reads the logit, never the gradient, with
+// no ordering between programs.
 template <class T>
 F32 ce_target_logit(const Ptr<const T>& row, const CeTarget& t, const I1& owns) {
   return load(row + where(owns, t.col, scalar<i32>(0)), owns, 0.0f).template cast<f32>();
+}
+
+// x at column `col` of the tiles holding it: a masked sum (one reduction; the row
+// program runs it only where it holds the column).
+inline F32 ce_pick(const std::vector<Tile<float, 1>>& x, const std::vector<Tile<int32_t, 1>>& cols, const I32& col) {
+  auto picked = where(cols[0] == col, x[0], 0.0f);
+  for (size_t i = 1; i < x.size(); ++i) picked = picked + where(cols[i] == col, x[i], 0.0f);
+  return sum(picked, 0);
 }
 
 // dx without the one-hot term (added by the target-gradient kernel).
@@ -100,28 +107,33 @@ const auto& cross_entropy_row_kernel() {
          Ptr<const float> inv_count,
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"REDUCTION"> REDUCTION,
-         Meta<"SMOOTHING", bool, true> SMOOTHING, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+         Meta<"SMOOTHING", bool, true> SMOOTHING, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
+         Meta<"PICK_TARGET", bool, false> PICK_TARGET) {
         auto row = cluster_id();
         auto in_row = logits + row * logits_stride;
         // ALIGN_ROWS: the row and its gradient indexed from their 16-byte-aligned starts
-        // (row_chunks.hpp); the target logit is still read at its column.
+        // (row_chunks.hpp).
         auto x_row = in_row;
         auto d_row = dlogits + row * dlogits_stride;
         auto head = align_rows(ALIGN_ROWS, x_row, d_row);
         RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, head);
-        // Issue order matters: the row's loads first, then the loads that wait on the
-        // target (the target logit) or are needed only after the exchanges; a load placed
-        // after a use of the target would wait one memory latency before the row's loads.
+        // The target first: nothing waits on it before the row's loads are issued, and
+        // it arrives with them.
+        auto target = load(targets + row);
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i)
           x.push_back(load(x_row + c.pos[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
-        auto target = load(targets + row);
         auto factor = detail::ce_grad_factor(REDUCTION, grad_scale, inv_count);
         auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
         auto first = cluster_rank() * (BLOCK * CHUNKS);
         if (head) first = first - *head;  // the program's first column
         auto owns = t.col >= first && t.col < first + BLOCK * CHUNKS;
-        auto x_t = detail::ce_target_logit(in_row, t, owns);
+        // The target logit: a load once the target has arrived (a second memory latency
+        // before the cluster's exchange), or with PICK_TARGET picked from the registers
+        // of the program holding it (a masked sum there: more registers, no latency).
+        F32 x_t = scalar<f32>(0.0f);
+        if (PICK_TARGET) if_(owns, [&] { x_t = detail::ce_pick(x, c.cols, t.col); });
+        else x_t = detail::ce_target_logit(in_row, t, owns);
         // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and its
         // share of `lin`; one exchange gives the row's (cluster_max_sumexp).
         auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));

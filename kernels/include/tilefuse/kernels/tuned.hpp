@@ -629,13 +629,27 @@ void tuned_softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int
 }
 
 // Cross-entropy: the row space and key (its programs are the softmax's plus a few
-// scalars per row); the reduction and options only change per-row scalar work.
+// scalars per row), each row-program config also with the target logit taken the
+// other way (PICK_TARGET: the rule's choice measured against its alternative); the
+// reduction and options only change per-row scalar work.
+inline tuning::Space cross_entropy_space() {
+  tuning::Space s = rowwise_space();
+  std::vector<Config> other;
+  for (const Config& c : s.configs())
+    if (!row_uses_split(c)) other.push_back(Config(c).set("PICK_TARGET", cross_entropy_picks_target(c) ? 0 : 1));
+  for (const Config& c : other) s.add(c);
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    if (c.has("PICK_TARGET") && row_uses_loop(c, k["n_cols"])) return "PICK_TARGET on a looped row (no target pick there)";
+    return "";
+  });
+  return s;
+}
 template <class T>
 const auto& cross_entropy_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& loss, auto& dlogits, const auto& logits, const auto& targets, int64_t M, int64_t V,
          CrossEntropyOptions o) { cross_entropy(loss, dlogits, logits, targets, M, V, o, c); },
-      rowwise_space(),
+      cross_entropy_space(),
       [](const auto&, const auto&, const auto&, const auto&, int64_t M, int64_t V, CrossEntropyOptions) {
         return rowwise_key(M, V);
       },
