@@ -150,7 +150,9 @@ inline DevicePtr<float> ce_device_scratch(size_t n) {
 // program is at its register cap either way — 48 or more f32 values per thread
 // (4096x128256 on 16 x 8192 columns, 4 warps: 73.5% -> 78.6% of copy; 16384x50304 on 8
 // x 7 x 1024: 77.3% -> 78.8%) — and loses where it lowers the programs per SM (32
-// values per thread: 8192x32000 on 8 x 4096 columns, 77.9% -> 67.8%).
+// values per thread: 8192x32000 on 8 x 4096 columns, 77.9% -> 67.8%). Past the rule's
+// reach: 0.5-2 points behind the load at 1024x256000 and at odd widths on aligned rows
+// (2048x128257); the tune space times both.
 inline bool cross_entropy_picks_target(const Config& c) {
   int64_t values = row_cover(c) / c.cluster / (32LL * c.num_warps);  // per thread
   return values >= 48;
