@@ -258,6 +258,8 @@ TEST_CASE("cross_entropy: PICK_TARGET follows the values per thread unless the c
   CHECK(pick(Config{{"BLOCK", 2048}, {"CHUNKS", 5}, num_warps(8), cluster(16)}, 151936) == 0);
   CHECK(pick(Config{{"BLOCK", 4096}, {"PICK_TARGET", 1}, num_warps(4), cluster(8)}, 32000) == 1);  // the config's own
   CHECK(pick(Config{{"BLOCK", 4096}, {"PICK_TARGET", 1}, num_warps(16)}, 50000) == -1);  // looped rows: no pick
+  // Rows indexed from their aligned start: loaded (the pick's compares take the head).
+  CHECK(pick(Config{{"BLOCK", 8192}, {"ALIGN_ROWS", 1}, num_warps(4), cluster(16)}, 128257) == 0);
 }
 
 TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {

@@ -150,12 +150,15 @@ inline DevicePtr<float> ce_device_scratch(size_t n) {
 // program is at its register cap either way — 48 or more f32 values per thread
 // (4096x128256 on 16 x 8192 columns, 4 warps: 73.5% -> 78.6% of copy; 16384x50304 on 8
 // x 7 x 1024: 77.3% -> 78.8%) — and loses where it lowers the programs per SM (32
-// values per thread: 8192x32000 on 8 x 4096 columns, 77.9% -> 67.8%). Past the rule's
-// reach: 0.5-2 points behind the load at 1024x256000 and at odd widths on aligned rows
-// (2048x128257); the tune space times both.
+// values per thread: 8192x32000 on 8 x 4096 columns, 77.9% -> 67.8%). Not on rows
+// indexed from their aligned start (ALIGN_ROWS), where the pick compares positions
+// minus the head: 2048x128257 58.1-58.7% picked, 60.1-60.6% loaded; 4096x50257 64.0 /
+// 64.4%. Past the rule's reach: 1024x256000 (16 x 16384 on 8 warps) 70.5% picked, 71.4-71.9%
+// loaded; the tune space times both.
 inline bool cross_entropy_picks_target(const Config& c) {
   int64_t values = row_cover(c) / c.cluster / (32LL * c.num_warps);  // per thread
-  return values >= 48;
+  bool aligned_rows = c.has("ALIGN_ROWS") && c.get("ALIGN_ROWS") != 0;
+  return values >= 48 && !aligned_rows;
 }
 
 // The config the main launch uses: the row config plus the reduction and whether the
@@ -214,8 +217,10 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
 
     bool align = rows_need_alignment(dtype_v<T>, {row_buffer(logits, ls), row_buffer(dlogits, ds)});
     auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype_v<T>, clusters_usable<Logits>()); };
-    Config c = cross_entropy_config(cfg ? *cfg : aligned_rows_heuristic(align, V, dtype_v<T>, heuristic), V, o);
+    // ALIGN_ROWS first: the PICK_TARGET rule (cross_entropy_config) depends on it.
+    Config c = cfg ? *cfg : aligned_rows_heuristic(align, V, dtype_v<T>, heuristic);
     set_align_rows(c, align, aligned_row_span(V, dtype_v<T>), aligned_rows_pay(c, V, dtype_v<T>));
+    c = cross_entropy_config(c, V, o);
     bool mean = o.reduction == LossReduction::mean;
     // Scratch: the row losses of a sum or mean (none writes `loss` itself), then the
     // target-column gradients (M floats), then the mean's 1/count (one float).
