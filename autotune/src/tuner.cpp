@@ -178,7 +178,8 @@ TuneResult tune(const Problem& p, const Space& s, const TuneSettings& st) {
     Trial t;
     t.config = cfg;
     if (i < in_space) t.pruned = s.check(cfg, p.view());
-    else t.note = "the heuristic's config";
+    else if (cfg == p.extra.front()) t.note = "the heuristic's config";
+    else t.note = "the heuristic's config with min_programs_per_sm = " + std::to_string(cfg.min_programs_per_sm);
     if (t.pruned.empty()) t.pruned = threads_reason(cfg, dev.max_threads_per_block);
     const Record* rec = t.pruned.empty() && cached ? cached->find(cfg) : nullptr;
     if (rec) {

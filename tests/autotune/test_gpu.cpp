@@ -171,3 +171,33 @@ TEST_CASE("the tuner times the heuristic's config too, and picks nothing slower"
   CHECK(h->timed());
   CHECK(r.best_ms <= h->ms);
 }
+
+// Where the heuristic asks ptxas for n programs per SM, n - 1 and n + 1 are timed too
+// (or pruned for spilling): a 16-bit row of an odd width has such a cap.
+TEST_CASE("the tuner times the heuristic's config at one program per SM fewer and more") {
+  REQUIRE_GPU();
+  int64_t rows = 4096, cols = 4099;
+  auto in = to_device(random_host<bfloat16>(rows * cols, 11));
+  DeviceBuffer<bfloat16> out(rows * cols);
+  auto& t = kernels::softmax_tuner<bfloat16>();
+  tuning::TuneSettings st = tuning::default_settings();
+  st.mode = tuning::Mode::Always;
+  auto r = t.tune(st, out, in, rows, cols);
+  const tuning::Trial* h = nullptr;
+  std::vector<const tuning::Trial*> neighbours;
+  for (auto& tr : r.trials) {
+    if (tr.note == "the heuristic's config") h = &tr;
+    if (tr.note.starts_with("the heuristic's config with min_programs_per_sm = ")) neighbours.push_back(&tr);
+  }
+  REQUIRE(h != nullptr);
+  int n = h->config.min_programs_per_sm;
+  REQUIRE(n > 1);
+  REQUIRE(neighbours.size() == 2);
+  CHECK(neighbours[0]->config == Config(h->config).set("min_programs_per_sm", n - 1));
+  CHECK(neighbours[1]->config == Config(h->config).set("min_programs_per_sm", n + 1));
+  for (auto* tr : neighbours) {
+    CAPTURE(tr->config.str());
+    CHECK((tr->timed() || tr->pruned.find("spills") != std::string::npos));
+  }
+  CHECK(r.best_ms <= h->ms);
+}

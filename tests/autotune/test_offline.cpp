@@ -123,3 +123,31 @@ TEST_CASE("offline plan: parallel compilation gives the serial answer") {
     CHECK(a[i].pruned == "");
   }
 }
+
+TEST_CASE("the tuner also times the heuristic's config at one program per SM fewer and more") {
+  using tuning::heuristic_candidates;
+  Config h{{"BLOCK", 4096}, num_warps(4), min_programs_per_sm(6)};
+  auto c = heuristic_candidates(h);
+  REQUIRE(c.size() == 3);
+  CHECK(c[0] == h);
+  CHECK(c[1].min_programs_per_sm == 5);
+  CHECK(c[2].min_programs_per_sm == 7);
+  CHECK(c[2].get("BLOCK") == 4096);
+  CHECK(c[2].num_warps == 4);
+  // No cap asked: the heuristic's config alone; at the ends of 1..32, one neighbour.
+  CHECK(heuristic_candidates(Config{{"BLOCK", 4096}}).size() == 1);
+  CHECK(heuristic_candidates(Config(h).set("min_programs_per_sm", 1)).size() == 2);
+  CHECK(heuristic_candidates(Config(h).set("min_programs_per_sm", 32)).back().min_programs_per_sm == 31);
+
+  // Through a gallery tuner: a 16-bit row of an odd width asks for a cap (row_programs_per_sm).
+  SoftmaxArgs a;
+  a.cols = 4099;
+  auto& t = kernels::softmax_tuner<bfloat16>();
+  auto p = t.problem(a.out, a.in, a.rows, a.cols);
+  REQUIRE(!p.extra.empty());
+  int n = p.extra.front().min_programs_per_sm;
+  REQUIRE(n > 1);
+  REQUIRE(p.extra.size() == 3);
+  CHECK(p.extra[1] == Config(p.extra.front()).set("min_programs_per_sm", n - 1));
+  CHECK(p.extra[2] == Config(p.extra.front()).set("min_programs_per_sm", n + 1));
+}

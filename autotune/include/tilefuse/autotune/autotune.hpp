@@ -190,7 +190,7 @@ class Tuned {
                    SourceLoc{}, "List in TuneOptions::outputs the positions of the buffers the function writes");
       p.outputs.push_back(*av[i]);
     }
-    if (opts_.fallback) p.extra.push_back(opts_.fallback(tuning::KeyView{opts_.key_names, k}));
+    if (opts_.fallback) p.extra = tuning::heuristic_candidates(opts_.fallback(tuning::KeyView{opts_.key_names, k}));
     return p;
   }
 

@@ -47,11 +47,24 @@ struct Problem {
   std::function<void(const Config&)> run;             // enqueue one launch with a config
   std::function<Specialization(const Config&)> plan;  // optional: enables compile-time pruning
   std::vector<ArgValue> outputs;                      // device memory the launches write
-  // Configs timed besides the space's (not subject to its predicates): the heuristic's,
-  // so that tuning never settles on a config slower than the untuned launch.
+  // Configs timed besides the space's (not subject to its predicates): the heuristic's
+  // first (heuristic_candidates), so that tuning never settles on a config slower than
+  // the untuned launch.
   std::vector<Config> extra;
   KeyView view() const { return KeyView{key_names, key}; }
 };
+
+// What a tuner times besides its space for the heuristic's config `h`: h first, and
+// where h asks ptxas for n programs per SM, n - 1 and n + 1 — the register cap is where
+// the row heuristics miss most (bench/NOTES.md: 1 program per SM is worth 2-6 points of
+// copy bandwidth either way); a neighbour that spills is pruned like any config.
+inline std::vector<Config> heuristic_candidates(const Config& h) {
+  std::vector<Config> c{h};
+  if (int n = h.min_programs_per_sm; n > 0)
+    for (int m : {n - 1, n + 1})
+      if (m >= 1 && m <= 32) c.push_back(Config(h).set("min_programs_per_sm", m));
+  return c;
+}
 
 struct Trial {
   Config config;

@@ -270,9 +270,11 @@ inline int register_capped_programs(const Config& c, int spare = 16, int most = 
 // flight (4096x16383 on clusters of 2 47.4% -> 68.1%, 16384x4099 in one program 69.2% ->
 // 76.2%). Not f32 rows (-5 points: twice the loads in flight per value), nor aligned
 // 16-bit rows on fewer than 4 programs (8192x16384 92.7% -> 87.3%; one program: -1 to +0.5).
-inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols) {
+// `spare` and `most` as in register_capped_programs: a kernel whose row program keeps
+// more live values besides its tile asks for more spare registers.
+inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols, int spare = 16, int most = 6) {
   bool residency = c.cluster >= 4 || n_cols % 8 != 0;
-  return byte_size(dtype) == 2 && residency ? register_capped_programs(c) : 0;
+  return byte_size(dtype) == 2 && residency ? register_capped_programs(c, spare, most) : 0;
 }
 
 inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) {
