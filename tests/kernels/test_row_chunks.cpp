@@ -164,6 +164,10 @@ TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of u
   CHECK(n(tk::softmax_heuristic(151936, DType::bf16, true)) == 4);
   CHECK(n(tk::softmax_heuristic(16383, DType::bf16, true)) == 5);  // unaligned, cluster of 2
   CHECK(n(tk::softmax_heuristic(4099, DType::bf16, true)) == 6);   // unaligned, one program
+  // 4 warps x 56 values: 7 on clusters of 8+ (50304 on 8 x 7 x 1024), 6 on 4 (28000).
+  CHECK(n(tk::softmax_heuristic(50304, DType::bf16, true)) == 7);
+  CHECK(n(tk::softmax_heuristic(100000, DType::bf16, true)) == 7);
+  CHECK(n(tk::softmax_heuristic(28000, DType::bf16, true)) == 6);
   CHECK(n(tk::softmax_heuristic(16384, DType::bf16, true)) == 0);  // aligned, cluster of 2
   CHECK(n(tk::softmax_heuristic(4096, DType::bf16, true)) == 0);
   CHECK(n(tk::softmax_heuristic(128256, DType::f32, true)) == 0);

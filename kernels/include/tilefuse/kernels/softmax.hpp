@@ -114,10 +114,16 @@ const auto& softmax_looped_kernel() {
 }
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
-// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm).
+// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm):
+// up to 7 on clusters of 8 or more, 6 otherwise. Measured (H200 bf16, 4 warps x 7 x 1024,
+// 56 values per thread, bench/NOTES.md "Cross-entropy's programs per SM"): 6 -> 7 programs
+// 16384x50304 (cluster of 8) 85.1% -> 91.6% of copy, 8192x50304 84.7% -> 90.3%,
+// 4096x100000 (16) 75.9% -> 82.4%, but 8192x28000 (4) 92.7% -> 89.5%; at 40 and 48
+// values 7 is within 0.5 points of 6.
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
-  if (!row_uses_loop(c, n_cols)) c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols);
+  if (!row_uses_loop(c, n_cols))
+    c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols, 16, c.cluster >= 8 ? 7 : 6);
   return c;
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
