@@ -148,6 +148,8 @@ inline int64_t row_cover(const Config& c) {
                "Set CHUNKS to the number of BLOCK-column tiles each program holds (1 for one tile)");
   return c.get("BLOCK") * chunks * c.cluster;
 }
+// The row's values each thread of a row program holds (as f32: its register footprint).
+inline int64_t row_values_per_thread(const Config& c) { return row_cover(c) / c.cluster / (32LL * c.num_warps); }
 // Whether rows of `cols` need the looped program (they do not fit one cluster's tiles).
 inline bool row_uses_loop(const Config& c, int64_t cols) { return row_cover(c) < cols; }
 
@@ -257,7 +259,7 @@ using ConfigOverride = std::optional<Config>;
 // holding E f32 values per thread at about E + `spare` registers, at most `most`.
 inline int register_capped_programs(const Config& c, int spare = 16, int most = 6) {
   int64_t threads = 32LL * c.num_warps;
-  int64_t values = c.get("BLOCK") * (c.has("CHUNKS") ? c.get("CHUNKS") : 1) / threads;
+  int64_t values = row_values_per_thread(c);
   int64_t n = std::clamp<int64_t>(65536 / ((values + spare) * threads), 1, most);
   return n >= 2 ? static_cast<int>(n) : 0;
 }

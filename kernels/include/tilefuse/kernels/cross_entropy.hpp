@@ -168,7 +168,7 @@ inline DevicePtr<float> ce_device_scratch(size_t n) {
 // 64.4%. Past the rule's reach: 1024x256000 (16 x 16384 on 8 warps) 70.5% picked, 71.4-71.9%
 // loaded; the tune space times both.
 inline bool cross_entropy_picks_target(const Config& c) {
-  int64_t values = row_cover(c) / c.cluster / (32LL * c.num_warps);  // per thread
+  int64_t values = row_values_per_thread(c);
   bool aligned_rows = c.has("ALIGN_ROWS") && c.get("ALIGN_ROWS") != 0;
   return values >= 48 && !aligned_rows;
 }
