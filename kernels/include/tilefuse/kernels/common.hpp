@@ -272,11 +272,22 @@ inline int register_capped_programs(const Config& c, int spare = 16, int most = 
 // flight (4096x16383 on clusters of 2 47.4% -> 68.1%, 16384x4099 in one program 69.2% ->
 // 76.2%). Not f32 rows (-5 points: twice the loads in flight per value), nor aligned
 // 16-bit rows on fewer than 4 programs (8192x16384 92.7% -> 87.3%; one program: -1 to +0.5).
-// `spare` and `most` as in register_capped_programs: a kernel whose row program keeps
-// more live values besides its tile asks for more spare registers.
-inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols, int spare = 16, int most = 6) {
+//
+// How many: the larger of two caps — E + 20 registers, up to 8 programs (1024 threads at
+// 4 warps), and E + 16, up to 6 (7 on clusters of 8 or more, whose longer exchange leaves
+// more waiting to hide). Measured on both kernels (H200 bf16, bench/NOTES.md
+// "Cross-entropy's programs per SM"; 4 warps unless said): 32 and 40 values 8 programs
+// (cross-entropy 8192x32000 77.8% -> 83.3% of copy, 8192x40000 78.4% -> 89.2%; softmax
+// 8192x20001 71.3% -> 78.8%, aligned softmax rows within 0.5 points), 48 values 7 (8
+// spills: cross-entropy 8192x24000 85.6% at 7, 75.8% at 8), 56 values 7 on clusters of 8+
+// and 6 on 4 (softmax 16384x50304 85.1% -> 91.4%, cross-entropy 81.2% against 78.5%;
+// 8192x28000 on 4: softmax 92.7% at 6, 89.5% at 7), 64 values 6 (7 spills); 8 warps: 32
+// values 5 (softmax's aligned rows 3.5-7.3 points faster than at 4), 40 values 4, 64
+// values 3.
+inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols) {
   bool residency = c.cluster >= 4 || n_cols % 8 != 0;
-  return byte_size(dtype) == 2 && residency ? register_capped_programs(c, spare, most) : 0;
+  if (byte_size(dtype) != 2 || !residency) return 0;
+  return std::max(register_capped_programs(c, 20, 8), register_capped_programs(c, 16, c.cluster >= 8 ? 7 : 6));
 }
 
 inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) {

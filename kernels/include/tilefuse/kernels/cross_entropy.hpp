@@ -46,20 +46,9 @@ struct CrossEntropyOptions {
 // thread, 68.0% -> 74.9%), f32 at about 32 elements per thread, and f32 programs of
 // more than 8K columns as 1K chunks (2048x151936 f32 69% -> 83%). Where rows loop,
 // 4K-column tiles: the looped program carries three running values per lane.
-//
-// Programs per SM (row_programs_per_sm): about 20 registers spare above the f32 values
-// per thread (softmax's 16 are too few: the target, the gradient's scale and the loss
-// stay live across the row) and up to 8 programs, 1024 threads per SM. Measured (H200
-// bf16, bench/NOTES.md "Cross-entropy's programs per SM"): 32 values on 4 warps 6 -> 8
-// programs, 8192x32000 77.8% -> 83.3% of copy, 4096x65536 72.2% -> 76.7%; 48 values 6
-// -> 7, 16384x24000 83.7% -> 88.3%, 8 spilled (77.4%); 8 warps of 32 values keep 4
-// (5: 16 spare, slower), 40 values 4, 64 values 6 on 4 warps (7 spills) and 3 on 8.
-// 56 values on 4 warps stay at 6: 7 gained 2.5-5.8 points on clusters of 8 and 16
-// (16384x50304, 8192x100000) but lost 5.3 on a cluster of 4 (8192x28000); the tune
-// space has both.
+// Programs per SM: row_programs_per_sm, measured on both kernels.
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
   constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
-  constexpr int kSpareRegisters = 20, kMostPrograms = 8;
   if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) return chunked_row_config(V, dtype);
   if (clusters && V <= kMaxCluster * 2 * kPerProgram) {
     int64_t limit = V <= kMaxCluster * kPerProgram ? kPerProgram : 2 * kPerProgram;
@@ -75,7 +64,7 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
                         ? static_cast<int>(std::bit_ceil(uint64_t(std::clamp<int64_t>((cover + 2047) / 2048, 4, 16))))
                         : static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
-      c.min_programs_per_sm = row_programs_per_sm(c, dtype, V, kSpareRegisters, kMostPrograms);
+      c.min_programs_per_sm = row_programs_per_sm(c, dtype, V);
       int64_t best_cover = best ? row_cover(*best) : 0;
       if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }

@@ -114,25 +114,11 @@ const auto& softmax_looped_kernel() {
 }
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
-// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm),
-// at most softmax_most_programs. Measured (H200 bf16, bench/NOTES.md "Cross-entropy's
-// programs per SM"; 4 warps):
-// - 56 values per thread (7 x 1024): 6 -> 7 programs 16384x50304 (cluster of 8) 85.1% ->
-//   91.4% of copy, 4096x100000 (16) 75.8% -> 82.5%, but 8192x28000 (4) 92.7% -> 89.5%;
-//   at 48 values 7 is within 0.5 points of 6 and 8 spills (8192x24000 94.6% -> 88.5%);
-// - 40 values (5 x 1024), where 8 programs leave 24 registers spare: rows indexed from
-//   their aligned start gain (6 -> 8: 4096x16383 61.9% -> 68.0%, 8192x20001 71.1% ->
-//   78.6%, 2048x65537 at 7 61.5% -> 64.1%, 16384x4099 in one program 76.2% -> 77.7%),
-//   aligned rows stay within 0.3 points.
-// 8 warps keep 5 at 32 values (4: 3.5-7.3 points slower on aligned rows).
-inline int softmax_most_programs(const Config& c) {
-  if (row_values_per_thread(c) + 24 <= 65536 / (8 * 32 * c.num_warps)) return 8;
-  return c.cluster >= 8 ? 7 : 6;
-}
+// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm).
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (!row_uses_loop(c, n_cols))
-    c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols, 16, softmax_most_programs(c));
+    c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols);
   return c;
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
