@@ -91,6 +91,10 @@ TEST_CASE("tilefuse-tune --dry-run over several kernels writes a JSON report") {
   Run r0 = tune("--help");
   CHECK(r0.status == 0);
   CHECK(r0.out.find("usage: tilefuse-tune") == 0);
+  for (const char* k : {"cross_entropy,", "softmax_bwd,", "layernorm_bwd_saved,", "scaled_matmul,"}) {
+    CAPTURE(k);
+    CHECK(r0.out.find(k) != std::string::npos);  // the help lists every kernel it sweeps
+  }
   Run r = tune("rmsnorm,attention_fwd --dry-run --shape 64x1000 --shape 1x2x256x64c --dtype f16 --json '" +
                    report.string() + "'",
                dir);

@@ -22,14 +22,25 @@ using namespace tilefuse::tune_tool;
 
 namespace {
 
-const char* kAbout =
-    "  KERNELS: softmax, rmsnorm, layernorm, bias_relu_log, attention_fwd, matmul, scaled_matmul, a comma-separated\n"
-    "  list of them, or all (the default).\n"
+const char* kAboutShapes =
     "  Shapes: ROWSxCOLS, BxHxNxD[c] for attention_fwd (c: causal), MxNxK for (scaled_)matmul; a shape applies to\n"
     "  the kernels whose shape form it has. A shapes file has one SHAPE or KERNEL SHAPE per line; # starts\n"
     "  a comment.\n"
     "The cache lives in $TILEFUSE_CACHE_DIR/tuning (see TILEFUSE_CACHE_DIR).\n"
     "Exit status: 0 done, 1 error, 2 bad usage, 3 no GPU (and no --dry-run).\n";
+
+// The help's footer; the kernel list comes from sweep_kernels(), so it cannot go stale.
+std::string about() {
+  std::string text = "  KERNELS:";
+  size_t line_start = 0;
+  auto add = [&](const std::string& word) {  // wrapped at 110 columns
+    if (text.size() - line_start + 1 + word.size() > 110) line_start = text.size() + 1, text += "\n ";
+    text += " " + word;
+  };
+  for (const std::string& k : sweep_kernels()) add(k + ",");
+  for (const char* w : {"a", "comma-separated", "list", "of", "them,", "or", "all", "(the", "default)."}) add(w);
+  return text + "\n" + kAboutShapes;
+}
 
 struct Options {
   std::vector<std::string> kernels;
@@ -69,7 +80,7 @@ void read_shapes_file(const std::string& path, Options& o) {
 Options parse(int argc, char** argv) {
   Options o;
   CLI::App app("", "tilefuse-tune");
-  tools::style_app(app, kAbout);
+  tools::style_app(app, about());
   std::vector<std::string> kernel_args, shape_args, dtype_args;
   std::string shapes_file;
   app.add_option("KERNELS", kernel_args, "kernels to tune (default: all)");
