@@ -56,7 +56,7 @@ struct Problem {
 
 // What a tuner times besides its space for the heuristic's config `h`: h first, and
 // where h asks ptxas for n programs per SM, n - 1 and n + 1 — the register cap is where
-// the row heuristics miss most (bench/NOTES.md: 1 program per SM is worth 2-6 points of
+// the row heuristics miss most (bench/NOTES.md: 1 program per SM is worth 1-7 points of
 // copy bandwidth either way); a neighbour that spills is pruned like any config.
 inline std::vector<Config> heuristic_candidates(const Config& h) {
   std::vector<Config> c{h};
