@@ -59,7 +59,7 @@ CacheEntry sample_entry(int variant = 0) {
     e.kernel.tensor_maps = {a, b};
   }
   e.kernel.persistent = variant % 3 == 1;  // programs looping over the grid
-  e.kernel.waits_for_prior_grids = variant % 2 == 1;  // launched early (sm_90+)
+  e.kernel.early_launch_max_blocks = variant % 2 == 1 ? 4096u + variant : 0;  // launched early (sm_90+)
   e.cubin = std::string("\x7f" "ELF\0\0\x01\x02", 8) + std::string(500, char(variant));
   e.cubin_cc = 90;
   e.cubin_driver = 13000;
@@ -80,7 +80,7 @@ void check_same(const CacheEntry& a, const CacheEntry& b) {
   }
   CHECK(a.kernel.tensor_maps == b.kernel.tensor_maps);
   CHECK(a.kernel.persistent == b.kernel.persistent);
-  CHECK(a.kernel.waits_for_prior_grids == b.kernel.waits_for_prior_grids);
+  CHECK(a.kernel.early_launch_max_blocks == b.kernel.early_launch_max_blocks);
   CHECK(a.cubin == b.cubin);
   CHECK(a.cubin_cc == b.cubin_cc);
   CHECK(a.cubin_driver == b.cubin_driver);
@@ -204,8 +204,8 @@ TEST_CASE("tensor maps survive the disk cache encoding") {
   CHECK(plain->kernel.tensor_maps.empty());
   CHECK(out->kernel.persistent);          // variant 1 is persistent,
   CHECK_FALSE(plain->kernel.persistent);  // variant 2 is not
-  CHECK(out->kernel.waits_for_prior_grids);  // variant 1 waits for prior grids,
-  CHECK_FALSE(plain->kernel.waits_for_prior_grids);  // variant 2 does not
+  CHECK(out->kernel.early_launch_max_blocks == 4097);  // variant 1 waits for prior grids,
+  CHECK(plain->kernel.early_launch_max_blocks == 0);   // variant 2 does not
 }
 
 TEST_CASE("a corrupt cache entry is detected, deleted and rebuilt") {

@@ -2,6 +2,7 @@
 // sm_80 and sm_90a; 128-bit global accesses and no spills where expected.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -166,20 +167,23 @@ TEST_CASE("portable sm_90 PTX assembles too") {
   if (r.ran) CHECK(r.status == 0);
 }
 
-// Programmatic dependent launch: on sm_90+ every kernel waits for the grids before it
-// ahead of its first memory access (so the runtime may launch it early), then lets the
-// next one launch; sm_80 has neither.
+// Programmatic dependent launch: on sm_90+ a kernel in a grid of at most
+// early_launch_max_blocks blocks waits for the grids before it ahead of its first memory
+// access (so the runtime may launch it early). A kernel without a loop over the grid lets
+// the next one launch when it exits (no trigger: at entry it cost 16% in grids of many
+// waves). sm_80 and TILEFUSE_PDL=0 have none of it.
 TEST_CASE("sm_90 kernels wait for prior grids before their first memory access, sm_80 kernels do not") {
   auto f = tftest::softmax(DType::bf16, DType::bf16, 1024, 4);
   for (const char* t : {"sm_90", "sm_90a"}) {
     INFO(t);
     auto k = nvptx::compile(*f, sm(t));
-    CHECK(k.waits_for_prior_grids);
-    size_t wait = k.ptx.find("griddepcontrol.wait;");
-    size_t trigger = k.ptx.find("griddepcontrol.launch_dependents;");
+    CHECK(k.early_launch_max_blocks == nvptx::kEarlyLaunchMaxBlocks);
+    size_t grid = k.ptx.find("%nctaid.z");
+    size_t wait = k.ptx.find("@p griddepcontrol.wait;");
+    REQUIRE(grid != std::string::npos);
     REQUIRE(wait != std::string::npos);
-    REQUIRE(trigger != std::string::npos);
-    CHECK(wait < trigger);
+    CHECK(grid < wait);  // the test of the grid's size comes first
+    CHECK(k.ptx.find("griddepcontrol.launch_dependents") == std::string::npos);
     for (const char* access : {"ld.global", "st.global"}) {
       size_t first = k.ptx.find(access);
       if (first != std::string::npos) CHECK(wait < first);
@@ -188,12 +192,24 @@ TEST_CASE("sm_90 kernels wait for prior grids before their first memory access, 
     if (r.ran) CHECK(r.status == 0);
   }
   auto k80 = nvptx::compile(*f, sm("sm_80"));
-  CHECK(!k80.waits_for_prior_grids);
+  CHECK(k80.early_launch_max_blocks == 0);
   CHECK(k80.ptx.find("griddepcontrol") == std::string::npos);
+
+  setenv("TILEFUSE_PDL_BLOCKS", "1056", 1);
+  auto bounded = nvptx::compile(*f, sm("sm_90a"));
+  unsetenv("TILEFUSE_PDL_BLOCKS");
+  CHECK(bounded.early_launch_max_blocks == 1056);
+  size_t bound = std::min(bounded.ptx.find("1056"), bounded.ptx.find("1057"));  // <= 1056 or < 1057
+  CHECK(bound < bounded.ptx.find("@p griddepcontrol.wait;"));
+  setenv("TILEFUSE_PDL", "0", 1);
+  auto off = nvptx::compile(*f, sm("sm_90a"));
+  unsetenv("TILEFUSE_PDL");
+  CHECK(off.early_launch_max_blocks == 0);
+  CHECK(off.ptx.find("griddepcontrol") == std::string::npos);
 }
 
 // A kernel whose body loops over the grid (programs striding by num_programs) lets the
-// next kernel launch after that loop, not at entry (TILEFUSE_PDL=entry: at entry).
+// next kernel launch after that loop, in grids that launch early.
 TEST_CASE("kernels looping over the grid let the next kernel launch after the loop") {
   auto f = tftest::new_kernel("grid_stride", 4);
   {
@@ -211,21 +227,15 @@ TEST_CASE("kernels looping over the grid let the next kernel launch after the lo
     });
   }
   auto k = nvptx::compile(*f, sm("sm_90a"));
-  size_t wait = k.ptx.find("griddepcontrol.wait;"), trigger = k.ptx.find("griddepcontrol.launch_dependents;");
+  size_t wait = k.ptx.find("@p griddepcontrol.wait;"), trigger = k.ptx.find("@p griddepcontrol.launch_dependents;");
   REQUIRE(wait != std::string::npos);
   REQUIRE(trigger != std::string::npos);
   size_t last_store = k.ptx.rfind("st.global");
   REQUIRE(last_store != std::string::npos);
   CHECK(last_store < trigger);  // after the loop's stores
-  CHECK(k.ptx.find("griddepcontrol.launch_dependents;", trigger + 1) == std::string::npos);  // once
+  CHECK(k.ptx.find("@p griddepcontrol.launch_dependents;", trigger + 1) == std::string::npos);  // once
   auto r = tftest::run_ptxas(k.ptx, "sm_90a", "grid_stride");
   if (r.ran) CHECK(r.status == 0);
-  setenv("TILEFUSE_PDL", "entry", 1);
-  auto early = nvptx::compile(*f, sm("sm_90a"));
-  unsetenv("TILEFUSE_PDL");
-  size_t early_trigger = early.ptx.find("griddepcontrol.launch_dependents;");
-  REQUIRE(early_trigger != std::string::npos);
-  CHECK(early_trigger < early.ptx.find("st.global"));
 }
 
 namespace {

@@ -113,7 +113,7 @@ std::string encode_payload(const CacheEntry& e) {
   w.u32(static_cast<uint32_t>(k.tensor_maps.size()));
   for (const auto& t : k.tensor_maps) put_tensor_map(w, t);
   w.u8(k.persistent ? 1 : 0);
-  w.u8(k.waits_for_prior_grids ? 1 : 0);
+  w.u32(k.early_launch_max_blocks);
   w.str(e.cubin);
   w.i32(e.cubin_cc);
   w.i32(e.cubin_driver);
@@ -149,7 +149,7 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
     k.tensor_maps.push_back(std::move(t));
   }
   k.persistent = r.u8() != 0;
-  k.waits_for_prior_grids = r.u8() != 0;
+  k.early_launch_max_blocks = r.u32();
   e.cubin = r.str();
   e.cubin_cc = r.i32();
   e.cubin_driver = r.i32();

@@ -181,7 +181,7 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
           "(NON_PORTABLE_CLUSTER_SIZE_ALLOWED for kernel '" + name_ + "' with clusters of " +
               std::to_string(cluster_size_) + ")");
 
-  launch_early_ = k.waits_for_prior_grids && dev.cc_major >= 9 && knob("TILEFUSE_PDL") != "0";
+  early_launch_max_blocks_ = dev.cc_major >= 9 && knob("TILEFUSE_PDL") != "0" ? k.early_launch_max_blocks : 0;
   resident_ = 0;
   if (k.persistent) {
     if (cluster_size_ != 1)
@@ -247,7 +247,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   static_shared_ = o.static_shared_;
   max_threads_ = o.max_threads_;
   resident_ = o.resident_;
-  launch_early_ = o.launch_early_;
+  early_launch_max_blocks_ = o.early_launch_max_blocks_;
   return *this;
 }
 
@@ -417,7 +417,8 @@ void LoadedKernel::launch_persistent(const Grid& g, void** params, CUstream stre
 int LoadedKernel::launch_blocks(unsigned gx, unsigned gy, unsigned gz, void** params, CUstream stream) const {
   const auto& A = api();
   auto threads = static_cast<unsigned>(32 * num_warps_);
-  if (cluster_size_ == 1 && !launch_early_) [[likely]]
+  bool early = uint64_t(gx) * gy * gz <= early_launch_max_blocks_;  // the kernel's own test
+  if (cluster_size_ == 1 && !early) [[likely]]
     return A.LaunchKernel(func_, gx, gy, gz, threads, 1, 1, static_cast<unsigned>(shared_bytes_), stream, params,
                           nullptr);
   CUlaunchAttribute attrs[2]{};
@@ -428,7 +429,7 @@ int LoadedKernel::launch_blocks(unsigned gx, unsigned gy, unsigned gz, void** pa
     attrs[n].value.clusterDim.y = attrs[n].value.clusterDim.z = 1;
     ++n;
   }
-  if (launch_early_) {  // the kernel's griddepcontrol.wait orders it after the previous grid
+  if (early) {  // the kernel's griddepcontrol.wait orders it after the previous grid
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attrs[n].value.programmaticStreamSerializationAllowed = 1;
     ++n;

@@ -44,8 +44,11 @@ class Codegen {
   // in a register): how often a cluster reduction inside a loop has run so far.
   llvm::Value* entry_counter(const ir::Op* key);
 
-  // Programmatic dependent launch (sm_90+): the op after which the kernel lets the next
-  // kernel in its stream launch (null: at entry; lower_kernel.cpp), and that instruction.
+  // Programmatic dependent launch (sm_90+; lower_kernel.cpp): whether this launch's grid
+  // is small enough to take part (an i1 computed at entry, null when the kernel never
+  // does), the op after which the kernel lets the next kernel in its stream launch (null:
+  // when it exits), and that instruction.
+  llvm::Value* early_launch = nullptr;
   const ir::Op* launch_dependents_after = nullptr;
   void launch_dependents();
 
@@ -272,6 +275,9 @@ Regs thread_through(Codegen& cg, const std::string& text, const Regs& vals);
 void lower_cluster_reduce(Codegen& cg, const ir::Op& op);  // lower_cluster.cpp
 // The kernel's top-level loop over the grid (lower_kernel.cpp; see launch_dependents_after).
 const ir::Op* grid_stride_loop(const ir::Function& fn);
+// The largest grid (in blocks) that takes part in programmatic dependent launch on this
+// target (0: none; TILEFUSE_PDL=0, or before sm_90): CompiledKernel::early_launch_max_blocks.
+uint32_t early_launch_max_blocks(const TargetInfo& ti);
 // At kernel start: initializes the mbarrier of every cluster reduction (lower_cluster.cpp).
 void init_cluster_reductions(Codegen& cg);
 

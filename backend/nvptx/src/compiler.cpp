@@ -140,7 +140,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
   k.tensor_maps = plan.tensor_maps;
   k.persistent = f.persistent;
-  k.waits_for_prior_grids = ti.has_grid_dependency_control();
+  k.early_launch_max_blocks = early_launch_max_blocks(ti);
   return art;
 }
 

@@ -1,5 +1,7 @@
 // The kernel function: signature, entry block with thread indices, the body, and the
 // nvvm annotations (kernel, maxntid) LLVM 19 reads.
+#include <algorithm>
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
@@ -36,19 +38,24 @@ bool from_num_programs(const ir::Value* v, int depth = 0) {
 
 // The last top-level loop whose step is built from num_programs (programs striding over
 // the rows of a grid the size of the GPU), or null. A kernel with one lets the next kernel
-// launch after it rather than at entry: the next kernel's programs would otherwise sit
-// resident, waiting, through the whole loop (bench/NOTES.md: the norm backwards' partial
+// launch after it rather than when it exits (bench/NOTES.md: the norm backwards' partial
 // sums).
 const ir::Op* grid_stride_loop(const ir::Function& fn) {
   const ir::Op* last = nullptr;
-  if (knob("TILEFUSE_PDL") == "entry") return nullptr;
   for (const auto& op : fn.body.ops)
     if (op->kind == ir::OpKind::For && from_num_programs(op->operand(2))) last = op.get();
   return last;
 }
 
+uint32_t early_launch_max_blocks(const TargetInfo& ti) {
+  if (!ti.has_grid_dependency_control() || knob("TILEFUSE_PDL") == "0") return 0;
+  long n = knob_count("TILEFUSE_PDL_BLOCKS");
+  return n > 0 ? static_cast<uint32_t>(std::min<long>(n, kEarlyLaunchMaxBlocks)) : kEarlyLaunchMaxBlocks;
+}
+
 void Codegen::launch_dependents() {
-  inline_asm(b.getVoidTy(), "griddepcontrol.launch_dependents;", "~{memory}", {}, true);
+  inline_asm(b.getVoidTy(), "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n@p griddepcontrol.launch_dependents;\n}",
+             "r,~{memory}", {b.CreateZExt(early_launch, b.getInt32Ty())}, true);
 }
 
 void Codegen::lower_kernel() {
@@ -93,15 +100,23 @@ void Codegen::lower_kernel() {
   b.CreateBr(body);
   setup_thread_ids();
   b.SetInsertPoint(body);
-  if (ti.has_grid_dependency_control()) {
-    // Launched early (programmatic dependent launch), the kernel waits here, before any
-    // memory access, for the grids before it in the stream to finish and their writes
-    // to be visible; then it lets the next kernel launch early in turn — right away, or
-    // after its loop over the grid (launch_dependents_after). Without the launch
-    // attribute both are no-ops.
-    inline_asm(b.getVoidTy(), "griddepcontrol.wait;", "~{memory}", {}, true);
+  if (uint32_t limit = early_launch_max_blocks(ti)) {
+    // Programmatic dependent launch, for grids of at most `limit` blocks only (the launch
+    // sets its attribute by the same test): launched early, the kernel waits here, before
+    // any memory access, for the grids before it in the stream to finish and their writes
+    // to be visible. It lets the next kernel launch early after its loop over the grid,
+    // if it has one, else when it exits. Both instructions cost time even without the
+    // attribute in grids of many waves (bench/NOTES.md), hence the test.
+    auto nctaid = [&](llvm::Intrinsic::ID id) {
+      return b.CreateZExt(call_intrinsic(id, {}), b.getInt64Ty());
+    };
+    llvm::Value* blocks = b.CreateMul(nctaid(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+                                      b.CreateMul(nctaid(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y),
+                                                  nctaid(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z)));
+    early_launch = b.CreateICmpULE(blocks, b.getInt64(limit));
+    inline_asm(b.getVoidTy(), "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n@p griddepcontrol.wait;\n}", "r,~{memory}",
+               {b.CreateZExt(early_launch, b.getInt32Ty())}, true);
     launch_dependents_after = fn.persistent || plan.warp_specialized() ? nullptr : grid_stride_loop(fn);
-    if (!launch_dependents_after) launch_dependents();
   }
   for (size_t i = 0; i < fn.params.size(); ++i) {
     llvm::Argument* a = kernel->getArg(static_cast<unsigned>(i));

@@ -74,10 +74,11 @@ class LoadedKernel {
   // Persistent kernels (nvptx::CompiledKernel::persistent): programs resident at once
   // on the device (occupancy x SMs, capped by TILEFUSE_PERSISTENT_PROGRAMS); 0 otherwise.
   int resident_programs() const { return resident_; }
-  // Launched with programmatic dependent launch: the kernel waits for the grids before
-  // it (nvptx::CompiledKernel::waits_for_prior_grids) and TILEFUSE_PDL is not 0, so it
-  // may start while the previous kernel in its stream finishes.
-  bool launches_early() const { return launch_early_; }
+  // Grids of at most this many blocks launch with programmatic dependent launch: the
+  // kernel waits for the grids before it there (nvptx::CompiledKernel::
+  // early_launch_max_blocks), so such a grid may start while the previous kernel in its
+  // stream finishes. 0: none (also before sm_90, or with TILEFUSE_PDL=0).
+  uint32_t early_launch_max_blocks() const { return early_launch_max_blocks_; }
 
   CUfunction function() const { return func_; }
   CUmodule module() const { return module_; }
@@ -118,7 +119,7 @@ class LoadedKernel {
   std::string jit_log_;
   int num_regs_ = 0, local_bytes_ = 0, static_shared_ = 0, max_threads_ = 0;
   int resident_ = 0;  // persistent kernels: programs started per launch at most
-  bool launch_early_ = false;
+  uint32_t early_launch_max_blocks_ = 0;
 };
 
 }  // namespace tilefuse::cuda

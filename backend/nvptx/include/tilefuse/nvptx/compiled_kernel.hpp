@@ -45,6 +45,10 @@ struct TensorMapSpec {
   bool operator==(const TensorMapSpec&) const = default;
 };
 
+// The default CompiledKernel::early_launch_max_blocks: any grid (TILEFUSE_PDL_BLOCKS bounds
+// it). Bounding it to about one wave measured no better anywhere (H200, bench/NOTES.md).
+inline constexpr uint32_t kEarlyLaunchMaxBlocks = 0xffffffffu;
+
 struct CompiledKernel {
   std::string name;               // entry symbol in the PTX
   std::string ptx;
@@ -58,10 +62,11 @@ struct CompiledKernel {
   // programs as are resident at once, along x, and passes the grid's sizes (x, y, z:
   // three i32) as hidden parameters after the tensor maps.
   bool persistent = false;
-  // The kernel waits for the grids before it in its stream to finish (`griddepcontrol.wait`
-  // before any memory access; sm_90+), so the launch may let it start early:
-  // programmatic dependent launch, which hides the gap between dependent kernels.
-  bool waits_for_prior_grids = false;
+  // Programmatic dependent launch (sm_90+), which hides the gap between dependent
+  // kernels: in a grid of at most this many blocks the kernel waits for the grids before
+  // it in its stream to finish (`griddepcontrol.wait` before any memory access), so the
+  // launch may let such a grid start early. 0: never.
+  uint32_t early_launch_max_blocks = 0;
 };
 
 }  // namespace tilefuse::nvptx
