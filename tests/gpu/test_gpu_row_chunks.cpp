@@ -50,3 +50,35 @@ TEST_CASE_TEMPLATE("gpu: softmax with persistent clusters looping over the rows"
     }
   }
 }
+
+// The heuristics' 16-bit programs of wide cluster rows: LayerNorm's chunks of 4096 (4
+// warps for 8192 columns, 8 warps and RELOAD for 16384) and the 2 x 8192 programs of
+// softmax and RMSNorm on rows of 262144.
+TEST_CASE("gpu: the heuristics' wide cluster programs") {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  using T = bfloat16;
+  difftest::Tolerance tol{1e-3, 1.6e-2};
+  for (int64_t cols : {int64_t(65536), int64_t(262144)}) {
+    CAPTURE(cols);
+    int64_t rows = 2;
+    auto x = ref::random_vec<T>(rows * cols, 7 + cols, -5, 5);
+    auto w = ref::random_vec<T>(cols, 8, 0.5, 1.5), b = ref::random_vec<T>(cols, 9);
+    std::vector<T> y(x.size());
+    std::vector<float> mean(rows), rstd(rows);
+    int32_t n = static_cast<int32_t>(cols);
+    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true).set("SHIFTED", 1).set("STATS", 1);
+    CAPTURE(ln.str());
+    REQUIRE(ln.get("BLOCK") == 4096);
+    gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * ln.cluster), ln, tol, y, mean, rstd, x, w, b, n,
+                       cols, 1e-5f);
+    if (cols < 262144) continue;
+    Config sm = tk::softmax_heuristic(cols, dtype_v<T>, true), rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
+    CAPTURE(sm.str());
+    REQUIRE(sm.get("CHUNKS") == 2);
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(rows * sm.cluster), sm, tol, y, x, int32_t(rows), n, cols,
+                       cols);
+    std::vector<T> so(x.size());
+    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * rms.cluster), Config(rms).set("RESIDUAL", 0), tol, y,
+                       so, x, x, w, n, cols, 1e-6f);
+  }
+}

@@ -154,7 +154,38 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
   cl(20000, 1024, 5, 4);     // 4 x 5120, not 4 x 8192
   cl(65537, 1024, 5, 16);    // 16 x 5120, not 16 x 8192
   cl(65536, 8192, 1, 8);     // powers of two: unchanged
-  cl(262144, 16384, 1, 16);
+  // 16-bit programs of more than 8192 columns: chunks of 8192 on 8 warps, not one
+  // 16384 tile on 16; f32 keeps the one tile.
+  cl(262144, 8192, 2, 16);
+  CHECK(tk::softmax_heuristic(262144, DType::bf16, true).num_warps == 8);
+  CHECK(tk::softmax_heuristic(262144, DType::f32, true).get("BLOCK") == 16384);
+  CHECK_FALSE(tk::softmax_heuristic(262144, DType::f32, true).has("CHUNKS"));
+  Config uneven = tk::softmax_heuristic(200000, DType::bf16, true);  // 12500 per program: 7 x 2048
+  CHECK(uneven.get("BLOCK") == 2048);
+  CHECK(uneven.get("CHUNKS") == 7);
+}
+
+TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4096, 64 values per thread") {
+  auto check = [](int64_t cols, int64_t chunks, int warps, int per_sm, bool reload) {
+    CAPTURE(cols);
+    Config c = tk::layernorm_heuristic(cols, DType::bf16, true);
+    CHECK(c.get("BLOCK") == 4096);
+    CHECK(c.get("CHUNKS") == chunks);
+    CHECK(c.num_warps == warps);
+    CHECK(c.min_programs_per_sm == per_sm);
+    CHECK(c.has("RELOAD") == reload);
+    CHECK(c.cluster == tk::norm_heuristic(cols, DType::bf16, true).cluster);
+    CHECK(tk::row_values_per_thread(c) == 64);
+  };
+  check(16384, 2, 4, 0, false);   // 2 programs of 8192
+  check(65536, 2, 4, 0, false);   // 8 programs of 8192
+  check(131072, 2, 4, 0, false);  // 16 programs of 8192
+  check(262144, 4, 8, 3, true);   // 16 programs of 16384: 3 per SM at 84 registers
+  // Narrower programs, chunked widths, f32 and rows in one program keep the norm heuristic.
+  for (int64_t cols : {4096, 8192, 20000, 50304, 100000})
+    CHECK(tk::layernorm_heuristic(cols, DType::bf16, true) == tk::norm_heuristic(cols, DType::bf16, true));
+  CHECK(tk::layernorm_heuristic(65536, DType::f32, true) == tk::norm_heuristic(65536, DType::f32, true));
+  CHECK(tk::layernorm_heuristic(65536, DType::bf16, false) == tk::norm_heuristic(65536, DType::bf16, false));
 }
 
 TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of unaligned widths, not f32 or norms") {
@@ -190,6 +221,10 @@ TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of u
   // RMSNorm keeps 16 more registers for its weight, and only on unaligned cluster rows.
   CHECK(n(tk::rmsnorm_heuristic(16383, DType::bf16, true)) == 4);
   CHECK(n(tk::rmsnorm_heuristic(65536, DType::bf16, true)) == 0);
+  // ... and on 16-bit programs of 16384 columns (2 x 8192 on 8 warps): 3, as softmax's.
+  CHECK(n(tk::rmsnorm_heuristic(262144, DType::bf16, true)) == 3);
+  CHECK(n(tk::softmax_heuristic(262144, DType::bf16, true)) == 3);
+  CHECK(n(tk::rmsnorm_heuristic(262144, DType::f32, true)) == 0);
   CHECK(n(tk::norm_heuristic(16383, DType::bf16, true)) == 0);  // LayerNorm's
   // The residual RMSNorm: capped where its rows are indexed from their aligned start (2-byte
   // aligned rows on a cluster: the weight's realigned runs), not on aligned or 4-byte rows.

@@ -210,12 +210,29 @@ const auto& layernorm_looped_kernel() {
 inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (c.cluster == 1) return c;
-  if (residual) {
-    c.set("RELOAD", 1);
-  } else if (row_cover(c) / c.cluster >= 16384 && byte_size(dtype) == 2) {
-    c.set("RELOAD", 1);
-    c.num_warps = 8;
-  }
+  bool wide = row_cover(c) / c.cluster >= 16384 && byte_size(dtype) == 2;
+  if (residual || wide) c.set("RELOAD", 1);
+  // Wide 16-bit programs (chunks of 8192 on 8 warps, chunked_row_heuristic) at about E + 20
+  // registers: 3 per SM at 64 values (RMSNorm bf16 512x262144 70.8% -> 84.9% of copy).
+  if (wide && !row_uses_loop(c, n_cols)) c.min_programs_per_sm = register_capped_programs(c, 20);
+  return c;
+}
+
+// LayerNorm's: the norm heuristic, and for 16-bit programs of a cluster that hold 8192
+// columns or more as tiles of 8192+, the same columns as chunks of 4096 on one warp per
+// 2048 columns (64 values per thread; 8 warps at about E + 20 registers, 3 per SM).
+// Measured on H200 (bench/NOTES.md "LayerNorm's spread"), bf16 % of copy: 8192x16384
+// 83.7 -> 84.5, 4096x32768 75.6 -> 80.7, 2048x65536 70.4 -> 76.3, 1024x131072 63.2 ->
+// 71.8, 512x262144 51.7 -> 71.4 (f16 alike); the same spread cost RMSNorm and softmax 1.5-3
+// points, whose programs keep the norm/row heuristic's.
+inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+  Config c = norm_heuristic(n_cols, dtype, clusters);
+  if (c.cluster == 1 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
+  int64_t per = row_cover(c) / c.cluster;
+  c.set("BLOCK", 4096);
+  c.set("CHUNKS", per / 4096);
+  c.num_warps = static_cast<int>(per / 2048);
+  c.min_programs_per_sm = c.num_warps >= 8 ? register_capped_programs(c, 20) : 0;
   return c;
 }
 // RMSNorm's: the norm heuristic, and for 16-bit rows of widths that are not a multiple of
@@ -304,8 +321,8 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   using T = buffer_elem_t<Out>;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config picked = cfg ? *cfg : with_split_rows<Out>(norm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
-                                                     cols, dtype_v<T>);
+  Config picked = cfg ? *cfg : with_split_rows<Out>(layernorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()),
+                                                     rows, cols, dtype_v<T>);
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
   if (row_uses_split(picked)) return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps);

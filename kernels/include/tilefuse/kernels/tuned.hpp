@@ -218,7 +218,7 @@ const auto& layernorm_tuner() {
       TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(norm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
+                        return with_split_rows_any(layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
                                                    k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
