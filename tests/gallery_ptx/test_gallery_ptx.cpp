@@ -270,6 +270,16 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   REQUIRE(ck.tensor_maps.size() == 2);
   CHECK(ck.tensor_maps[0].base_param == A);
   CHECK(ck.ptx.find("cp.async.ca.shared.global") != std::string::npos);
+  // N, ldb and ldc multiples of 8 only (N = 3000): the last column of tiles moves left to
+  // end at N, its start still 16 bytes aligned, so B and C keep their TMA copies.
+  std::vector<int64_t> n8 = aligned;
+  n8[N] = n8[LDB] = n8[LDC] = 8;
+  for (int shift_n : {1, 0}) {
+    CAPTURE(shift_n);
+    ck = compile(Config(cfg).set("EDGE_SHIFT_N", shift_n), n8);
+    CHECK(ck.tensor_maps.size() == 3);
+    CHECK(count(ck.ptx, std::regex(R"(cp\.async\.bulk\.tensor\.2d\.global\.shared::cta\.bulk_group)")) == 4);
+  }
   // Transposed B ([N, K] rows): the copy is [BN, BK], read by the dot transposed.
   Config t = cfg;
   t.set("B_TRANS", 1);

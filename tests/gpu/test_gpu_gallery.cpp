@@ -280,3 +280,24 @@ TEST_CASE("gpu: matmul splits the tiles of the last partial wave, after the whol
                   {{1100, 2048, 4096, false, tk::Activation::none, false, false}, {}}};
   for (auto& c : cases) check_gpu_matmul(c.g, 0.5f, 81, c.cfg);
 }
+
+// The last column of tiles moved left to end at N rounded up to 16 bytes (EDGE_SHIFT_N, on
+// by default; off with a residual): N a multiple of 8 but not of the tile (TMA copies of
+// B and C from a column that is not a multiple of 64), both B layouts, 128x256 and 128x128
+// tiles, the columns shared with the neighbouring tile written twice. Against plain C++.
+TEST_CASE("gpu: matmul's last column of tiles moved left to end at N agrees with plain C++") {
+  if (!difftest::have_gpu()) return;
+  GemmCase cases[] = {{300, 1000, 520, false, tk::Activation::none, false, false},
+                      {260, 3000, 1000, true, tk::Activation::gelu_tanh, true, false},
+                      {130, 744, 777, false, tk::Activation::silu, true, true},
+                      {129, 264, 64, false, tk::Activation::relu, false, false}};
+  for (auto& c : cases)
+    for (int bn : {256, 128})
+      for (int shift_n : {1, 0}) {
+        CAPTURE(bn);
+        CAPTURE(shift_n);
+        check_gpu_matmul(c, 1.5f, 91,
+                         Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"EDGE_SHIFT_N", shift_n},
+                                num_warps(8), num_stages(4)});
+      }
+}

@@ -221,11 +221,14 @@ TEST_CASE("gpu: grouped-query attention, heuristic tilings") {
 // The GEMM host functions on operands in rows off 16 bytes (odd K; B [K, N] with odd N):
 // with the copy to aligned rows forced, left to the rule, and turned off, the result
 // matches a double-precision reference (the copy's padding is never read: the views
-// keep K and N). f32 output, both B layouts, a bias.
+// keep K and N). f32 output, both B layouts, a bias. Rows an odd multiple of 16 bytes
+// apart (K = 520 and 136, N = 1000 and 3000) are copied into 128-byte rows too: forced,
+// and by the rule at 4096x3000x136 (384 tiles, both operands reused 3000+ times).
 TEST_CASE("gpu: matmul copies operands whose rows are off 16 bytes into aligned rows, same results") {
   if (!difftest::have_gpu()) return;
   for (const char* mode : {"1", "", "0"}) {
-    for (auto [m, n, k] : {std::tuple{300, 517, 263}, std::tuple{520, 1001, 1024}, std::tuple{256, 512, 4095}}) {
+    for (auto [m, n, k] : {std::tuple{300, 517, 263}, std::tuple{520, 1001, 1024}, std::tuple{256, 512, 4095},
+                           std::tuple{300, 1000, 520}, std::tuple{4096, 3000, 136}}) {
       for (bool trans : {false, true}) {
         CAPTURE(mode);
         CAPTURE(m);

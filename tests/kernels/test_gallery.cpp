@@ -301,25 +301,56 @@ TEST_CASE_TEMPLATE("matmul with fused epilogues matches the reference at odd M, 
   CHECK(ref::max_rel_err(out16, want, 1e-2, rtol<T>()) <= 1.0);
 }
 
-// The last row of tiles ends at row M (EDGE_SHIFT, on by default): the rows it shares with
-// the tile above are written twice with the same values; with a residual (which may be c
-// itself) it stays in place, or those rows would add the residual twice.
-TEST_CASE("matmul: the last row of tiles moved up to row M gives the same result, in-place residual too") {
+// The last row of tiles ends at row M (EDGE_SHIFT, on by default) and the last column at
+// N rounded up to 16 bytes (EDGE_SHIFT_N, on by default): the rows and columns they share
+// with their neighbours are written twice with the same values; with a residual (which
+// may be c itself) they stay in place, or those elements would add the residual twice.
+TEST_CASE("matmul: the last row and column of tiles moved inside C give the same result, in-place residual too") {
   const int64_t m = 70, n = 45, k = 77;  // 32-row tiles: the third starts at row 38, not 64
   Config cfg{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 16}, num_warps(4)};
   auto a = ref::random_vec<bfloat16>(m * k, 81, -1.0f, 1.0f), b = ref::random_vec<bfloat16>(k * n, 82, -1.0f, 1.0f);
-  auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, false, 1.0, 0, {}, {});
-  for (int shift : {0, 1}) {
-    CAPTURE(shift);
-    std::vector<float> out(m * n, 7.0f);
-    tk::matmul(out, a, b, m, n, k, {}, nullptr, nullptr, Config(cfg).set("EDGE_SHIFT", shift));
-    CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+  for (bool b_trans : {false, true}) {
+    CAPTURE(b_trans);
+    auto want = ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, b_trans, 1.0, 0, {}, {});
+    for (int shift : {0, 1})
+      for (int shift_n : {0, 1}) {
+        CAPTURE(shift);
+        CAPTURE(shift_n);
+        // shift_n: the second column of tiles covers columns 16-47 (45 rounded up to 8,
+        // bf16's 16 bytes), overlapping the first.
+        std::vector<float> out(m * n, 7.0f);
+        Config c = Config(cfg).set("EDGE_SHIFT", shift).set("EDGE_SHIFT_N", shift_n);
+        tk::matmul(out, a, b, m, n, k, {b_trans}, nullptr, nullptr, c);
+        CHECK(ref::max_rel_err(out, want, 1e-4, 1e-4) <= 1.0);
+        std::vector<bfloat16> out16(m * n, bfloat16(7.0f));
+        tk::matmul(out16, a, b, m, n, k, {b_trans}, nullptr, nullptr, c);
+        CHECK(ref::max_rel_err(out16, want, 1e-2, rtol<bfloat16>()) <= 1.0);
+      }
   }
   auto res = ref::random_vec<float>(m * n, 83, -1.0f, 1.0f);
   std::vector<float> c = res;  // c += a . b, c read as the residual
-  tk::matmul(c, a, b, m, n, k, {}, nullptr, c, Config(cfg).set("EDGE_SHIFT", 1));
+  tk::matmul(c, a, b, m, n, k, {}, nullptr, c, Config(cfg).set("EDGE_SHIFT", 1).set("EDGE_SHIFT_N", 1));
   CHECK(ref::max_rel_err(c, ref::matmul(ref::to_float(a), ref::to_float(b), m, n, k, false, 1.0, 0, {}, res), 1e-4,
                          1e-4) <= 1.0);
+}
+
+// Rows 16 mod 32 bytes apart cost TMA a sector per box row: the host copies such an
+// operand into 128-byte rows where the GEMM reads it often (reuse = the other side's
+// length) over two or more waves of tiles; TILEFUSE_GEMM_COPY forces either way.
+TEST_CASE("GEMM operands an odd multiple of 16 bytes apart are copied where the GEMM reuses them enough") {
+  using tk::detail::sector_copy_pays;
+  CHECK(sector_copy_pays(3000, 2, 4096, 384, 132));         // 6000 bytes: 16 mod 32
+  CHECK(sector_copy_pays(3088, 1, 4096, 400, 132));         // 8-bit, 3088 bytes
+  CHECK_FALSE(sector_copy_pays(3008, 2, 4096, 384, 132));   // 6016 bytes: 47 lines
+  CHECK_FALSE(sector_copy_pays(4000, 2, 4096, 384, 132));   // 8000 bytes: a multiple of 32
+  CHECK_FALSE(sector_copy_pays(5000, 2, 1024, 384, 132));   // read by 1024 rows only
+  CHECK_FALSE(sector_copy_pays(1000, 2, 4096, 128, 132));   // one wave of tiles
+  setenv("TILEFUSE_GEMM_COPY", "0", 1);
+  CHECK_FALSE(sector_copy_pays(3000, 2, 4096, 384, 132));
+  setenv("TILEFUSE_GEMM_COPY", "1", 1);
+  CHECK(sector_copy_pays(1000, 2, 64, 1, 132));
+  CHECK_FALSE(sector_copy_pays(4000, 2, 64, 1, 132));
+  unsetenv("TILEFUSE_GEMM_COPY");
 }
 
 // On wgmma the heuristic keeps 128x256 tiles where they fill the SMs and takes 64x128

@@ -100,6 +100,24 @@ TEST_CASE("axis info: arange, splat, add, mul, expand/broadcast, compare, rem") 
   CHECK(ai.get(srem).contiguity[0] == 1);  // C remainder of signed values: unknown sign
 }
 
+// min and max return one of their operands, so they keep the divisors both have: an edge
+// tile clamped to end at an aligned extent keeps an aligned start (a TMA coordinate).
+TEST_CASE("axis info: min and max keep the divisors their operands share") {
+  auto f = tftest::new_kernel("minmax", 4);
+  Builder b(*f);
+  Value* n = b.param("n", Type::scalar(DType::i32));
+  f->params[0].divisibility = 8;
+  auto i32 = [&](int64_t v) { return b.const_int(v, Type::scalar(DType::i32)); };
+  Value* n0 = b.binary(ir::BinaryOp::Mul, b.program_id(0), i32(256));
+  Value* last = b.binary(ir::BinaryOp::Sub, n, i32(256));  // divisible by 8
+  Value* clamped = b.binary(ir::BinaryOp::Min, n0, b.binary(ir::BinaryOp::Max, last, i32(0)));
+  Value* odd = b.binary(ir::BinaryOp::Min, n0, b.binary(ir::BinaryOp::Sub, n, i32(3)));
+  AxisInfoMap ai = analyze_axis_info(*f);
+  CHECK(ai.get(n0).divisibility[0] == 256);
+  CHECK(ai.get(clamped).divisibility[0] == 8);
+  CHECK(ai.get(odd).divisibility[0] == 1);
+}
+
 TEST_CASE("axis info through a loop: loop-carried pointers keep what every iteration keeps") {
   auto f = tftest::new_kernel("loop", 1);
   Builder b(*f);

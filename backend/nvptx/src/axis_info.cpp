@@ -298,6 +298,12 @@ class Analysis {
           if (a_one) out.contiguity[d] = b.contiguity[d];
         }
         break;
+      case BinaryOp::Min:
+      case BinaryOp::Max:
+        // The result is one of the operands, so it has every divisor both have (a tile
+        // clamped to end at an aligned extent keeps its aligned start).
+        for (int d = 0; d < rank; ++d) out.divisibility[d] = gcd(a.divisibility[d], b.divisibility[d]);
+        break;
       case BinaryOp::Rem:
         // C remainder of a negative run is not contiguous; unsigned types only.
         if (b.value && *b.value > 0 && is_unsigned(op.result()->type.dtype)) {

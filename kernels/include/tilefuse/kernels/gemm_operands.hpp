@@ -2,9 +2,11 @@
 // GEMM operands in rows whose starts are not 16-byte aligned (odd K, or B [K, N] with
 // odd N, or a base off 16 bytes): no tensor map can describe them, so the GEMM would
 // move them 1-2 bytes per access (a third of its speed or less, bench/NOTES.md). A GEMM
-// that reads such an operand many times first copies it into rows of a 16-byte-multiple
+// that reads such an operand many times first copies it into rows of a 128-byte-multiple
 // stride in stream-ordered scratch — read once, written once — and runs on the copy. The
-// views still say K (or N) columns, so the copy's padding is never read.
+// views still say K (or N) columns, so the copy's padding is never read. Rows an odd
+// multiple of 16 bytes apart are copied too where the GEMM is long enough
+// (sector_copy_pays): TMA moves them, but each box row costs an extra sector.
 // 8-bit B given as [K, N]: Hopper's 8-bit MMAs read B only K-major, so the GEMM would
 // transpose every tile it loads in its main loop (~110 TFLOP/s against ~1300); the host
 // function transposes B once into [N, K] scratch instead.
@@ -116,6 +118,29 @@ inline bool copy_pays(uint64_t address, int64_t ld, int elem_bytes, int64_t macs
   return macs >= (int64_t{1} << 25);
 }
 
+// Whether an operand whose rows are 16-byte aligned but an odd multiple of 16 bytes apart
+// (N or K of 8 mod 16 16-bit elements: 1000, 3000, 5000, ...) is copied into rows of a
+// 128-byte-multiple stride first. Each 128-byte row of its TMA boxes then spans five
+// 32-byte sectors instead of four, and a GEMM of several waves of 128x256 tiles, whose
+// copies run near L2's bandwidth, slows by 15-30%: H100, bench/NOTES.md, 4096x3000x8192
+// 397 -> 315 us and 8192x5000x4096 671 -> 480 with B copied (its time included). The
+// copy is one pass over the operand, the GEMM reads it `reuse` (M for B, N for A) / 128-256
+// times: it paid with reuse 3000+ on 2+ waves of tiles, and lost at 1024 rows
+// (1024x5000x8192 175 -> 184 us) and on one wave (4096x1000x4096 70 -> 72).
+inline bool sector_copy_pays(int64_t ld, int elem_bytes, int64_t reuse, int64_t tiles, int64_t sms) {
+  if ((ld * elem_bytes) % 32 != 16) return false;
+  int mode = gemm_copy_mode();
+  if (mode >= 0) return mode == 1;
+  return reuse >= 2048 && tiles >= 2 * sms;
+}
+
+// Whether attention copies Q, K and V whose rows are an odd multiple of 16 bytes (head
+// dims 40, 56, 72, 88) into rows of 32-byte multiples first: only when forced
+// (TILEFUSE_GEMM_COPY=1) until measured.
+inline bool attention_sector_copy_pays(int64_t head_dim, int elem_bytes) {
+  return (head_dim * elem_bytes) % 32 == 16 && gemm_copy_mode() == 1;
+}
+
 // Whether an 8-bit B [K, N] is transposed before the GEMM: always, unless
 // TILEFUSE_GEMM_COPY=0 (the in-kernel K-major copies measured 2-10x slower at every
 // size, 256^3 included).
@@ -139,11 +164,11 @@ void launch_over_tiles(const Kernel& kernel, const Config& cfg, Dst&& dst, const
 }
 
 // Replaces op's [rows, cols] matrix by `kernel`'s output ([rows, cols] from copy_rows,
-// [cols, rows] from transpose) in scratch rows of a 16-byte-multiple stride.
+// [cols, rows] from transpose) in scratch rows of a `row_bytes`-multiple stride.
 template <class T, class Kernel>
 void into_aligned_rows(GemmOperand<T>& op, const Kernel& kernel, const Config& cfg, int64_t rows, int64_t cols,
-                       bool transposed) {
-  int64_t per = 16 / static_cast<int64_t>(sizeof(T));
+                       bool transposed, int64_t row_bytes = 16) {
+  int64_t per = row_bytes / static_cast<int64_t>(sizeof(T));
   int64_t out_rows = transposed ? cols : rows, out_cols = transposed ? rows : cols;
   int64_t ld = (out_cols + per - 1) / per * per;
   op.copy.emplace(static_cast<size_t>(out_rows * ld));
@@ -155,22 +180,24 @@ void into_aligned_rows(GemmOperand<T>& op, const Kernel& kernel, const Config& c
 // Runs run(a, b, lda, ldb, b_trans) on A [M, K] and B ([K, N], or [N, K] with b_trans),
 // with misaligned operands copied first where that pays, and an 8-bit B [K, N]
 // transposed (device buffers on a GPU whose GEMMs use wgmma; elsewhere the operands as
-// given).
+// given). `tiles`: the GEMM's output tiles. Copies get rows of a 128-byte-multiple stride
+// (whole cache lines: a 16-byte multiple could again be an odd one, sector_copy_pays).
 template <class TA, class TB, class A, class B, class Run>
-void with_aligned_operands(const A& a, const B& b, int64_t M, int64_t N, int64_t K, bool b_trans, Run&& run) {
+void with_aligned_operands(const A& a, const B& b, int64_t M, int64_t N, int64_t K, bool b_trans, int64_t tiles,
+                           Run&& run) {
   int64_t lda = K, ldb = b_trans ? K : N;
   if constexpr (is_device_buffer_v<A> && is_device_buffer_v<B>) {
     if (warpgroup_mma_usable<A>()) {
-      int64_t macs = M * N * K;
+      int64_t macs = M * N * K, sms = gpu_sm_count();
       GemmOperand<TA> oa{DevicePtr<const TA>(a.data(), a.size()), lda, std::nullopt};
       GemmOperand<TB> ob{DevicePtr<const TB>(b.data(), b.size()), ldb, std::nullopt};
-      if (copy_pays(oa.ptr.address(), lda, sizeof(TA), macs))
-        into_aligned_rows(oa, copy_rows_kernel<TA>(), copy_rows_config(), M, K, false);
+      if (copy_pays(oa.ptr.address(), lda, sizeof(TA), macs) || sector_copy_pays(lda, sizeof(TA), N, tiles, sms))
+        into_aligned_rows(oa, copy_rows_kernel<TA>(), copy_rows_config(), M, K, false, 128);
       if (is_float8(dtype_v<TB>) && !b_trans && transpose_pays()) {
-        into_aligned_rows(ob, transpose_kernel<TB>(), transpose_config<TB>(), K, N, true);
+        into_aligned_rows(ob, transpose_kernel<TB>(), transpose_config<TB>(), K, N, true, 128);
         b_trans = true;
-      } else if (copy_pays(ob.ptr.address(), ldb, sizeof(TB), macs)) {
-        into_aligned_rows(ob, copy_rows_kernel<TB>(), copy_rows_config(), b_trans ? N : K, b_trans ? K : N, false);
+      } else if (copy_pays(ob.ptr.address(), ldb, sizeof(TB), macs) || sector_copy_pays(ldb, sizeof(TB), M, tiles, sms)) {
+        into_aligned_rows(ob, copy_rows_kernel<TB>(), copy_rows_config(), b_trans ? N : K, b_trans ? K : N, false, 128);
       }
       if (oa.copy || ob.copy) return run(oa.ptr, ob.ptr, oa.ld, ob.ld, b_trans);
     }

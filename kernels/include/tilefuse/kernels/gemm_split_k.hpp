@@ -221,6 +221,9 @@ void gemm_split_k(C& c, const GA& ga, const GB& gb, const Scale& scale_a, const 
   int64_t tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
   tile.set("B_TRANS", b_trans);
   tile.set("SCALED", scaled);
+  // Split tiles keep their last column in place: a split tile and a whole one sum in
+  // different orders, so they must not share columns (the whole tiles' kernel moves it).
+  tile.meta.erase("EDGE_SHIFT_N");
   if (split.tail > 0)
     return gemm_split_tail<TA, TB, TBias>(c, ga, gb, scale_a, scale_b, bias, residual, M, N, K, lda, ldb, alpha, tile,
                                           epi, splits, split.tail * (is_device_buffer_v<C> ? gpu_sm_count() : 132),

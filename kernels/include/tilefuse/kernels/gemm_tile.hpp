@@ -2,6 +2,7 @@
 // One program's output tile of a GEMM (A . B over K through tensor views, TMA and wgmma
 // on sm_90a) and the epilogue the GEMM kernels apply to it; shared by the GEMM, the
 // 8-bit GEMM and the split-K GEMM.
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -29,11 +30,14 @@ struct GemmTile {
 
 // `k_range`: only K blocks from .first up to .second (split-K; multiples of block_k).
 // `tile_index`: the tile's place in the grouped order (default program_id(0)).
+// `shift_last_m` / `shift_last_n`: the edge tiles moved inside the matrix (below); only
+// where every tile is computed alike (whole, not some split) and C is not also read.
 template <class TA, class TB>
 GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M, const I32& N, const I32& K,
                    const I64& lda, const I64& ldb, int block_m, int block_n, int block_k, int group_m, bool b_trans,
                    int promote_blocks = 0, std::optional<std::pair<I32, I32>> k_range = std::nullopt,
-                   std::optional<I32> tile_index = std::nullopt, bool shift_last_m = false) {
+                   std::optional<I32> tile_index = std::nullopt, bool shift_last_m = false,
+                   int shift_last_n = 0) {
   auto pid = tile_index ? *tile_index : program_id(0);
   auto tiles_m = cdiv(M, block_m);
   auto tiles_n = cdiv(N, block_n);
@@ -49,6 +53,12 @@ GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M,
   // past the tensor's end measured slow at long K (H200, bench/NOTES.md: 200x8192x8192
   // 67 -> 55 us, the time of 256 rows).
   if (shift_last_m) m0 = minimum(m0, maximum(M - block_m, 0));
+  // `shift_last_n` (a power of two, 0: off): likewise the last column of tiles moved left
+  // to end at N rounded up to that many columns (16 bytes of B's and C's rows: TMA's
+  // innermost coordinates stay aligned), so that no B box of a [K, N] view lies wholly or
+  // mostly past N; the columns it shares with the tile to its left are written twice with
+  // the same values.
+  if (shift_last_n) n0 = minimum(n0, maximum(cdiv(N, shift_last_n) * shift_last_n - block_n, 0));
   auto rm = m0 + arange(0, block_m);
   auto rn = n0 + arange(0, block_n);
   auto m_ok = rm < M;
@@ -74,6 +84,13 @@ GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M,
   else for_range(0, K, block_k, block);
   if (promote_blocks == 2) acc = acc + prev;
   return GemmTile{m0, n0, rm, rn, m_ok, n_ok, acc};
+}
+
+// The alignment, in columns, to which a GEMM's last column of tiles is moved (gemm_tile's
+// `shift_last_n`): 16 bytes of both B's and C's elements.
+template <class TB, class Out>
+constexpr int edge_columns() {
+  return static_cast<int>(16 / std::min(sizeof(TB), sizeof(Out)));
 }
 
 // The activations of the epilogue, on the f32 accumulator; `Out` picks tanh's precision.

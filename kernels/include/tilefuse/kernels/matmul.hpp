@@ -33,12 +33,17 @@ const auto& matmul_kernel() {
          I32 K, I64 lda, I64 ldb, I64 ldc, F32 alpha, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N,
          Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M, Meta<"B_TRANS", bool, false> B_TRANS,
          Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS, Meta<"RESIDUAL", bool, false> RESIDUAL,
-         Meta<"SCALE", bool, false> SCALE, Meta<"EDGE_SHIFT", bool, true> EDGE_SHIFT) {
-        // EDGE_SHIFT: the last row of tiles ends at row M (gemm_tile), unless c is also
-        // read (RESIDUAL: c may be the residual, and rows written twice would add it twice).
+         Meta<"SCALE", bool, false> SCALE, Meta<"EDGE_SHIFT", bool, true> EDGE_SHIFT,
+         Meta<"EDGE_SHIFT_N", bool, true> EDGE_SHIFT_N) {
+        // EDGE_SHIFT (EDGE_SHIFT_N): the last row (column) of tiles ends at row M (column
+        // N) (gemm_tile), unless c is also read (RESIDUAL: c may be the residual, and
+        // elements written twice would add it twice).
+        const bool shift = static_cast<bool>(EDGE_SHIFT) && !RESIDUAL;
+        const bool shift_n = static_cast<bool>(EDGE_SHIFT_N) && !RESIDUAL;
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
                                    static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
-                                   0, std::nullopt, std::nullopt, static_cast<bool>(EDGE_SHIFT) && !RESIDUAL);
+                                   0, std::nullopt, std::nullopt, shift,
+                                   shift_n ? detail::edge_columns<T, Out>() : 0);
         detail::GemmEpilogue e{static_cast<bool>(SCALE), static_cast<bool>(BIAS), static_cast<bool>(RESIDUAL),
                                static_cast<int>(ACT)};
         auto acc = detail::gemm_epilogue<T, Out>(t.acc, e, t.rm, t.rn, t.m_ok, t.n_ok, bias, residual, ldc, alpha);
@@ -187,7 +192,7 @@ void matmul(C&& c, const A& a, const B& b, int64_t M, int64_t N, int64_t K, Matm
   // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
   SplitK splits = take_split_k(k, "matmul");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
-  detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
+  detail::with_aligned_operands<T, T>(a, b, M, N, K, o.b_trans, tiles, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                     int64_t ldb, bool) {
     auto launch = [&](const auto& bias_arg, const auto& res_arg) {
       auto whole_tiles = [&](int64_t n) {  // tiles 0 .. n-1 of the grouped order

@@ -22,10 +22,12 @@ const auto& scaled_matmul_kernel() {
          Ptr<const Out> bias, I32 M, I32 N, I32 K, I64 lda, I64 ldb, I64 ldc, Meta<"BLOCK_M"> BLOCK_M,
          Meta<"BLOCK_N"> BLOCK_N, Meta<"BLOCK_K"> BLOCK_K, Meta<"GROUP_M", int, 8> GROUP_M,
          Meta<"B_TRANS", bool, true> B_TRANS, Meta<"ACT", int, 0> ACT, Meta<"BIAS", bool, false> BIAS,
-         Meta<"PRECISE_ACC", int, 0> PRECISE_ACC) {
+         Meta<"PRECISE_ACC", int, 0> PRECISE_ACC, Meta<"EDGE_SHIFT_N", bool, true> EDGE_SHIFT_N) {
+        // The edge tiles end at row M and column N (gemm_tile): c is never read here.
         auto t = detail::gemm_tile(a, b, M, N, K, lda, ldb, static_cast<int>(BLOCK_M), static_cast<int>(BLOCK_N),
                                    static_cast<int>(BLOCK_K), static_cast<int>(GROUP_M), static_cast<bool>(B_TRANS),
-                                   static_cast<int>(PRECISE_ACC), std::nullopt, std::nullopt, true);
+                                   static_cast<int>(PRECISE_ACC), std::nullopt, std::nullopt, true,
+                                   EDGE_SHIFT_N ? detail::edge_columns<TB, Out>() : 0);
         auto acc = t.acc * (load(scale_a) * load(scale_b));
         if (BIAS) acc = acc + load(bias + t.rn, t.n_ok, 0.0f).template cast<f32>().row();
         acc = detail::activate<Out>(acc, static_cast<int>(ACT));
@@ -99,7 +101,7 @@ void scaled_matmul(C&& c, const A& a, const B& b, const S& scale_a, const S& sca
   // SPLIT_K = S: S programs per output tile sum slices of K (gemm_split_k.hpp).
   SplitK splits = take_split_k(k, "scaled_matmul");
   int64_t tiles = ((M + k.get("BLOCK_M") - 1) / k.get("BLOCK_M")) * ((N + k.get("BLOCK_N") - 1) / k.get("BLOCK_N"));
-  detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, [&](const auto& ga, const auto& gb, int64_t lda,
+  detail::with_aligned_operands<TA, TB>(a, b, M, N, K, o.b_trans, tiles, [&](const auto& ga, const auto& gb, int64_t lda,
                                                                        int64_t ldb, bool b_trans) {
     k.set("B_TRANS", b_trans);  // an 8-bit B [K, N] may have been transposed
     auto launch = [&](const auto& bias_arg) {
