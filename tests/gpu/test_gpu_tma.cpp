@@ -223,7 +223,8 @@ TEST_CASE("gpu: grouped-query attention, heuristic tilings") {
 // matches a double-precision reference (the copy's padding is never read: the views
 // keep K and N). f32 output, both B layouts, a bias. Rows an odd multiple of 16 bytes
 // apart (K = 520 and 136, N = 1000 and 3000) are copied into 128-byte rows too: forced,
-// and by the rule at 4096x3000x136 (384 tiles, both operands reused 3000+ times).
+// and by the rule at 4096x3000x136 (384 tiles: B, read by 4096 rows, is copied; A, read
+// by 3000 columns, is not).
 TEST_CASE("gpu: matmul copies operands whose rows are off 16 bytes into aligned rows, same results") {
   if (!difftest::have_gpu()) return;
   for (const char* mode : {"1", "", "0"}) {

@@ -334,22 +334,24 @@ TEST_CASE("matmul: the last row and column of tiles moved inside C give the same
                          1e-4) <= 1.0);
 }
 
-// Rows 16 mod 32 bytes apart cost TMA a sector per box row: the host copies such an
-// operand into 128-byte rows where the GEMM reads it often (reuse = the other side's
-// length) over two or more waves of tiles; TILEFUSE_GEMM_COPY forces either way.
+// Rows 16 mod 32 bytes apart cost TMA a sector per box row: the host copies such a B into
+// 128-byte rows where the GEMM reads it often (reuse = M) over more than one wave of
+// tiles; TILEFUSE_GEMM_COPY forces either way (A too).
 TEST_CASE("GEMM operands an odd multiple of 16 bytes apart are copied where the GEMM reuses them enough") {
   using tk::detail::sector_copy_pays;
-  CHECK(sector_copy_pays(3000, 2, 4096, 384, 132));         // 6000 bytes: 16 mod 32
-  CHECK(sector_copy_pays(3088, 1, 4096, 400, 132));         // 8-bit, 3088 bytes
-  CHECK_FALSE(sector_copy_pays(3008, 2, 4096, 384, 132));   // 6016 bytes: 47 lines
-  CHECK_FALSE(sector_copy_pays(4000, 2, 4096, 384, 132));   // 8000 bytes: a multiple of 32
-  CHECK_FALSE(sector_copy_pays(5000, 2, 1024, 384, 132));   // read by 1024 rows only
-  CHECK_FALSE(sector_copy_pays(1000, 2, 4096, 128, 132));   // one wave of tiles
+  CHECK(sector_copy_pays(3000, 2, 4096, 384, 132, true));          // B: 6000 bytes, 16 mod 32
+  CHECK(sector_copy_pays(3088, 1, 4096, 400, 132, true));          // 8-bit, 3088 bytes
+  CHECK(sector_copy_pays(3000, 2, 2000, 192, 132, true));          // 2000 rows, 1.5 waves
+  CHECK_FALSE(sector_copy_pays(3000, 2, 16384, 1536, 132, false)); // A: only when forced
+  CHECK_FALSE(sector_copy_pays(3008, 2, 4096, 384, 132, true));    // 6016 bytes: 47 lines
+  CHECK_FALSE(sector_copy_pays(4000, 2, 4096, 384, 132, true));    // 8000 bytes: a multiple of 32
+  CHECK_FALSE(sector_copy_pays(5000, 2, 1024, 384, 132, true));    // read by 1024 rows only
+  CHECK_FALSE(sector_copy_pays(1000, 2, 4096, 128, 132, true));    // one wave of tiles
   setenv("TILEFUSE_GEMM_COPY", "0", 1);
-  CHECK_FALSE(sector_copy_pays(3000, 2, 4096, 384, 132));
+  CHECK_FALSE(sector_copy_pays(3000, 2, 4096, 384, 132, true));
   setenv("TILEFUSE_GEMM_COPY", "1", 1);
-  CHECK(sector_copy_pays(1000, 2, 64, 1, 132));
-  CHECK_FALSE(sector_copy_pays(4000, 2, 64, 1, 132));
+  CHECK(sector_copy_pays(1000, 2, 64, 1, 132, false));
+  CHECK_FALSE(sector_copy_pays(4000, 2, 64, 1, 132, true));
   unsetenv("TILEFUSE_GEMM_COPY");
 }
 

@@ -118,27 +118,22 @@ inline bool copy_pays(uint64_t address, int64_t ld, int elem_bytes, int64_t macs
   return macs >= (int64_t{1} << 25);
 }
 
-// Whether an operand whose rows are 16-byte aligned but an odd multiple of 16 bytes apart
-// (N or K of 8 mod 16 16-bit elements: 1000, 3000, 5000, ...) is copied into rows of a
-// 128-byte-multiple stride first. Each 128-byte row of its TMA boxes then spans five
-// 32-byte sectors instead of four, and a GEMM of several waves of 128x256 tiles, whose
-// copies run near L2's bandwidth, slows by 15-30%: H100, bench/NOTES.md, 4096x3000x8192
-// 397 -> 315 us and 8192x5000x4096 671 -> 480 with B copied (its time included). The
-// copy is one pass over the operand, the GEMM reads it `reuse` (M for B, N for A) / 128-256
-// times: it paid with reuse 3000+ on 2+ waves of tiles, and lost at 1024 rows
-// (1024x5000x8192 175 -> 184 us) and on one wave (4096x1000x4096 70 -> 72).
-inline bool sector_copy_pays(int64_t ld, int elem_bytes, int64_t reuse, int64_t tiles, int64_t sms) {
+// Whether a B whose rows are 16-byte aligned but an odd multiple of 16 bytes apart (N, or
+// K with B [N, K], of 8 mod 16 16-bit elements: 1000, 3000, 5000, ...) is copied into rows
+// of a 128-byte-multiple stride first. Each 128-byte row of its TMA boxes then spans five
+// 32-byte sectors instead of four, and B's 256 box rows per K block slow a GEMM of more
+// than one wave of 128x256 tiles, whose copies run near L2's bandwidth, by 15-25%:
+// H200, bench/NOTES.md, with B copied (the copy's time included): 8192x5000x4096 594 ->
+// 474 us, 4096x3000x8192 341 -> 288, 2000x3000x4000 105 -> 94, 3000^3 130 -> 112. The
+// copy is one pass over B and the GEMM reads it M / 128 times: it lost at 1024 rows
+// (1024x5000x8192 175 -> 184 us, H100) and on one wave (4096x1000x4096 70 -> 72). A's
+// 128 box rows cost less than its copy even at 16384 columns (4096x16384x3000 533 -> 536
+// us, 4096x4096x3000 138 -> 150), so A is copied only when forced.
+inline bool sector_copy_pays(int64_t ld, int elem_bytes, int64_t reuse, int64_t tiles, int64_t sms, bool is_b) {
   if ((ld * elem_bytes) % 32 != 16) return false;
   int mode = gemm_copy_mode();
   if (mode >= 0) return mode == 1;
-  return reuse >= 2048 && tiles >= 2 * sms;
-}
-
-// Whether attention copies Q, K and V whose rows are an odd multiple of 16 bytes (head
-// dims 40, 56, 72, 88) into rows of 32-byte multiples first: only when forced
-// (TILEFUSE_GEMM_COPY=1) until measured.
-inline bool attention_sector_copy_pays(int64_t head_dim, int elem_bytes) {
-  return (head_dim * elem_bytes) % 32 == 16 && gemm_copy_mode() == 1;
+  return is_b && reuse >= 1536 && tiles > sms;
 }
 
 // Whether an 8-bit B [K, N] is transposed before the GEMM: always, unless
@@ -191,12 +186,15 @@ void with_aligned_operands(const A& a, const B& b, int64_t M, int64_t N, int64_t
       int64_t macs = M * N * K, sms = gpu_sm_count();
       GemmOperand<TA> oa{DevicePtr<const TA>(a.data(), a.size()), lda, std::nullopt};
       GemmOperand<TB> ob{DevicePtr<const TB>(b.data(), b.size()), ldb, std::nullopt};
-      if (copy_pays(oa.ptr.address(), lda, sizeof(TA), macs) || sector_copy_pays(lda, sizeof(TA), N, tiles, sms))
-        into_aligned_rows(oa, copy_rows_kernel<TA>(), copy_rows_config(), M, K, false, 128);
+      bool copy_a = copy_pays(oa.ptr.address(), lda, sizeof(TA), macs) ||
+                    sector_copy_pays(lda, sizeof(TA), N, tiles, sms, false);
+      bool copy_b = copy_pays(ob.ptr.address(), ldb, sizeof(TB), macs) ||
+                    sector_copy_pays(ldb, sizeof(TB), M, tiles, sms, true);
+      if (copy_a) into_aligned_rows(oa, copy_rows_kernel<TA>(), copy_rows_config(), M, K, false, 128);
       if (is_float8(dtype_v<TB>) && !b_trans && transpose_pays()) {
         into_aligned_rows(ob, transpose_kernel<TB>(), transpose_config<TB>(), K, N, true, 128);
         b_trans = true;
-      } else if (copy_pays(ob.ptr.address(), ldb, sizeof(TB), macs) || sector_copy_pays(ldb, sizeof(TB), M, tiles, sms)) {
+      } else if (copy_b) {
         into_aligned_rows(ob, copy_rows_kernel<TB>(), copy_rows_config(), b_trans ? N : K, b_trans ? K : N, false, 128);
       }
       if (oa.copy || ob.copy) return run(oa.ptr, ob.ptr, oa.ld, ob.ld, b_trans);
