@@ -128,6 +128,29 @@ TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share 
   CHECK(tk::aligned_rows_heuristic(true, 4099, DType::bf16, h) == h(4099));
 }
 
+// 16-bit rows of 2048-4096 columns in one tile: softmax and RMSNorm take 16 values per
+// thread (twice the warps); LayerNorm, the residual RMSNorm, f32, chunked rows, odd widths,
+// clusters and wider tiles keep 32.
+TEST_CASE("softmax and RMSNorm spread one-tile 16-bit rows of 2048-4096 columns over twice the warps") {
+  for (DType d : {DType::bf16, DType::f16}) {
+    CAPTURE(d);
+    CHECK(tk::softmax_heuristic(4096, d, true).num_warps == 8);
+    CHECK(tk::softmax_heuristic(2048, d, true).num_warps == 4);
+    CHECK(tk::softmax_heuristic(4000, d, true).num_warps == 8);  // one 4096 tile
+    CHECK(tk::rmsnorm_heuristic(4096, d, true).num_warps == 8);
+    CHECK(tk::rmsnorm_heuristic(2048, d, true).num_warps == 4);
+    CHECK(tk::norm_heuristic(4096, d, true).num_warps == 4);
+    CHECK(tk::layernorm_heuristic(4096, d, true).num_warps == 4);
+    CHECK(tk::add_rmsnorm_heuristic(4096, d, true, false).num_warps == 4);
+    CHECK(tk::softmax_heuristic(1024, d, true).num_warps == 1);   // narrower: unchanged
+    CHECK(tk::softmax_heuristic(8192, d, true).num_warps == 8);   // wider: unchanged
+    CHECK(tk::softmax_heuristic(3000, d, true).num_warps == 2);   // 3 x 1024 chunks
+    CHECK(tk::softmax_heuristic(16384, d, true).num_warps == 8);  // a cluster of 2
+  }
+  CHECK(tk::softmax_heuristic(4096, DType::f32, true).num_warps == 4);
+  CHECK(tk::rmsnorm_heuristic(4092, DType::bf16, true).num_warps == 4);  // rows off 16 bytes
+}
+
 TEST_CASE("the heuristic covers a width that is not a power of two with few masked columns") {
   auto check = [](int64_t cols, DType d, int64_t block, int64_t chunks, int warps) {
     CAPTURE(cols);
@@ -135,12 +158,14 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
     CHECK(c.get("BLOCK") == block);
     CHECK((c.has("CHUNKS") ? c.get("CHUNKS") : 1) == chunks);
     CHECK(c.num_warps == warps);
-    CHECK(tk::norm_heuristic(cols, d, true) == c);
+    Config n = tk::norm_heuristic(cols, d, true);  // the same tiles (warps: see below)
+    CHECK(n.get("BLOCK") == block);
+    CHECK((n.has("CHUNKS") ? n.get("CHUNKS") : 1) == chunks);
   };
   check(5000, DType::bf16, 1024, 5, 4);   // 5120 columns, not 8192
   check(6000, DType::bf16, 2048, 3, 4);   // 6144
   check(3000, DType::bf16, 1024, 3, 2);   // 3072, not 4096
-  check(4096, DType::bf16, 4096, 1, 4);   // powers of two stay one tile
+  check(4096, DType::bf16, 4096, 1, 8);   // powers of two stay one tile (16 values per thread)
   check(1000, DType::bf16, 1024, 1, 1);
   check(5000, DType::f32, 1024, 5, 4);    // f32 vectors are 4 elements: chunks of 512 would do too
   // Clusters: each program covers its share of the row the same way.

@@ -142,6 +142,20 @@ inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = false) 
   return Config{{"BLOCK", max_block}, num_warps(16)};
 }
 
+// 16-bit rows of 2048 to 4096 columns (multiples of 8) held in one tile by one program:
+// 16 values per thread, twice the warps of row_heuristic's 32, for the kernels that
+// measured faster so. H200 bf16 % of copy, two rounds (bench/NOTES.md, "warps of
+// one-program 16-bit rows"): softmax 16384x4096 87.6 -> 89.5-89.6, 32768x2048 91.0 ->
+// 91.7-91.9; RMSNorm 86.9 -> 87.6-87.9, 90.3-90.4 -> 90.7-90.9. LayerNorm lost 1.4-2 points
+// and the residual RMSNorm moved by 0.4 or less (both keep 32); at 8192 columns 16 values
+// (16 warps) lost 12-21 points.
+inline void spread_one_tile_rows(Config& c, DType dtype, int64_t n_cols) {
+  if (byte_size(dtype) != 2 || c.cluster != 1 || n_cols % 8 != 0) return;
+  if (c.has("CHUNKS") && c.get("CHUNKS") > 1) return;
+  int64_t block = c.get("BLOCK");
+  if (block >= 2048 && block <= 4096) c.num_warps = static_cast<int>(block / (16 * 32));
+}
+
 // Columns one row-program covers: BLOCK per program of its cluster.
 inline int64_t row_cover(const Config& c) {
   int64_t chunks = c.has("CHUNKS") ? c.get("CHUNKS") : 1;

@@ -240,11 +240,13 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = f
 // thread (row_programs_per_sm; the weight tile needs the 16 more): H200 bf16 4096x16383
 // 52.8% -> 60.1% of copy, 4096x16386 55.7% -> 66.7%, 4096x30011 48.2% -> 58.8%; aligned
 // rows lost 0.2-0.6 points with it, LayerNorm and the residual variant gained nothing
-// reliable (bench/NOTES.md).
+// reliable (bench/NOTES.md). 16-bit rows of 2048-4096 columns in one tile take 16 values
+// per thread (spread_one_tile_rows).
 inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   Config c = norm_heuristic(n_cols, dtype, clusters);
   if (byte_size(dtype) == 2 && c.cluster > 1 && n_cols % 8 != 0 && !row_uses_loop(c, n_cols))
     c.min_programs_per_sm = register_capped_programs(c, 32);
+  spread_one_tile_rows(c, dtype, n_cols);
   return c;
 }
 

@@ -114,11 +114,13 @@ const auto& softmax_looped_kernel() {
 }
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
-// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm).
+// Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm);
+// 16-bit rows of 2048-4096 columns in one tile take 16 values per thread.
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (!row_uses_loop(c, n_cols))
     c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols);
+  spread_one_tile_rows(c, dtype, n_cols);
   return c;
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
