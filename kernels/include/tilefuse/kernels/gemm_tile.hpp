@@ -55,9 +55,10 @@ GemmTile gemm_tile(const Ptr<const TA>& a, const Ptr<const TB>& b, const I32& M,
   if (shift_last_m) m0 = minimum(m0, maximum(M - block_m, 0));
   // `shift_last_n` (a power of two, 0: off): likewise the last column of tiles moved left
   // to end at N rounded up to that many columns (16 bytes of B's and C's rows: TMA's
-  // innermost coordinates stay aligned), so that no B box of a [K, N] view lies wholly or
-  // mostly past N; the columns it shares with the tile to its left are written twice with
-  // the same values.
+  // innermost coordinates stay aligned), so that no B box of a [K, N] view lies wholly
+  // past N; the columns it shares with the tile to its left are written twice with the
+  // same values. Unlike the row shift it measured no faster (H200, 4096x3000x8192 338.4
+  // against 338.7 us): kept for the copies it no longer makes of nothing.
   if (shift_last_n) n0 = minimum(n0, maximum(cdiv(N, shift_last_n) * shift_last_n - block_n, 0));
   auto rm = m0 + arange(0, block_m);
   auto rn = n0 + arange(0, block_n);
