@@ -82,3 +82,37 @@ TEST_CASE("gpu: the heuristics' wide cluster programs") {
                        so, x, x, w, n, cols, 1e-6f);
   }
 }
+
+TEST_CASE("gpu: 16-bit rows on clusters of 8 programs instead of 16 (eight_program_cluster)") {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  using T = bfloat16;
+  difftest::Tolerance tol{1e-3, 1.6e-2};
+  for (int64_t cols : {int64_t(100000), int64_t(131072), int64_t(151936)}) {
+    CAPTURE(cols);
+    int64_t rows = 3;
+    auto x = ref::random_vec<T>(rows * cols, 17 + cols, -5, 5), r = ref::random_vec<T>(rows * cols, 18 + cols, -2, 2);
+    auto w = ref::random_vec<T>(cols, 19, 0.5, 1.5), b = ref::random_vec<T>(cols, 20);
+    std::vector<T> y(x.size()), so(x.size());
+    std::vector<float> mean(rows), rstd(rows);
+    int32_t n = static_cast<int32_t>(cols);
+    Config rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
+    Config add = tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false);
+    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true).set("SHIFTED", 1).set("STATS", 1);
+    CAPTURE(rms.str());
+    CAPTURE(ln.str());
+    REQUIRE(rms.cluster == 8);
+    REQUIRE(rms.get("RELOAD") == 1);
+    REQUIRE(ln.cluster == 8);
+    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * rms.cluster), Config(rms).set("RESIDUAL", 0), tol, y,
+                       so, x, x, w, n, cols, 1e-6f);
+    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * add.cluster), Config(add).set("RESIDUAL", 1), tol, y,
+                       so, x, r, w, n, cols, 1e-6f);
+    gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * ln.cluster), ln, tol, y, mean, rstd, x, w, b, n,
+                       cols, 1e-5f);
+    Config sm = tk::softmax_heuristic(cols, dtype_v<T>, true);
+    CAPTURE(sm.str());
+    REQUIRE(sm.cluster == (cols == 131072 ? 8 : 16));
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(rows * sm.cluster), sm, tol, y, x, int32_t(rows), n, cols,
+                       cols);
+  }
+}

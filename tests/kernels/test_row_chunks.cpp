@@ -204,7 +204,7 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
   };
   check(16384, 2, 4, 0, false);   // 2 programs of 8192
   check(65536, 2, 4, 0, false);   // 8 programs of 8192
-  check(131072, 2, 4, 0, false);  // 16 programs of 8192
+  check(131072, 4, 8, 3, true);   // 8 programs of 16384 (eight_program_cluster)
   check(262144, 4, 8, 3, true);   // 16 programs of 16384: 3 per SM at 84 registers
   // Narrower programs, chunked widths, f32 and rows in one program keep the norm heuristic.
   for (int64_t cols : {4096, 8192, 20000, 50304, 100000})
@@ -215,8 +215,10 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
 
 TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of unaligned widths, not f32 or norms") {
   auto n = [](Config c) { return c.min_programs_per_sm; };
-  // Softmax: 8 warps x 32 values -> 48 registers: 5 programs; 40 values -> 4.
-  CHECK(n(tk::softmax_heuristic(128256, DType::bf16, true)) == 5);
+  // Softmax: 8 warps x 32 values -> 48 registers: 5 programs; 40 values -> 4; 64 -> 3
+  // (128256 on 8 x 2 x 8192).
+  CHECK(n(tk::softmax_heuristic(65536, DType::bf16, true)) == 5);
+  CHECK(n(tk::softmax_heuristic(128256, DType::bf16, true)) == 3);
   CHECK(n(tk::softmax_heuristic(151936, DType::bf16, true)) == 4);
   CHECK(n(tk::softmax_heuristic(16383, DType::bf16, true)) == 5);  // unaligned, cluster of 2
   // 4 warps x 40 values (5 x 1024): 8 programs (60 registers wanted, 64 there).
@@ -285,4 +287,51 @@ TEST_CASE_TEMPLATE("softmax with persistent clusters looping over the rows (PERS
       tk::softmax(y, x, rows, cols, -1, -1, cfg);
       CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
     }
+}
+
+TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 20480 columns") {
+  auto cfg = [](int64_t cols, auto heuristic) {
+    CAPTURE(cols);
+    return heuristic(cols);
+  };
+  auto rms = [](int64_t n) { return tk::rmsnorm_heuristic(n, DType::bf16, true); };
+  auto ln = [](int64_t n) { return tk::layernorm_heuristic(n, DType::f16, true); };
+  auto add = [](int64_t n) { return tk::add_rmsnorm_heuristic(n, DType::bf16, true, false); };
+  auto sm = [](int64_t n) { return tk::softmax_heuristic(n, DType::bf16, true); };
+  // The norms: any chunking, RELOAD, 3 programs per SM.
+  for (int64_t cols : {100000, 131072, 151936, 163840}) {
+    for (const Config& c : {cfg(cols, rms), cfg(cols, ln), cfg(cols, add)}) {
+      CHECK(c.cluster == 8);
+      CHECK(c.num_warps == 8);
+      CHECK(c.min_programs_per_sm == 3);
+      CHECK(c.get("RELOAD") == 1);
+      CHECK(tk::row_cover(c) / 8 >= (cols + 7) / 8);
+      CHECK(tk::row_cover(c) / 8 <= 20480);
+    }
+  }
+  Config r = rms(151936);  // 18992 per program: 5 x 4096
+  CHECK(r.get("BLOCK") == 4096);
+  CHECK(r.get("CHUNKS") == 5);
+  // Softmax only where the 8 programs hold 2 whole chunks of 8192.
+  for (int64_t cols : {128256, 131072}) {
+    Config c = cfg(cols, sm);
+    CHECK(c.cluster == 8);
+    CHECK(c.get("BLOCK") == 8192);
+    CHECK(c.get("CHUNKS") == 2);
+    CHECK(c.min_programs_per_sm == 3);
+  }
+  for (int64_t cols : {100000, 151936}) CHECK(cfg(cols, sm).cluster == 16);
+  // Unchanged: past 8 x 20480 columns, rows that fit 8 programs of 8192, f32, cross-entropy.
+  CHECK(rms(163841).cluster == 16);
+  CHECK(rms(262144).cluster == 16);
+  CHECK(sm(262144).cluster == 16);
+  CHECK(rms(65537).cluster == 16);  // narrow accesses: RELOAD there lost
+  CHECK(tk::layernorm_heuristic(100002, DType::bf16, true).cluster == 16);
+  CHECK(tk::add_rmsnorm_heuristic(65537, DType::bf16, true, true).cluster == 8);  // rows from their aligned start
+  CHECK(rms(65536).cluster == 8);
+  CHECK_FALSE(rms(65536).has("RELOAD"));
+  CHECK(tk::rmsnorm_heuristic(131072, DType::f32, true).cluster == 16);
+  CHECK(tk::cross_entropy_heuristic(131072, DType::bf16, true).cluster == 16);
+  // Without clusters nothing changes.
+  CHECK(tk::rmsnorm_heuristic(131072, DType::bf16, false).cluster == 1);
 }

@@ -321,4 +321,31 @@ inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) 
   return k;
 }
 
+// 16-bit rows of a multiple of 8 columns that would take a cluster of 16 programs, held
+// by 8 programs of at most 20480 columns instead (as chunks of at most 8192 on 8 warps, chunked_row_config), when
+// `chunks_of_8192` allows any chunking or the 8 programs hold exactly 2 chunks of 8192;
+// nullopt where it does not apply. Why: at most 85-88% of the SMs' program slots are
+// resident as clusters of 16, 91-94% as clusters of 8 (H200, cudaOccupancyMaxActiveClusters
+// for 1-8 programs of 8 warps per SM; a cluster needs all its SMs in one GPC). Measured
+// (H200 bf16 % of copy, bench/NOTES.md "Wide rows on clusters of 8"): RMSNorm with RELOAD
+// at 3 programs per SM 1024x100000 68.5 -> 83.4, 1024x131072 81.4 -> 88.1, 2048x151936
+// 70.1 -> 86.8; LayerNorm 62.4 -> 74.9, 71.8 -> 79.9, 64.8 -> 79.3; softmax at 2 x 8192
+// 1024x131072 79.3 -> 82.5, 4096x128256 81.7 -> 84.4, but 2048x151936 (5 x 4096) 77.5 ->
+// 61.9 and 1024x100000 (7 x 2048) 78.8 -> 73.6; cross-entropy lost at every width; rows of
+// 262144 on 8 programs of 32768 lost (RMSNorm 84.8 -> 77.3).
+inline std::optional<Config> eight_program_cluster(const Config& c, int64_t n_cols, DType dtype,
+                                                   bool any_chunks) {
+  constexpr int64_t kMostPerProgram = 20480;
+  if (c.cluster != 16 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols)) return std::nullopt;
+  if (n_cols % 8 != 0) return std::nullopt;  // narrow accesses: RMSNorm 2048x65537 51.4 -> 45.5, LayerNorm 37.3 -> 24.5
+  int64_t per = (n_cols + 7) / 8;
+  if (per > kMostPerProgram) return std::nullopt;
+  Config k = chunked_row_config(per, dtype, 8192);
+  bool two_whole = k.get("BLOCK") == 8192 && k.has("CHUNKS") && k.get("CHUNKS") == 2;
+  if (!any_chunks && !two_whole) return std::nullopt;
+  k.num_warps = std::min(k.num_warps, 8);
+  k.cluster = 8;
+  return k;
+}
+
 }  // namespace tilefuse::kernels

@@ -207,9 +207,17 @@ const auto& layernorm_looped_kernel() {
 // from L2: bf16 2048x65536 85% -> 91% of copy), and for 16-bit rows of 16K columns per
 // program, with 8 warps (bf16 512x262144: RMSNorm 74% -> 75%, LayerNorm 46% -> 54%; on
 // f32 the same change lost: RMSNorm 68% -> 56%).
+// Rows that would take 16 programs take 8 where each holds at most 20480 columns
+// (eight_program_cluster), with RELOAD at 3 programs per SM as measured.
 inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (c.cluster == 1) return c;
+  if (auto eight = eight_program_cluster(c, n_cols, dtype, true)) {
+    c = *eight;
+    c.set("RELOAD", 1);
+    c.min_programs_per_sm = 3;
+    return c;
+  }
   bool wide = row_cover(c) / c.cluster >= 16384 && byte_size(dtype) == 2;
   if (residual || wide) c.set("RELOAD", 1);
   // Wide 16-bit programs (chunks of 8192 on 8 warps, chunked_row_heuristic) at about E + 20

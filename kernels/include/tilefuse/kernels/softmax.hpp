@@ -118,6 +118,7 @@ const auto& softmax_looped_kernel() {
 // 16-bit rows of 2048-4096 columns in one tile take 16 values per thread.
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
+  if (auto eight = eight_program_cluster(c, n_cols, dtype, false)) c = *eight;  // 2 x 8192 on 8 programs
   if (!row_uses_loop(c, n_cols))
     c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols);
   spread_one_tile_rows(c, dtype, n_cols);
