@@ -327,7 +327,8 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   CHECK(sm(262144).cluster == 16);
   CHECK(rms(65537).cluster == 16);  // narrow accesses: RELOAD there lost
   CHECK(tk::layernorm_heuristic(100002, DType::bf16, true).cluster == 16);
-  CHECK(tk::add_rmsnorm_heuristic(65537, DType::bf16, true, true).cluster == 8);  // rows from their aligned start
+  CHECK(tk::add_rmsnorm_heuristic(151937, DType::bf16, true, true).cluster == 16);  // rows from their aligned start
+  CHECK(tk::add_rmsnorm_heuristic(151936, DType::bf16, true, false).cluster == 8);
   CHECK(rms(65536).cluster == 8);
   CHECK_FALSE(rms(65536).has("RELOAD"));
   CHECK(tk::rmsnorm_heuristic(131072, DType::f32, true).cluster == 16);

@@ -208,11 +208,14 @@ const auto& layernorm_looped_kernel() {
 // program, with 8 warps (bf16 512x262144: RMSNorm 74% -> 75%, LayerNorm 46% -> 54%; on
 // f32 the same change lost: RMSNorm 68% -> 56%).
 // Rows that would take 16 programs take 8 where each holds at most 20480 columns
-// (eight_program_cluster), with RELOAD at 3 programs per SM as measured.
-inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false) {
+// (eight_program_cluster), with RELOAD at 3 programs per SM as measured; not with
+// `eight_programs` false (rows indexed from their aligned start: the residual RMSNorm at
+// 2048x151937 lost 62.0 -> 59.4% of copy on 8 programs).
+inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false,
+                             bool eight_programs = true) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (c.cluster == 1) return c;
-  if (auto eight = eight_program_cluster(c, n_cols, dtype, true)) {
+  if (auto eight = eight_program_cluster(c, n_cols, dtype, true); eight && eight_programs) {
     c = *eight;
     c.set("RELOAD", 1);
     c.min_programs_per_sm = 3;
@@ -264,7 +267,8 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
 // touching a byte past the weight) took the driver's ptxas to 4 programs per SM (H200 bf16
 // 4096x16383 50.1% of copy, capped 62.1%; 2048x65537 45.5% -> 58.4%, f16 57.6% -> 70.7%).
 inline Config add_rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bool align) {
-  auto heuristic = [&](int64_t n) { return norm_heuristic(n, dtype, clusters, true); };
+  bool aligned_width = n_cols % (16 / byte_size(dtype)) == 0;
+  auto heuristic = [&](int64_t n) { return norm_heuristic(n, dtype, clusters, true, aligned_width); };
   Config c = aligned_rows_heuristic(align, n_cols, dtype, heuristic);
   if (align && aligned_rows_pay(c, n_cols, dtype) && !row_uses_loop(c, aligned_row_span(n_cols, dtype)))
     c.min_programs_per_sm = register_capped_programs(c, 32);
