@@ -76,8 +76,9 @@ const cuda::LoadedKernel& load(const KernelBase& k, const Config& cfg, const std
 
 }  // namespace
 
-void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::vector<ArgValue>& args, void* stream,
-                 const SourceLoc& loc) {
+namespace {
+const cuda::LoadedKernel& loaded_for(const KernelBase& k, const Config& cfg, std::vector<ArgValue>& args,
+                                     const SourceLoc& loc) {
   std::string why;
   if (!cuda::driver_available(&why))
     user_error("kernel '" + k.name() + "' was given device buffers, but " + why, loc,
@@ -100,7 +101,18 @@ void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::
     if (it != g_loaded.end()) lk = it->second;
   }
   if (!lk) lk = &load(k, cfg, div, key);
-  lk->launch(grid, args, static_cast<CUstream>(stream));
+  return *lk;
+}
+}  // namespace
+
+void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::vector<ArgValue>& args, void* stream,
+                 const SourceLoc& loc) {
+  loaded_for(k, cfg, args, loc).launch(grid, args, static_cast<CUstream>(stream));
+}
+
+int64_t gpu_resident_clusters(const KernelBase& k, const Config& cfg, std::vector<ArgValue>& args,
+                              const SourceLoc& loc) {
+  return loaded_for(k, cfg, args, loc).resident_clusters();
 }
 
 }  // namespace detail

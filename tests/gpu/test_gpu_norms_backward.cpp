@@ -178,6 +178,46 @@ TEST_CASE_TEMPLATE("gpu: norm backward host functions on device buffers match th
   }
 }
 
+// Persistent clusters are no more than the GPU holds at once (within_resident): the
+// kernel's resident_clusters is known on a GPU with clusters and within what its SMs can
+// hold; the host functions at a width taking 16-program clusters match the interpreter.
+TEST_CASE("gpu: norm backward persistent clusters sized by the clusters resident at once") {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  using T = bfloat16;
+  int64_t rows = 40, cols = 131072;
+  Config c = tk::norm_backward_heuristic(cols, DType::bf16, tk::NormBackwardKind::rms, true);
+  REQUIRE(c.cluster == 16);
+  c.meta.erase("PROGRAMS_PER_SM");
+  c.meta.erase("ROWS");
+  c.set("RESIDUAL", 0);
+  auto x = ref::random_vec<T>(rows * cols, 21, 1, 4), dy = ref::random_vec<T>(rows * cols, 22);
+  auto w = ref::random_vec<T>(cols, 23, 0.5, 1.5);
+  auto gx = to_device(x), gdy = to_device(dy), gw = to_device(w);
+  DeviceBuffer<T> gdx(x.size()), gdw(cols), gdb(cols);
+  DeviceBuffer<float> partials(2 * 64 * cols);
+  int64_t resident = tk::rmsnorm_bwd_cluster_kernel<T>().resident_clusters(c, gdx, partials, gdy, gx, gw, gx,
+                                                                             int32_t(rows), int32_t(cols), cols, 1e-6f);
+  int64_t sms = cuda::device_info().sm_count;
+  CHECK(resident > 0);
+  CHECK(resident <= 2048 / (32 * c.num_warps) * sms / 16);  // threads per SM at most 2048
+  // Host buffers: unknown (0), the interpreter runs whatever grid it is given.
+  std::vector<T> dx(x.size()), dw(cols), db(cols);
+  std::vector<float> hp(2 * 64 * cols);
+  CHECK(tk::rmsnorm_bwd_cluster_kernel<T>().resident_clusters(c, dx, hp, dy, x, w, x, int32_t(rows), int32_t(cols),
+                                                              cols, 1e-6f) == 0);
+  auto t = tol<T>();
+  t.atol *= 10;
+  tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols);
+  tk::rmsnorm_backward(gdx, gdw, gdy, gx, gw, rows, cols);
+  difftest::compare(gdx.to_host(), dx, t, 0);
+  difftest::compare(gdw.to_host(), dw, t, 1);
+  tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols);
+  tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols);
+  difftest::compare(gdx.to_host(), dx, t, 2);
+  difftest::compare(gdw.to_host(), dw, t, 3);
+  difftest::compare(gdb.to_host(), db, t, 4);
+}
+
 // Rows of every alignment remainder indexed from their 16-byte-aligned start
 // (ALIGN_ROWS): more rows than programs, so each program takes several rows of one
 // offset (the host rounds the programs to the offsets' period), residual or not; device

@@ -336,3 +336,9 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   // Without clusters nothing changes.
   CHECK(tk::rmsnorm_heuristic(131072, DType::bf16, false).cluster == 1);
 }
+
+TEST_CASE("persistent clusters within those resident at once") {
+  CHECK(tk::within_resident(16, 14) == 14);
+  CHECK(tk::within_resident(8, 14) == 8);
+  CHECK(tk::within_resident(16, 0) == 16);  // unknown: as asked
+}

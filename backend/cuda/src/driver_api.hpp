@@ -70,7 +70,8 @@ namespace tilefuse::cuda::detail {
   X(MemPoolCreate, "cuMemPoolCreate", PFN_cuMemPoolCreate_v11020)                     \
   X(MemPoolSetAttribute, "cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020)   \
   X(MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", PFN_cuMemAllocFromPoolAsync_v11020) \
-  X(MemFreeAsync, "cuMemFreeAsync", PFN_cuMemFreeAsync_v11020)
+  X(MemFreeAsync, "cuMemFreeAsync", PFN_cuMemFreeAsync_v11020)                       \
+  X(OccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters", PFN_cuOccupancyMaxActiveClusters_v11070)
 
 struct DriverApi {
 #define TF_CUDA_MEMBER(member, name, pfn) pfn member = nullptr;

@@ -181,6 +181,23 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
           "(NON_PORTABLE_CLUSTER_SIZE_ALLOWED for kernel '" + name_ + "' with clusters of " +
               std::to_string(cluster_size_) + ")");
 
+  resident_clusters_ = 0;
+  if (cluster_size_ > 1 && A.OccupancyMaxActiveClusters) {
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(cluster_size_);
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig lc{};
+    lc.gridDimX = static_cast<unsigned>(cluster_size_);
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = static_cast<unsigned>(threads_per_block());
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = static_cast<unsigned>(shared_bytes_);
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int n = 0;
+    if (A.OccupancyMaxActiveClusters(&n, func_, &lc) == CUDA_SUCCESS) resident_clusters_ = n;
+  }
   early_launch_max_blocks_ = dev.cc_major >= 9 && knob("TILEFUSE_PDL") != "0" ? k.early_launch_max_blocks : 0;
   resident_ = 0;
   if (k.persistent) {
@@ -247,6 +264,7 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   static_shared_ = o.static_shared_;
   max_threads_ = o.max_threads_;
   resident_ = o.resident_;
+  resident_clusters_ = o.resident_clusters_;
   early_launch_max_blocks_ = o.early_launch_max_blocks_;
   return *this;
 }

@@ -214,4 +214,14 @@ void KernelBase::launch_args(const LaunchGrid& g, const Config& cfg, std::vector
   detail::execute(*this, cfg, g.grid, args, stream, g.loc);
 }
 
+int64_t KernelBase::resident_clusters_args(const Config& cfg, std::vector<ArgValue> args, const SourceLoc& loc) const {
+  if (cfg.cluster <= 1) return 0;
+  bool device = false;
+  for (auto& a : args) device |= a.kind == ArgValue::Kind::DevicePtr;
+  if (!device) return 0;
+  check_config(cfg, loc);
+  check_args(args, loc);
+  return detail::gpu_resident_clusters(*this, cfg, args, loc);
+}
+
 }  // namespace tilefuse

@@ -98,6 +98,13 @@ class KernelBase {
 
   // Checks `args` against the signature and runs on the executor their kind selects.
   void launch_args(const LaunchGrid& g, const Config& cfg, std::vector<ArgValue> args, void* stream = nullptr) const;
+  // For a config with clusters and device-buffer `args`: how many clusters the GPU holds
+  // at once (compiling and loading the kernel as a launch with these arguments would);
+  // 0 where unknown (host buffers, cluster(1), or a driver that cannot say). Programs
+  // that loop over the grid size it with this: clusters past it wait for a whole
+  // cluster's worth of work to finish.
+  int64_t resident_clusters_args(const Config& cfg, std::vector<ArgValue> args,
+                                 const SourceLoc& loc = SourceLoc{}) const;
 
  protected:
   virtual void trace_body(const Config& cfg, const std::vector<ir::Value*>& runtime_params) const = 0;
@@ -185,6 +192,11 @@ class Kernel : public KernelBase {
   void launch(const LaunchGrid& g, const Config& cfg, const Args&... args) const {
     launch_args(g, cfg, std::vector<ArgValue>{detail::to_arg(args)...});
   }
+  // resident_clusters(config, args...): see resident_clusters_args.
+  template <class... Args>
+  int64_t resident_clusters(const Config& cfg, const Args&... args) const {
+    return resident_clusters_args(cfg, std::vector<ArgValue>{detail::to_arg(args)...});
+  }
 
  protected:
   void trace_body(const Config& cfg, const std::vector<ir::Value*>& rt) const override {
@@ -255,6 +267,9 @@ void execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::vect
 // The GPU part of execute (backend/cuda).
 void gpu_execute(const KernelBase& k, const Config& cfg, const Grid& grid, std::vector<ArgValue>& args, void* stream,
                  const SourceLoc& loc);
+// The loaded kernel's resident clusters for device-buffer `args` (backend/cuda).
+int64_t gpu_resident_clusters(const KernelBase& k, const Config& cfg, std::vector<ArgValue>& args,
+                              const SourceLoc& loc);
 }  // namespace detail
 
 }  // namespace tilefuse

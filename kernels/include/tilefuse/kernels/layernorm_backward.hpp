@@ -234,10 +234,12 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
   else c.meta.erase("SAVED");  // a config asking for them would read unused buffers
   if (!saved || c.cluster == 1) c.meta.erase("STATS_AHEAD");  // the cluster programs' choice
   auto partials = norm_backward_scratch<DX>(2 * programs * cols);
-  if (c.cluster > 1)
-    layernorm_bwd_cluster_kernel<T>().launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, mean, rstd, rows,
-                                             cols, cols, eps);
-  else if (row_uses_loop(c, cols))
+  if (c.cluster > 1) {
+    const auto& k = layernorm_bwd_cluster_kernel<T>();
+    programs =
+        within_resident(programs, k.resident_clusters(c, dx, partials, dy, x, w, mean, rstd, rows, cols, cols, eps));
+    k.launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, mean, rstd, rows, cols, cols, eps);
+  } else if (row_uses_loop(c, cols))
     layernorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, mean, rstd, rows, cols, cols,
                                             eps);
   else

@@ -151,10 +151,11 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
   c.set("RESIDUAL", residual);
   auto partials = norm_backward_scratch<DX>(programs * cols);
-  if (c.cluster > 1)
-    rmsnorm_bwd_cluster_kernel<T>().launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, dres, rows, cols,
-                                           cols, eps);
-  else if (row_uses_loop(c, cols))
+  if (c.cluster > 1) {
+    const auto& k = rmsnorm_bwd_cluster_kernel<T>();
+    programs = within_resident(programs, k.resident_clusters(c, dx, partials, dy, x, w, dres, rows, cols, cols, eps));
+    k.launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
+  } else if (row_uses_loop(c, cols))
     rmsnorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
   else
     rmsnorm_bwd_row_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);

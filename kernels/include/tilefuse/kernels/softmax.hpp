@@ -161,7 +161,9 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (c.has("PERSISTENT") && c.get("PERSISTENT") && !softmax_uses_loop(c, cols)) {
     int64_t clusters = persistent_clusters<Out>(c, rows);
     c.meta.erase("PROGRAMS_PER_SM");
-    softmax_row_kernel<T>().launch(Grid(clusters * c.cluster), c, out, in, rows, cols, out_stride, in_stride);
+    const auto& k = softmax_row_kernel<T>();
+    clusters = within_resident(clusters, k.resident_clusters(c, out, in, rows, cols, out_stride, in_stride));
+    k.launch(Grid(clusters * c.cluster), c, out, in, rows, cols, out_stride, in_stride);
     return;
   }
   c.meta.erase("PERSISTENT");

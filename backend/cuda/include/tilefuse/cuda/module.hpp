@@ -74,6 +74,10 @@ class LoadedKernel {
   // Persistent kernels (nvptx::CompiledKernel::persistent): programs resident at once
   // on the device (occupancy x SMs, capped by TILEFUSE_PERSISTENT_PROGRAMS); 0 otherwise.
   int resident_programs() const { return resident_; }
+  // Kernels in clusters (sm_90+): how many of its clusters the device holds at once
+  // (cuOccupancyMaxActiveClusters: a cluster's programs share one GPC, so this can be
+  // well under programs per SM x SMs / cluster size); 0 where unknown.
+  int resident_clusters() const { return resident_clusters_; }
   // Grids of at most this many blocks launch with programmatic dependent launch: the
   // kernel waits for the grids before it there (nvptx::CompiledKernel::
   // early_launch_max_blocks), so such a grid may start while the previous kernel in its
@@ -105,6 +109,7 @@ class LoadedKernel {
   nvptx::Target target_;
   int num_warps_ = 4;
   int cluster_size_ = 1;
+  int resident_clusters_ = 0;
   int shared_bytes_ = 0;
   std::vector<nvptx::ParamAbi> params_;
   std::vector<Slot> slots_;
