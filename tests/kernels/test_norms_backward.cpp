@@ -425,6 +425,10 @@ TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per 
   CHECK((c.cluster == 8 && c.get("BLOCK") == 8192 && c.get("PROGRAMS_PER_SM") == 2));
   c = tk::norm_backward_heuristic(16384, DType::bf16, tk::NormBackwardKind::layer, true);
   CHECK((c.cluster == 8 && c.get("BLOCK") == 2048 && c.num_warps == 4));
+  c = tk::norm_backward_heuristic(32768, DType::bf16, tk::NormBackwardKind::layer, true);  // 4+ tiles: 8192 each
+  CHECK((c.cluster == 4 && c.get("BLOCK") == 8192 && c.num_warps == 8 && c.get("PROGRAMS_PER_SM") == 2));
+  c = tk::norm_backward_heuristic(32768, DType::f32, tk::NormBackwardKind::layer, true);
+  CHECK((c.cluster == 8 && c.get("BLOCK") == 4096));
   // LayerNorm from saved statistics: staged like RMSNorm; RMSNorm's cluster spread,
   // reading the statistics where used for 16-bit rows of 2 tiles; f32 rows of 2 tiles
   // keep LayerNorm's spread (no 16-warp programs).

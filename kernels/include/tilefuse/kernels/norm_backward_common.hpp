@@ -161,7 +161,11 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
     bool two_tiles = block <= 2 * max_tile;
     bool layer = kind == NormBackwardKind::layer ||
                  (kind == NormBackwardKind::layer_saved && two_tiles && byte_size(dtype) >= 4);
-    int64_t per = layer ? std::clamp<int64_t>(block / 8, max_tile / 4, max_tile) : max_tile;
+    // 16-bit LayerNorm rows of 4+ tiles take RMSNorm's tiles too, now that the persistent
+    // clusters are no more than fit at once (within_resident): 4096x32768 on 4 x 8192
+    // 78.5% of copy against 54.0% on 8 x 4096 (H200 bf16, bench/NOTES.md).
+    bool rms_tiles = layer && byte_size(dtype) == 2 && block >= 4 * max_tile;
+    int64_t per = layer && !rms_tiles ? std::clamp<int64_t>(block / 8, max_tile / 4, max_tile) : max_tile;
     int cl = static_cast<int>(block / per);
     int warps = layer ? static_cast<int>(std::clamp<int64_t>(per / 512, 4, 8)) : (cl <= 2 ? 16 : 8);
     int64_t per_sm = !layer && cl <= 2 ? 1 : 2;
