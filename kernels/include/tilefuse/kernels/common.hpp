@@ -330,9 +330,9 @@ inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) 
 }
 
 // 16-bit rows of a multiple of 8 columns that would take a cluster of 16 programs, held
-// by 8 programs of at most 20480 columns instead (as chunks of at most 8192 on 8 warps, chunked_row_config), when
-// `chunks_of_8192` allows any chunking or the 8 programs hold exactly 2 chunks of 8192;
-// nullopt where it does not apply. Why: at most 85-88% of the SMs' program slots are
+// by 8 programs of at most 20480 columns instead (chunked_row_config: chunks of at most
+// 8192, on at most 8 warps) -- with `any_chunks`, however those columns are chunked;
+// without, only where they are exactly 2 chunks of 8192. nullopt where it does not apply. Why: at most 85-88% of the SMs' program slots are
 // resident as clusters of 16, 91-94% as clusters of 8 (H200, cudaOccupancyMaxActiveClusters
 // for 1-8 programs of 8 warps per SM; a cluster needs all its SMs in one GPC). Measured
 // (H200 bf16 % of copy, bench/NOTES.md "Wide rows on clusters of 8"): RMSNorm with RELOAD
