@@ -42,9 +42,29 @@ inline unsigned char* address(const Exec& ex, const ir::Op& op, const Slot& ptr,
   return b.base + off * byte_size(b.dtype);
 }
 
+// A lane the load declares readable though masked off: the GPU may read it (a whole run
+// of 16 bytes), so it must lie inside its buffer; its value is not used.
+void check_readable(const Exec& ex, const ir::Op& op, const Slot& ptr, int64_t k) {
+  int32_t bi = ptr.buf[k];
+  TF_ASSERT(bi >= 0 && bi < static_cast<int32_t>(ex.buffers.size()), "pointer without a buffer");
+  const Buffer& b = ex.buffers[bi];
+  int64_t off = ptr.i[k];
+  if (static_cast<uint64_t>(off) < static_cast<uint64_t>(b.n)) return;
+  user_error("load in kernel '" + ex.fn.name + "' declares element index " + std::to_string(off) + " of buffer '" +
+                 b.name + "' (" + std::to_string(b.n) + " elements of " + name(b.dtype) +
+                 ") readable, but it lies outside the buffer (program id (" + std::to_string(ex.pid[0]) + ", " +
+                 std::to_string(ex.pid[1]) + ", " + std::to_string(ex.pid[2]) + "), lane " + std::to_string(k) + ")",
+             op.loc, "Declare readable only lanes inside the buffer: the GPU may read them");
+}
+
 void exec_load(Exec& ex, const ir::Op& op, int64_t n) {
   const Slot& ptr = ex.at(op.operand(0));
   const int64_t* mask = op.mask() ? ex.at(op.mask()).i.data() : nullptr;
+  if (op.readable()) {
+    const int64_t* readable = ex.at(op.readable()).i.data();
+    for (int64_t k = 0; k < n; ++k)
+      if (readable[k] && !(mask && mask[k])) check_readable(ex, op, ptr, k);
+  }
   const Slot* other = op.other() ? &ex.at(op.other()) : nullptr;
   Slot& out = ex.at(op.result());
   with_dtype(op.result()->type.dtype, [&](auto tag) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "memory_access.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -416,6 +417,49 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
   });
 }
 
+// Checked loads whose runs may be read whole where `readable` holds (it is constant over
+// each run): each run's vector load is predicated on that rather than on the whole run
+// being valid, so a run only partly valid (a row's first or last, indexed from its
+// aligned start) moves whole with the others and is masked in registers afterwards, in
+// a branch without memory accesses. Element-wise loads after the vector ones had to wait
+// for them (their registers are the same), so a program whose row began or ended inside
+// a run waited for two memory latencies instead of one. Runs not readable keep the
+// element-wise path.
+void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
+                            const Regs& other, const Regs& readable, int vec, bool interval, DType dt, Evict ev) {
+  Words w = words_for(cg, dt, vec);
+  std::vector<llvm::Value*> read, whole;
+  std::vector<std::vector<llvm::Value*>> words;
+  for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
+    read.push_back(readable[r]);
+    whole.push_back(cg.b.CreateAnd(readable[r], run_all_valid(cg, mask, r, vec, interval)));
+    words.push_back(load_words(cg, ptrs[r], read.back(), {}, w, ev));
+  }
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words] {
+    auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
+    Regs out;
+    for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
+      auto got = unless(cg, whole[k], words[k], [&] {
+        Regs m = run_masks_here(cg, mask, r, vec);
+        Regs loaded = from_words(cg, words[k], dt, vec, w);
+        Regs masked;
+        for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
+        return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
+          Regs elems;
+          for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
+          return unless(cg, run_surely_empty(cg, mask, r, vec, interval), to_words(cg, elems, dt, w), [&] {
+            Regs part;
+            for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
+            return to_words(cg, part, dt, w);
+          });
+        });
+      });
+      for (auto* e : from_words(cg, got, dt, vec, w)) out.push_back(e);
+    }
+    return out;
+  });
+}
+
 // Realigned loads (runs of unknown alignment in a layout of whole runs) whose mask is an
 // interval on runs: like checked_loads, each run's two chunks are loaded first where the
 // whole run is valid (of the second, only the run's bytes); the shifts follow (deferred),
@@ -513,7 +557,14 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
   if (realign && interval) return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
-  if (checked && !realign) return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
+  if (checked && !realign) {
+    const ir::Value* rd = op.readable();
+    bool whole_runs = rd && knob("TILEFUSE_READABLE") != "0" && cg.plan.axis.has(rd) &&
+                      cg.plan.axis.get(rd).constancy[p.fast_dim] >= vec;
+    if (whole_runs)
+      return readable_checked_loads(cg, op.result(), ptrs, mask, other, cg.operand(op, 3), vec, interval, dt, op.evict);
+    return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
+  }
   Regs out(n);
   for (int r = 0; r < n; r += vec) {
     Regs got = realign ? realigned_load(cg, ptrs[r], run(mask, r), run(other, r), dt, op.evict)

@@ -301,7 +301,7 @@ Value* Builder::align_ptr(Value* ptr, int64_t bytes, bool elements) {
   return op->result();
 }
 
-Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
+Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e, Value* readable) {
   if (!ptr->type.is_ptr) fail("load from " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
   std::vector<Value*> ops{ptr};
   if (other && !mask) fail("load has an 'other' value but no mask", "Pass a mask; 'other' fills masked-off lanes");
@@ -322,6 +322,17 @@ Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e) {
              "Pass a scalar or a tile of the pointer tile's shape (or one that broadcasts to it)");
       ops.push_back(broadcast_to(cast(other, ptr->type.dtype), ptr->type.shape));
     }
+  }
+  if (readable) {
+    if (!mask) fail("load has a 'readable' mask but no mask", "Pass the mask of the lanes whose values count");
+    if (readable->type.is_ptr || readable->type.dtype != DType::i1)
+      fail("load 'readable' has type " + readable->type.str() + ", not bool", "Pass a comparison such as pos < end");
+    if (!broadcasts_to(readable->type.shape, ptr->type.shape))
+      fail("load 'readable' shape " + shape_str(readable->type.shape) + " does not match the pointer tile shape " +
+               shape_str(ptr->type.shape),
+           "The readable mask must have the pointer tile's shape (or broadcast to it)");
+    if (!other) ops.push_back(constant(0, Type::tile(ptr->type.dtype, ptr->type.shape)));
+    ops.push_back(broadcast_to(readable, ptr->type.shape));
   }
   Op* op = create(OpKind::Load, ops, {Type{ptr->type.dtype, false, ptr->type.shape}});
   op->evict = e;

@@ -44,6 +44,9 @@ Value* Op::mask() const {
   return nullptr;
 }
 Value* Op::other() const { return kind == OpKind::Load && operands.size() > 2 ? operands[2] : nullptr; }
+Value* Op::readable() const {
+  return kind == OpKind::Load && view_rank == 0 && operands.size() > 3 ? operands[3] : nullptr;
+}
 
 Value* Function::new_value(Type t) {
   auto v = std::make_unique<Value>();

@@ -333,7 +333,7 @@ class Verifier {
         if (op.view_rank) {
           view_description(op, 1, "loaded");
         } else {
-          counts(op, 1, 3, 1);
+          counts(op, 1, 4, 1);
         }
         const Type& p = o[0]->type;
         if (!p.is_ptr) fail(op, "load from " + p.str() + ", which is not a pointer");
@@ -341,6 +341,7 @@ class Verifier {
         if (o.size() > 1) is_bool_of(op, o[1], p.shape, "mask");
         if (o.size() > 2 && o[2]->type != val)
           fail(op, "other has type " + o[2]->type.str() + ", expected " + val.str());
+        if (op.readable()) is_bool_of(op, op.readable(), p.shape, "readable");
         result_is(op, val);
         break;
       }

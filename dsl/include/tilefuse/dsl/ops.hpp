@@ -214,6 +214,21 @@ Tile<std::remove_const_t<T>, R> load(const Tile<PtrTo<T>, R>& ptrs, const Tile<b
   ir::Value* o = detail::value_of<E>(b, other);
   return Tile<E, R>(b.load(ptrs.value, mask.value, o, detail::to_evict(cache)));
 }
+// load(ptrs, mask, other, cache, readable): as above; lanes where `readable` holds may
+// also be read where the mask drops them (their memory is valid to read, e.g. the
+// neighbouring rows' elements in a run of 16 bytes), though their value stays `other`.
+// A run of 16 bytes whose lanes are all readable then moves whole and is masked in
+// registers, not element by element. The interpreter checks that readable lanes lie
+// inside their buffer.
+template <class T, int R, int RM, class O, int RR>
+Tile<std::remove_const_t<T>, R> load(const Tile<PtrTo<T>, R>& ptrs, const Tile<bool, RM>& mask, const O& other,
+                                     Cache cache, const Tile<bool, RR>& readable, TF_HERE) {
+  static_assert(RM <= R && RR <= R, "load: the mask or readable has a higher rank than the pointer tile");
+  using E = std::remove_const_t<T>;
+  ir::Builder& b = detail::builder("load", loc);
+  ir::Value* o = detail::value_of<E>(b, other);
+  return Tile<E, R>(b.load(ptrs.value, mask.value, o, detail::to_evict(cache), readable.value));
+}
 
 template <class T, int R, class V>
 void store(const Tile<PtrTo<T>, R>& ptrs, const V& value, TF_HERE) {

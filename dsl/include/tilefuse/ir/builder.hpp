@@ -53,7 +53,8 @@ class Builder {
   Value* align_ptr(Value* ptr, int64_t bytes, bool elements);
 
   // Memory.
-  Value* load(Value* ptr, Value* mask = nullptr, Value* other = nullptr, Evict e = Evict::Normal);
+  Value* load(Value* ptr, Value* mask = nullptr, Value* other = nullptr, Evict e = Evict::Normal,
+             Value* readable = nullptr);
   // The block of `block` elements at `coords` of the tensor view (base, dims, strides;
   // outermost first, strides in elements): a block of lower rank covers the view's
   // innermost dimensions and takes one element of the others. Elements outside

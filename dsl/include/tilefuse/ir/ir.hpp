@@ -74,9 +74,13 @@ struct Op {
   DotPrecision precision() const { return static_cast<DotPrecision>(code); }
   AtomicOp atomic() const { return static_cast<AtomicOp>(code); }
 
-  // Load: (ptr [, mask [, other]]); Store/AtomicRMW: (ptr, value [, mask]).
+  // Load: (ptr [, mask [, other [, readable]]]); Store/AtomicRMW: (ptr, value [, mask]).
+  // `readable` (a plain load's 4th operand): lanes whose memory may be read although the
+  // mask drops them (e.g. the neighbouring rows' elements in a run of 16 bytes); the
+  // value is still `other` there. A backend may then read whole runs and select.
   Value* mask() const;
   Value* other() const;
+  Value* readable() const;
   // A view load's description (view_rank > 0): base pointer, dims[d], strides[d], coords[d].
   Value* view_base() const { return operands.at(3); }
   Value* view_dim(int d) const { return operands.at(4 + d); }

@@ -117,12 +117,14 @@ const auto& cross_entropy_row_kernel() {
         auto d_row = dlogits + row * dlogits_stride;
         auto head = align_rows(ALIGN_ROWS, x_row, d_row);
         RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, head);
+        auto rows = num_programs(0) / cluster_size();
+        auto readable = c.template readable<T>(row * logits_stride, (rows - 1 - row).template cast<i64>() * logits_stride);
         // The target first: nothing waits on it before the row's loads are issued, and
         // it arrives with them.
         auto target = load(targets + row);
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(load(x_row + c.pos[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
+          x.push_back(c.load(x_row, i, -inf, Cache::EvictFirst, readable).template cast<f32>());
         auto factor = detail::ce_grad_factor(REDUCTION, grad_scale, inv_count);
         auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
         auto first = cluster_rank() * (BLOCK * CHUNKS);

@@ -31,12 +31,14 @@ const auto& rmsnorm_row_kernel() {
                     RESIDUAL ? align_rows(ALIGN_ROWS, in_row, out_row, res_row, res_out_row)
                              : align_rows(ALIGN_ROWS, in_row, out_row));
         Cache first = RELOAD ? Cache::Normal : Cache::EvictFirst;
+        auto rows = num_programs(0) / cluster_size();
+        auto readable = c.template readable<T>(base, (rows - 1 - row).template cast<i64>() * stride);
         std::vector<Tile<float, 1>> x, sq;
         for (int64_t i = 0; i < CHUNKS; ++i) {
-          auto xi = load(in_row + c.pos[i], c.mask[i], 0.0f, first).template cast<f32>();
+          auto xi = c.load(in_row, i, 0.0f, first, readable).template cast<f32>();
           if (RESIDUAL) {
             // The sum is rounded to T once and normalized from there, as it is stored.
-            auto s = (xi + load(res_row + c.pos[i], c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>())
+            auto s = (xi + c.load(res_row, i, 0.0f, Cache::EvictFirst, readable).template cast<f32>())
                          .template cast<T>();
             store(res_out_row + c.pos[i], s, c.mask[i]);
             xi = s.template cast<f32>();
@@ -47,8 +49,8 @@ const auto& rmsnorm_row_kernel() {
         auto rstd = rsqrt(cluster_sum(sum(combine(sq, [](auto a, auto b) { return a + b; }), 0)) / n_cols + eps);
         for (int64_t i = 0; i < CHUNKS; ++i) {
           if (RELOAD)
-            x[i] = (RESIDUAL ? load(res_out_row + c.pos[i], c.mask[i], 0.0f)
-                             : load(in_row + c.pos[i], c.mask[i], 0.0f, Cache::EvictFirst)).template cast<f32>();
+            x[i] = (RESIDUAL ? c.load(res_out_row, i, 0.0f, Cache::Normal, readable)
+                             : c.load(in_row, i, 0.0f, Cache::EvictFirst, readable)).template cast<f32>();
           auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
           store(out_row + c.pos[i], (x[i] * rstd * w).template cast<T>(), c.mask[i]);
         }
@@ -112,15 +114,14 @@ const auto& layernorm_row_kernel() {
         auto first_col = in + row * stride;
         auto in_row = first_col, out_row = out + row * stride;
         RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
+        auto rows = num_programs(0) / cluster_size();
+        auto readable = c.template readable<T>(row * stride, (rows - 1 - row).template cast<i64>() * stride);
         auto plus = [](auto a, auto b) { return a + b; };
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(load(in_row + c.pos[i], c.mask[i], 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst)
-                          .template cast<f32>());
+          x.push_back(c.load(in_row, i, 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst, readable).template cast<f32>());
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
-        auto again = [&](int64_t i) {
-          return load(in_row + c.pos[i], c.mask[i], 0.0f, Cache::EvictFirst).template cast<f32>();
-        };
+        auto again = [&](int64_t i) { return c.load(in_row, i, 0.0f, Cache::EvictFirst, readable).template cast<f32>(); };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
         auto affine = [&](int64_t i, auto normalized) {

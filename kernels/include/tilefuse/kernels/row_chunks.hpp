@@ -5,6 +5,7 @@
 // not one 8192 tile); their values are combined elementwise before each reduction, so
 // a reduction still exchanges one value per thread between warps.
 #include <array>
+#include <bit>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,8 +25,12 @@ struct RowChunks {
   std::vector<Tile<int32_t, 1>> cols;  // column indices of chunk i
   std::vector<Tile<bool, 1>> mask;     // 0 <= cols[i] < n_cols
 
-  RowChunks(const I32& rank, int64_t block, int64_t chunks, const I32& n_cols, std::optional<I32> head = {},
-            TF_HERE) {
+  std::optional<I32> head;              // elements before the row's first in its aligned run
+  I32 n_cols;
+
+  RowChunks(const I32& rank, int64_t block, int64_t chunks, const I32& n_cols_, std::optional<I32> head_ = {},
+            TF_HERE)
+      : head(head_), n_cols(n_cols_) {
     if (chunks < 1) (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks}});  // the user error
     auto first = rank * (block * chunks);
     for (int64_t i = 0; i < chunks; ++i) {
@@ -38,6 +43,38 @@ struct RowChunks {
         mask.push_back(cols.back() < n_cols);
       }
     }
+  }
+
+  // The lanes a load of such a row may read where its mask drops them (load's
+  // `readable`): the runs of 16 bytes holding the row's first and last elements, within
+  // the buffer — `before` elements precede the row's first in it, `after` follow its
+  // last (e.g. row * stride and (rows - 1 - row) * stride). The partly masked runs then
+  // move whole with the rest instead of element by element; the row's first run is not
+  // read whole when it begins before the buffer, nor its last when it ends after it.
+  // Empty without `head` (the mask holds on whole runs there already).
+  template <class E>
+  std::vector<Tile<bool, 1>> readable(const I64& before, const I64& after, TF_HERE) const {
+    if (!head) return {};
+    const int64_t run = 16 / static_cast<int64_t>(sizeof(E));
+    const int shift = std::countr_zero(static_cast<uint64_t>(run));
+    auto h = head->template cast<i64>();
+    auto row_end = h + n_cols.template cast<i64>();  // past the row's last position
+    auto round_up = [&](const I64& v) { return ((v + (run - 1)) >> shift) << shift; };
+    auto round_down = [&](const I64& v) { return (v >> shift) << shift; };
+    auto lo = maximum(round_up(h - before), scalar<i64>(0)).template cast<i32>();
+    auto hi = minimum(round_up(row_end), round_down(row_end + after)).template cast<i32>();
+    std::vector<Tile<bool, 1>> out;
+    for (auto& p : pos) out.push_back(p >= lo && p < hi);
+    return out;
+  }
+
+  // Chunk i of a row read through `row` (indexed like `pos`): masked lanes read `other`;
+  // `readable` (from readable(), or empty) lets the partly masked runs move whole.
+  template <class T, class O>
+  Tile<std::remove_const_t<T>, 1> load(const Tile<PtrTo<T>, 0>& row, size_t i, const O& other, Cache cache,
+                                       const std::vector<Tile<bool, 1>>& readable, TF_HERE) const {
+    if (readable.empty()) return tilefuse::load(row + pos[i], mask[i], other, cache, loc);
+    return tilefuse::load(row + pos[i], mask[i], other, cache, readable[i], loc);
   }
 };
 

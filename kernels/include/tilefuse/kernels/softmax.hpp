@@ -27,9 +27,10 @@ const auto& softmax_row_kernel() {
           auto in_row = in + r * in_stride;
           auto out_row = out + r * out_stride;
           RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
+          auto readable = c.template readable<T>(r * in_stride, (n_rows - 1 - row).template cast<i64>() * in_stride);
           std::vector<Tile<float, 1>> x;
           for (int64_t i = 0; i < CHUNKS; ++i)
-            x.push_back(load(in_row + c.pos[i], c.mask[i], -inf, Cache::EvictFirst).template cast<f32>());
+            x.push_back(c.load(in_row, i, -inf, Cache::EvictFirst, readable).template cast<f32>());
           // ex2.approx (2 instructions) instead of the libdevice expf (~8): the row is
           // issue-bound on bf16 otherwise. Relative error ~2^-22, far below bf16/f16 rounding.
           // Each program's own max m and sum s of exp(x - m); one cluster exchange gives
