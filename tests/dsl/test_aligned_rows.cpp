@@ -11,15 +11,17 @@ using namespace tilefuse;
 
 TEST_CASE_TEMPLATE("align_down: rows of any width read and written from their 16-byte-aligned start", T, float,
                    bfloat16) {
-  for (int64_t n : {1, 7, 9, 10, 12, 15, 100, 1001}) {
+  for (int64_t n : {1, 7, 9, 10, 12, 15, 100, 1001})
+  for (bool readable : {false, true}) {
     CAPTURE(n);
+    CAPTURE(readable);
     int64_t rows = 11, stride = n;
     auto x = ref::random_vec<T>(size_t(rows * stride), 5 + n, -3, 3);
     std::vector<T> y(x.size());
     std::vector<float> sums(rows);
     std::vector<int32_t> heads(rows, -7);
     int64_t B = aligned_rows::positions_for<T>(n);
-    aligned_rows::scale_rows_kernel<T>().launch(Grid(rows), Config{{"B", B}, num_warps(1)}, y, sums, heads, x,
+    aligned_rows::scale_rows_kernel<T>().launch(Grid(rows), Config{{"B", B}, {"READABLE", readable}, num_warps(1)}, y, sums, heads, x,
                                                 int32_t(n), stride);
     for (int64_t r = 0; r < rows; ++r) {
       CAPTURE(r);

@@ -665,6 +665,24 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
   }
 }
 
+TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readable and masked in registers") {
+  // softmax bf16 at 4099 columns on 5 x 1024 (one program): each thread's run of each
+  // chunk is one predicated 16-byte load; the run holding the row's first or last
+  // element is masked with selects to -inf (0xFF80). TILEFUSE_READABLE=0: the earlier
+  // lowering, element by element after the vector loads (no such selects).
+  Config cfg = kernels::chunked_row_heuristic(kernels::aligned_row_span(4099, DType::bf16), DType::bf16, false);
+  cfg.set("ALIGN_ROWS", 1);
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), masked(R"(selp\.b16\s+%rs\d+, %rs\d+, 0xFF80, %p)");
+  std::string ptx = assemble_unaligned("softmax", DType::bf16, cfg);
+  CHECK(count(ptx, ld128) == cfg.get("CHUNKS"));
+  CHECK(count(ptx, masked) == 8 * cfg.get("CHUNKS"));  // each chunk's run, in its branch
+  setenv("TILEFUSE_READABLE", "0", 1);
+  std::string before = assemble_unaligned("softmax", DType::bf16, cfg);
+  unsetenv("TILEFUSE_READABLE");
+  CHECK(count(before, ld128) == cfg.get("CHUNKS"));
+  CHECK(count(before, masked) == 0);
+}
+
 TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps the registers to fit them") {
   const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                 [](const auto& k) { return k.name == "cross_entropy"; });

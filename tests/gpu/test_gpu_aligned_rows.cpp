@@ -12,14 +12,17 @@ using namespace tilefuse;
 namespace tk = tilefuse::kernels;
 using difftest::gpu_matches_interp;
 
-TEST_CASE_TEMPLATE("gpu: rows read and written from their aligned start, every width remainder", T, float, bfloat16) {
+TEST_CASE_TEMPLATE("gpu: rows read and written from their aligned start, every width remainder (partly masked runs "
+                   "read whole where readable)", T, float, bfloat16) {
   if (!difftest::have_gpu()) return;
   for (int64_t n : {1, 7, 9, 10, 12, 15, 100, 1001, 4099}) {
     for (int64_t offset : {0, 1, 3}) {  // elements from the buffer's (aligned) start
-      for (int warps : {1, 4}) {
+      for (int warps : {1, 4})
+      for (bool readable : {false, true}) {
         CAPTURE(n);
         CAPTURE(offset);
         CAPTURE(warps);
+        CAPTURE(readable);
         int64_t rows = 13, stride = n + (n % 2 ? 0 : 1);
         auto x = ref::random_vec<T>(size_t(rows * stride + offset), 7 + n, -3, 3);
         DeviceBuffer<T> xd = to_device(std::span<const T>(x)), yd(x.size());
@@ -27,7 +30,7 @@ TEST_CASE_TEMPLATE("gpu: rows read and written from their aligned start, every w
         DeviceBuffer<int32_t> heads(rows);
         DevicePtr<T> xv = xd.view().subview(offset, x.size() - offset), yv = yd.view().subview(offset, x.size() - offset);
         int64_t B = std::max<int64_t>(aligned_rows::positions_for<T>(n), 32 * warps * (16 / int64_t(sizeof(T))));
-        aligned_rows::scale_rows_kernel<T>().launch(Grid(rows), Config{{"B", B}, num_warps(warps)}, yv, sums, heads,
+        aligned_rows::scale_rows_kernel<T>().launch(Grid(rows), Config{{"B", B}, {"READABLE", readable}, num_warps(warps)}, yv, sums, heads,
                                                     DevicePtr<const T>(xv.data(), xv.size()), int32_t(n), stride);
         auto y = yd.to_host();
         auto s = sums.to_host();

@@ -149,6 +149,37 @@ TEST_CASE("interp: out-of-bounds load names the op, index, buffer, program id an
   CHECK(msg.find("Mask the access") != std::string::npos);
 }
 
+TEST_CASE("interp: readable lanes keep the mask's values and must lie inside the buffer") {
+  // Lanes 0..B-1 over a buffer of n elements; the mask keeps [3, 29), `readable` allows
+  // [0, hi): masked lanes still read `other` wherever they are readable.
+  const int64_t n = 40, B = 64;
+  for (int64_t hi : {32, 40, 48}) {
+    CAPTURE(hi);
+    Kernel k("readable");
+    Value* out = k.ptr("out", DType::f32);
+    Value* in = k.ptr("in", DType::f32, true);
+    Value* offs = k.b.arange(0, B);
+    Value* mask = k.b.binary(BinaryOp::And, k.b.compare(ir::CmpPred::Ge, offs, k.i32(3)), k.lt(offs, k.i32(29)));
+    Value* readable = k.lt(offs, k.i32(hi));
+    k.at(); const int line = __LINE__;
+    Value* x = k.b.load(k.at_ptr(in, offs), mask, k.b.const_float(-7, Type::scalar(DType::f32)), ir::Evict::Normal,
+                        readable);
+    k.at();
+    k.b.store(k.at_ptr(out, offs), x, k.lt(offs, k.i32(n)));
+    HostArray a = random_array(DType::f32, n), o(DType::f32, n);
+    if (hi > n) {
+      std::string msg = user_error_text([&] { k.run(Grid(1), {o.arg(), a.arg()}); });
+      CHECK(msg.find("load in kernel 'readable' declares element index 40 of buffer 'in' (40 elements of f32) "
+                     "readable, but it lies outside the buffer") != std::string::npos);
+      CHECK(msg.find("test_memory.cpp:" + std::to_string(line)) != std::string::npos);
+      CHECK(msg.find("Declare readable only lanes inside the buffer") != std::string::npos);
+      continue;
+    }
+    k.run(Grid(1), {o.arg(), a.arg()});
+    for (int64_t j = 0; j < n; ++j) CHECK(o.get(j) == (j >= 3 && j < 29 ? a.get(j) : -7.0));
+  }
+}
+
 TEST_CASE("interp: out-of-bounds store and atomic, negative index") {
   Kernel k("writer");
   Value* out = k.ptr("dst", DType::f32);

@@ -121,11 +121,16 @@ TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share 
   CHECK_FALSE(tk::aligned_rows_pay(four, 16386, DType::bf16));
   CHECK_FALSE(tk::aligned_rows_pay(one, 4099, DType::bf16));
   CHECK_FALSE(tk::aligned_rows_pay(four, 16383, DType::f32));
+  // ... and in one program where the kernel asks for it (softmax), still of 2-byte alignment.
+  CHECK(tk::aligned_rows_pay(one, 4099, DType::bf16, true));
+  CHECK_FALSE(tk::aligned_rows_pay(one, 4098, DType::bf16, true));
+  CHECK_FALSE(tk::aligned_rows_pay(one, 4099, DType::f32, true));
   // The heuristic covers the aligned span (the row and its head) where it pays.
   auto h = [](int64_t n) { return tk::softmax_heuristic(n, DType::bf16, true); };
   Config c = tk::aligned_rows_heuristic(true, 30011, DType::bf16, h);
   CHECK(tk::row_cover(c) >= tk::aligned_row_span(30011, DType::bf16));
   CHECK(tk::aligned_rows_heuristic(true, 4099, DType::bf16, h) == h(4099));
+  CHECK(tk::aligned_rows_heuristic(true, 4099, DType::bf16, h, true) == h(tk::aligned_row_span(4099, DType::bf16)));
 }
 
 // 16-bit rows of 2048-4096 columns in one tile: softmax and RMSNorm take 16 values per

@@ -248,11 +248,14 @@ inline bool contiguous_rows_misaligned(int64_t cols, DType dtype) { return (cols
 // bench/NOTES.md): rows of 2-byte alignment only (odd widths of 16-bit data) split over a
 // cluster, in softmax, softmax backward, the residual RMSNorm and cross-entropy (4096x16383
 // softmax 56.8% -> 61.6% of copy, residual 48.7% -> 58.8%; 4096x30011 64.1% -> 69.5%,
-// 56.9% -> 71.4%). Rows in one program, rows of 4-byte alignment (their accesses were 4
-// bytes wide already) and RMSNorm/LayerNorm (the weight read at the row's offset is
-// realigned per run) lost.
-inline bool aligned_rows_pay(const Config& c, int64_t cols, DType dtype) {
-  return c.cluster > 1 && (cols * byte_size(dtype)) % 4 != 0;
+// 56.9% -> 71.4%; with the partly masked runs read whole, softmax 73.5% and 85.9% at
+// 4096x16383 and 8192x20001). Rows in one program too where `one_program` (softmax, since
+// those runs are read whole: 16384x4099 77.1% -> 83.3%; the other kernels' one-program
+// rows measured equal or slower). Rows of 4-byte alignment (their accesses were 4 bytes
+// wide already: softmax 16384x4098 88.4% against 83.5%) and RMSNorm/LayerNorm (the weight
+// read at the row's offset is realigned per run) lost.
+inline bool aligned_rows_pay(const Config& c, int64_t cols, DType dtype, bool one_program = false) {
+  return (c.cluster > 1 || one_program) && (cols * byte_size(dtype)) % 4 != 0;
 }
 
 // ALIGN_ROWS is the host's to set (it depends on the buffers' addresses): on when the
@@ -268,10 +271,11 @@ inline void set_align_rows(Config& c, bool align, int64_t span, bool pays) {
 // (`align`: rows_need_alignment): `heuristic(positions)` for the aligned span where that
 // pays (aligned_rows_pay), else for the width itself.
 template <class Heuristic>
-Config aligned_rows_heuristic(bool align, int64_t cols, DType dtype, const Heuristic& heuristic) {
+Config aligned_rows_heuristic(bool align, int64_t cols, DType dtype, const Heuristic& heuristic,
+                              bool one_program = false) {
   if (align) {
     Config c = heuristic(aligned_row_span(cols, dtype));
-    if (aligned_rows_pay(c, cols, dtype)) return c;
+    if (aligned_rows_pay(c, cols, dtype, one_program)) return c;
   }
   return heuristic(cols);
 }

@@ -140,9 +140,9 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype_v<T>, clusters_usable<Out>()); };
   Config c = cfg ? *cfg
-                 : with_split_rows<Out>(aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic), rows, cols,
+                 : with_split_rows<Out>(aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic, true), rows, cols,
                                         dtype_v<T>);
-  set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
+  set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>, true));
   if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride);  // split_softmax.hpp
   c.meta.erase("SPLIT");
   if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {

@@ -166,7 +166,7 @@ const auto& softmax_tuner() {
                                                                           k["n_cols"], dtype_v<T>, [](int64_t n) {
                                                                             return softmax_heuristic(n, dtype_v<T>,
                                                                                                      gpu_has_clusters());
-                                                                          }),
+                                                                          }, true),
                                                    k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
