@@ -57,3 +57,22 @@ TEST_CASE("align_down: the alignment must be a power of two from the element siz
     }
   }
 }
+
+TEST_CASE("load's readable lanes: a tile of another shape is a user error naming both shapes and the line") {
+  unsigned line = 0;
+  auto k = kernel("readable_bad", [&line](Ptr<f32> out, Ptr<const f32> in) {
+    auto pos = arange(0, 64);
+    auto half = arange(0, 32);
+    line = __LINE__; auto v = load(in + pos, pos < 40, 0.0f, Cache::Normal, half < 40);
+    store(out + pos, v, pos < 40);
+  });
+  try {
+    k.trace({});
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("load 'readable' shape [32] does not match the pointer tile shape [64]") != std::string::npos);
+    CHECK(msg.find("The readable mask must have the pointer tile's shape") != std::string::npos);
+    CHECK(msg.find("test_aligned_rows.cpp:" + std::to_string(line)) != std::string::npos);
+  }
+}

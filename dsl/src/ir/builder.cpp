@@ -305,15 +305,20 @@ Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e, Value* read
   if (!ptr->type.is_ptr) fail("load from " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
   std::vector<Value*> ops{ptr};
   if (other && !mask) fail("load has an 'other' value but no mask", "Pass a mask; 'other' fills masked-off lanes");
-  if (mask) {
-    if (mask->type.is_ptr || mask->type.dtype != DType::i1)
-      fail("load mask has type " + mask->type.str() + ", not bool", "Pass a comparison such as cols < n");
-    if (!broadcasts_to(mask->type.shape, ptr->type.shape))
-      fail("load mask shape " + shape_str(mask->type.shape) + " does not match the pointer tile shape " +
+  if (readable && !mask) fail("load has a 'readable' mask but no mask", "Pass the mask of the lanes whose values count");
+  // A bool tile over the pointer tile's lanes (mask, readable), broadcast to its shape.
+  auto lanes = [&](Value* m, const std::string& what, const char* example, const char* fix) {
+    if (m->type.is_ptr || m->type.dtype != DType::i1)
+      fail("load " + what + " has type " + m->type.str() + ", not bool", example);
+    if (!broadcasts_to(m->type.shape, ptr->type.shape))
+      fail("load " + what + " shape " + shape_str(m->type.shape) + " does not match the pointer tile shape " +
                shape_str(ptr->type.shape),
-           "The mask must have the pointer tile's shape (or broadcast to it)");
-    Shape s = ptr->type.shape;
-    ops.push_back(broadcast_to(mask, s));
+           fix);
+    return broadcast_to(m, ptr->type.shape);
+  };
+  if (mask) {
+    ops.push_back(lanes(mask, "mask", "Pass a comparison such as cols < n",
+                        "The mask must have the pointer tile's shape (or broadcast to it)"));
     if (other) {
       if (other->type.is_ptr) fail("load 'other' is a pointer " + other->type.str(), "Pass the value masked-off lanes read");
       if (!broadcasts_to(other->type.shape, ptr->type.shape))
@@ -324,15 +329,10 @@ Value* Builder::load(Value* ptr, Value* mask, Value* other, Evict e, Value* read
     }
   }
   if (readable) {
-    if (!mask) fail("load has a 'readable' mask but no mask", "Pass the mask of the lanes whose values count");
-    if (readable->type.is_ptr || readable->type.dtype != DType::i1)
-      fail("load 'readable' has type " + readable->type.str() + ", not bool", "Pass a comparison such as pos < end");
-    if (!broadcasts_to(readable->type.shape, ptr->type.shape))
-      fail("load 'readable' shape " + shape_str(readable->type.shape) + " does not match the pointer tile shape " +
-               shape_str(ptr->type.shape),
-           "The readable mask must have the pointer tile's shape (or broadcast to it)");
+    Value* r = lanes(readable, "'readable'", "Pass a comparison such as pos < end",
+                     "The readable mask must have the pointer tile's shape (or broadcast to it)");
     if (!other) ops.push_back(constant(0, Type::tile(ptr->type.dtype, ptr->type.shape)));
-    ops.push_back(broadcast_to(readable, ptr->type.shape));
+    ops.push_back(r);
   }
   Op* op = create(OpKind::Load, ops, {Type{ptr->type.dtype, false, ptr->type.shape}});
   op->evict = e;
