@@ -1,0 +1,136 @@
+// The gallery's row kernels (softmax, norms, cross-entropy) at widths of any alignment:
+// their accesses' widths, rows indexed from their aligned start, readable runs, the
+// programs per SM asked of ptxas. Skips (with a message) when ptxas is absent.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <regex>
+#include <string>
+
+#include "gallery_ptx_util.hpp"
+#include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/registry.hpp"
+#include "tilefuse/nvptx/compiler.hpp"
+#include "tilefuse/tools/ptxas.hpp"
+
+using namespace tilefuse;
+using gallery_ptx::assemble_unaligned;
+using gallery_ptx::count;
+
+// Runs of unknown alignment (odd widths): by default element accesses in a layout where
+// consecutive lanes touch consecutive elements; with TILEFUSE_UNALIGNED=realign 16-byte
+// chunks realigned in registers (loads: two chunks and a funnel shift; stores: the next
+// lane's run by shuffle).
+TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or realigned 128-bit chunks") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)"),
+      st16(R"(st\.global[^\n]*\.b16)");
+  for (const char* mode : {"scalar", "realign"}) {
+    setenv("TILEFUSE_UNALIGNED", mode, 1);
+    bool realign = std::string(mode) == "realign";
+    for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+      for (DType d : {DType::bf16, DType::f32}) {
+        for (int64_t cols : {4099, 30011}) {
+          CAPTURE(mode);
+          CAPTURE(kname);
+          CAPTURE(name(d));
+          std::string ptx = assemble_unaligned(kname, d, kernels::row_heuristic(cols, d, true));
+          CHECK((count(ptx, ld128) > 0) == realign);
+          CHECK((count(ptx, st128) > 0) == realign);
+          CHECK((ptx.find("shfl.sync.down") != std::string::npos) == realign);
+          if (!realign && d == DType::bf16) CHECK(count(ptx, st16) > 0);
+        }
+      }
+    }
+  }
+  unsetenv("TILEFUSE_UNALIGNED");
+}
+
+TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and stores at any width, no spills") {
+  if (tools::find_ptxas().empty()) {
+    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+    return;
+  }
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), ld64(R"(ld\.global[^\n]*\.v2\.b32)"),
+      st128(R"(st\.global[^\n]*\.v4\.b32)");
+  for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+    for (DType d : {DType::bf16, DType::f32}) {
+      for (int64_t cols : {4099, 30011}) {
+        Config cfg = kernels::chunked_row_heuristic(kernels::aligned_row_span(cols, d), d, true);
+        cfg.set("ALIGN_ROWS", 1);
+        CAPTURE(kname);
+        CAPTURE(name(d));
+        std::string ptx = assemble_unaligned(kname, d, cfg);
+        // Every access of the row moves as whole 16-byte runs (one per CHUNK per thread at
+        // least); the weight's (RMSNorm, LayerNorm) as the aligned chunk where each run
+        // starts and the run's bytes of the next chunk as 8-, 4- and 2-byte pieces (a
+        // 16-byte load of that chunk could read past the weight's end).
+        int64_t chunks = cfg.has("CHUNKS") ? cfg.get("CHUNKS") : 1;
+        int64_t weights = kname == "softmax" ? 0 : kname == "rmsnorm" ? 1 : 2;  // weight runs per row run
+        int64_t runs = count(ptx, ld128);
+        CHECK(runs >= chunks * (1 + weights));
+        CHECK(count(ptx, ld64) * (1 + weights) == runs * weights);
+        CHECK(count(ptx, st128) >= chunks);
+        CHECK(ptx.find("shfl.sync.down") == std::string::npos);  // no realigned stores
+      }
+    }
+  }
+}
+
+TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readable and masked in registers") {
+  // softmax bf16 at 4099 columns on 5 x 1024 (one program): each thread's run of each
+  // chunk is one predicated 16-byte load; the run holding the row's first or last
+  // element is masked with selects to -inf (0xFF80). TILEFUSE_READABLE=0: the earlier
+  // lowering, element by element after the vector loads (no such selects).
+  Config cfg = kernels::chunked_row_heuristic(kernels::aligned_row_span(4099, DType::bf16), DType::bf16, false);
+  cfg.set("ALIGN_ROWS", 1);
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), masked(R"(selp\.b16\s+%rs\d+, %rs\d+, 0xFF80, %p)");
+  std::string ptx = assemble_unaligned("softmax", DType::bf16, cfg);
+  CHECK(count(ptx, ld128) == cfg.get("CHUNKS"));
+  CHECK(count(ptx, masked) == 8 * cfg.get("CHUNKS"));  // each chunk's run, in its branch
+  setenv("TILEFUSE_READABLE", "0", 1);
+  std::string before = assemble_unaligned("softmax", DType::bf16, cfg);
+  unsetenv("TILEFUSE_READABLE");
+  CHECK(count(before, ld128) == cfg.get("CHUNKS"));
+  CHECK(count(before, masked) == 0);
+}
+
+TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps the registers to fit them") {
+  const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                [](const auto& k) { return k.name == "cross_entropy"; });
+  const KernelBase& k = g.get(DType::bf16);
+  Config base = g.default_config;
+  base.set("BLOCK", 8192).set("num_warps", 8).set("cluster", 16);
+  int free_registers = -1;
+  for (int n : {0, 4, 6}) {
+    CAPTURE(n);
+    Config cfg = base;
+    cfg.min_programs_per_sm = n;
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::CompiledKernel ck = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    CHECK((ck.ptx.find(".minnctapersm " + std::to_string(n)) != std::string::npos) == (n > 0));
+    if (tools::find_ptxas().empty()) continue;
+    tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
+    REQUIRE_MESSAGE(r.ok, r.log);
+    if (n == 0) free_registers = r.registers;
+    else CHECK(r.registers <= 65536 / (n * 256));
+  }
+  if (free_registers >= 0) CHECK(free_registers > 65536 / (6 * 256));  // the cap at 6 programs binds
+}
+
+TEST_CASE("cross_entropy: PICK_TARGET takes the target logit from registers, without its 16-bit load") {
+  const KernelBase& k = kernels::gallery_kernel("cross_entropy").get(DType::bf16);
+  const std::regex scalar16(R"(ld\.global[.A-Za-z_:0-9]*\.b16 )");
+  for (int pick : {0, 1}) {
+    CAPTURE(pick);
+    Config cfg = kernels::gallery_kernel("cross_entropy").default_config;
+    cfg.set("BLOCK", 8192).set("num_warps", 4).set("cluster", 16).set("SMOOTHING", 0).set("PICK_TARGET", pick);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+    CHECK(count(ptx, scalar16) == (pick ? 0 : 1));  // the owner's load of x[target]
+    CHECK(count(ptx, std::regex(R"(ld\.global[.A-Za-z_:0-9]*\.v4\.b32)")) == 8);  // the row: 8192 / 128 / 8
+  }
+}
