@@ -15,6 +15,13 @@ namespace gallery_ptx {
 
 using namespace tilefuse;
 
+// True (with a skip message) when the CUDA toolkit's ptxas is absent: the PTX tests then skip.
+inline bool no_ptxas() {
+  if (!tools::find_ptxas().empty()) return false;
+  MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
+  return true;
+}
+
 inline int count(const std::string& s, const std::regex& re) {
   return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
 }

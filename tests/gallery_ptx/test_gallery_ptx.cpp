@@ -44,10 +44,7 @@ std::vector<Config> configs_for(const kernels::GalleryKernel& g) {
 }  // namespace
 
 TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
   int assembled = 0;
   for (const auto& g : kernels::gallery()) {
@@ -94,10 +91,7 @@ TEST_CASE("every gallery kernel assembles with ptxas for sm_80 and sm_90a") {
 }
 
 TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spill-free at the heuristic's configs") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const std::regex barrier(R"(barrier\.cluster\.arrive\.relaxed)"), send(R"(st\.async\.shared::cluster)"),
       wait(R"(mbarrier\.try_wait)"), fence(R"(\bfence\.(sc|acq_rel)|membar)");
   for (std::string kname : {"softmax", "rmsnorm", "layernorm", "softmax_bwd", "cross_entropy"}) {
@@ -133,10 +127,7 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
 }
 
 TEST_CASE("num_stages pipelines the tensor-core operand copies: cp.async into S buffers, waits S-1 iterations behind") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const kernels::GalleryKernel* mm = nullptr;
   const kernels::GalleryKernel* at = nullptr;
   for (const auto& g : kernels::gallery()) {
@@ -582,10 +573,7 @@ TEST_CASE("shared memory over the limit at a given num_stages is a user error na
 }
 
 TEST_CASE("8-bit GEMM: wgmma k32 with TMA operands on sm_90a, mma.sync m16n8k32 on sm_90, FMAs on sm_80") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const kernels::GalleryKernel& g = kernels::gallery_kernel("scaled_matmul");
   for (DType d : {DType::f8e4m3, DType::f8e5m2}) {
     CAPTURE(name(d));
@@ -628,10 +616,7 @@ TEST_CASE("8-bit GEMM: wgmma k32 with TMA operands on sm_90a, mma.sync m16n8k32 
 }
 
 TEST_CASE("the 8-bit B transposition moves 128-bit vectors on both sides, no spills") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
   const KernelBase& k = kernels::transpose_kernel<float8_e4m3>();
   // dst, src, rows, cols, ld_dst, ld_src: aligned everything, then B's rows at an odd N

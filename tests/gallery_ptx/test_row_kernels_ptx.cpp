@@ -22,10 +22,7 @@ using gallery_ptx::count;
 // chunks realigned in registers (loads: two chunks and a funnel shift; stores: the next
 // lane's run by shuffle).
 TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or realigned 128-bit chunks") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)"),
       st16(R"(st\.global[^\n]*\.b16)");
   for (const char* mode : {"scalar", "realign"}) {
@@ -50,10 +47,7 @@ TEST_CASE("row kernels on rows of unknown alignment: coalesced elements, or real
 }
 
 TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and stores at any width, no spills") {
-  if (tools::find_ptxas().empty()) {
-    MESSAGE("[skip] ptxas not found (install the CUDA toolkit or set CUDA_HOME)");
-    return;
-  }
+  if (gallery_ptx::no_ptxas()) return;
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), ld64(R"(ld\.global[^\n]*\.v2\.b32)"),
       st128(R"(st\.global[^\n]*\.v4\.b32)");
   for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
@@ -81,6 +75,7 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
 }
 
 TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readable and masked in registers") {
+  if (gallery_ptx::no_ptxas()) return;
   // softmax bf16 at 4099 columns on 5 x 1024 (one program): each thread's run of each
   // chunk is one predicated 16-byte load; the run holding the row's first or last
   // element is masked with selects to -inf (0xFF80). TILEFUSE_READABLE=0: the earlier
