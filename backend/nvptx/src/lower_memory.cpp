@@ -424,32 +424,40 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 // a branch without memory accesses. Element-wise loads after the vector ones had to wait
 // for them (their registers are the same), so a program whose row began or ended inside
 // a run waited for two memory latencies instead of one. Runs not readable keep the
-// element-wise path.
+// element-wise path; runs with nothing valid (past a row's end) are tested for first and
+// take `other` without a mask per element.
+//
+// The vector load's registers start as the fill: left undefined where the load is off,
+// ptxas (CUDA 13, sm_90a) gave the element load of a run's first element, at the same
+// address, the vector load's undefined register (wrong values at rows' ends on the GPU
+// while the PTX read right; bench/NOTES.md).
 void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                             const Regs& other, const Regs& readable, int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
+  auto fill = [&cg, other, dt](int e) {
+    return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e];
+  };
+  auto fill_words = [&cg, fill, dt, vec, w](int r) {
+    Regs elems;
+    for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
+    return to_words(cg, elems, dt, w);
+  };
   std::vector<llvm::Value*> read, whole;
   std::vector<std::vector<llvm::Value*>> words;
   for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
     read.push_back(readable[r]);
     whole.push_back(cg.b.CreateAnd(readable[r], run_all_valid(cg, mask, r, vec, interval)));
-    words.push_back(load_words(cg, ptrs[r], read.back(), {}, w, ev));
+    words.push_back(load_words(cg, ptrs[r], read.back(), fill_words(r), w, ev));
   }
-  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words] {
-    auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
+  cg.defer_load(result, [&cg, ptrs, mask, vec, interval, dt, ev, w, read, whole, words, fill, fill_words] {
     Regs out;
     for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
-      // The test for runs with nothing valid comes last, on the runs not readable only:
-      // placed first (for every partly valid run), the GPU gave wrong values at rows'
-      // ends (f32 and bf16, H200; the PTX read right) — not understood, so not done.
       auto got = unless(cg, whole[k], words[k], [&] {
-        Regs m = run_masks_here(cg, mask, r, vec);
-        Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
-        for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
-        return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
-          Regs elems;
-          for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
-          return unless(cg, run_surely_empty(cg, mask, r, vec, interval), to_words(cg, elems, dt, w), [&] {
+        return unless(cg, run_surely_empty(cg, mask, r, vec, interval), fill_words(r), [&] {
+          Regs m = run_masks_here(cg, mask, r, vec);
+          Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
+          for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
+          return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
             Regs part;
             for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
             return to_words(cg, part, dt, w);
