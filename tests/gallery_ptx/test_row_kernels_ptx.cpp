@@ -86,6 +86,19 @@ TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readabl
   std::string ptx = assemble_unaligned("softmax", DType::bf16, cfg);
   CHECK(count(ptx, ld128) == cfg.get("CHUNKS"));
   CHECK(count(ptx, masked) == 8 * cfg.get("CHUNKS"));  // each chunk's run, in its branch
+  // Each predicated vector load's registers hold the fill before it: left undefined
+  // where the load is off, ptxas handed them to the element load of the run's first
+  // element (same address) and rows' ends read garbage on the GPU.
+  const std::regex pred_ld128(R"(@%p\d+ ld\.global[^\n]*\.v4\.b32 \{(%r\d+), (%r\d+), (%r\d+), (%r\d+)\})");
+  int defined_before = 0, vector_loads = 0;
+  for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), pred_ld128); it != std::sregex_iterator(); ++it) {
+    ++vector_loads;
+    std::string before_load = ptx.substr(0, static_cast<size_t>(it->position()));
+    for (int i = 1; i <= 4; ++i)
+      defined_before += count(before_load, std::regex(R"(mov\.[bu]32\s+)" + (*it)[i].str() + ","));
+  }
+  CHECK(vector_loads == cfg.get("CHUNKS"));
+  CHECK(defined_before == 4 * vector_loads);
   setenv("TILEFUSE_READABLE", "0", 1);
   std::string before = assemble_unaligned("softmax", DType::bf16, cfg);
   unsetenv("TILEFUSE_READABLE");
