@@ -144,7 +144,7 @@ std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value*
     args.push_back(pred);
     for (int i = 0; i < w.n; ++i) {
       cons += "," + std::to_string(i);
-      args.push_back(fill.empty() ? llvm::UndefValue::get(w.ty) : fill[i]);
+      args.push_back(fill.empty() ? llvm::Constant::getNullValue(w.ty) : fill[i]);
     }
   }
   llvm::Type* ret = w.ty;
@@ -427,10 +427,10 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 // element-wise path; runs with nothing valid (past a row's end) are tested for first and
 // take `other` without a mask per element.
 //
-// The vector load's registers start as the fill: left undefined where the load is off,
-// ptxas (CUDA 13, sm_90a) gave the element load of a run's first element, at the same
-// address, the vector load's undefined register (wrong values at rows' ends on the GPU
-// while the PTX read right; bench/NOTES.md).
+// (load_words starts the vector load's registers at zero: left undefined where the load
+// is off, ptxas (CUDA 13, sm_90a) gave the element load of a run's first element, at the
+// same address, the vector load's undefined register — wrong values at rows' ends on the
+// GPU while the PTX read right.)
 void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                             const Regs& other, const Regs& readable, int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
@@ -447,7 +447,7 @@ void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& pt
   for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
     read.push_back(readable[r]);
     whole.push_back(cg.b.CreateAnd(readable[r], run_all_valid(cg, mask, r, vec, interval)));
-    words.push_back(load_words(cg, ptrs[r], read.back(), fill_words(r), w, ev));
+    words.push_back(load_words(cg, ptrs[r], read.back(), {}, w, ev));
   }
   cg.defer_load(result, [&cg, ptrs, mask, vec, interval, dt, ev, w, read, whole, words, fill, fill_words] {
     Regs out;

@@ -49,7 +49,9 @@ struct RealignedChunks {
 };
 RealignedChunks load_realigned_chunks(Codegen& cg, llvm::Value* ptr, llvm::Value* pred, DType dt, ir::Evict ev);
 Regs realigned_elements(Codegen& cg, const RealignedChunks& c, DType dt);
-// `w.n` words at ptr where pred holds (null: always); elsewhere `fill` (empty: undefined).
+// `w.n` words at ptr where pred holds (null: always); elsewhere `fill` (empty: zeros).
+// Never undefined: ptxas took a predicated-off load's undefined registers for the loaded
+// value and forwarded them to a later load of the same address (bench/NOTES.md).
 std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value* pred,
                                      const std::vector<llvm::Value*>& fill, const Words& w, ir::Evict ev);
 void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,
