@@ -1,6 +1,6 @@
 #pragma once
 // Internal: single global accesses of a run of elements (lower_memory.cpp), shared by
-// the plain and the realigned lowering of loads and stores.
+// the plain, the checked (lower_checked.cpp) and the realigned lowering of loads and stores.
 #include <array>
 #include <functional>
 #include <string>
@@ -56,5 +56,29 @@ std::vector<llvm::Value*> load_words(Codegen& cg, llvm::Value* ptr, llvm::Value*
                                      const std::vector<llvm::Value*>& fill, const Words& w, ir::Evict ev);
 void realigned_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, const Regs& mask, llvm::Value* owner, DType dt,
                      ir::Evict ev);
+// The elements of a run from its words (to_words undone).
+Regs from_words(Codegen& cg, const std::vector<llvm::Value*>& words, DType dt, int vec, const Words& w);
+// `a && b`, either null meaning true.
+inline llvm::Value* and_pred(Codegen& cg, llvm::Value* a, llvm::Value* b) {
+  if (!a) return b;
+  if (!b) return a;
+  return cg.b.CreateAnd(a, b);
+}
+
+// Accesses whose mask is tested per run at run time (lower_checked.cpp). `interval`:
+// interval_on_runs holds for the mask (a run is whole iff its first and last elements
+// are valid). The loads' results are set by Codegen::defer_load.
+bool interval_on_runs(const GpuPlan& plan, const ir::Value* m, int dim, int vec);
+void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask, const Regs& other,
+                   int vec, bool interval, DType dt, ir::Evict ev);
+// `readable`: per element, constant over each run; where it holds the run is read whole.
+void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
+                            const Regs& other, const Regs& readable, int vec, bool interval, DType dt, ir::Evict ev);
+void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
+                             const Regs& other, int vec, DType dt, ir::Evict ev);
+// `owner` (null: every thread) stores; runs whose index has a bit of `dup_regs` are
+// copies held elsewhere and skipped.
+void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs& mask, llvm::Value* owner,
+                    uint32_t dup_regs, int vec, bool interval, DType dt, ir::Evict ev);
 
 }  // namespace tilefuse::nvptx
