@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "fuzz_programs.hpp"
+#include "fuzz_rows.hpp"
 
 using namespace tilefuse;
 
@@ -24,4 +25,32 @@ TEST_CASE("fuzz: random tile programs interpret and assemble for sm_80 and sm_90
   MESSAGE(tma << " seeds with TMA copies, " << specialized << " warp-specialized");
   CHECK(tma >= 1);
   CHECK(specialized >= 1);
+}
+
+TEST_CASE("fuzz: random row programs match plain C++ on the interpreter and assemble for sm_80 and sm_90a") {
+  int aligned = 0, readable = 0, holes = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    tftest::RowCase rc;
+    auto c = tftest::random_row_program(seed, &rc);
+    CAPTURE(seed);
+    CAPTURE(c.summary);
+    tftest::Arg want_out, want_sums;
+    tftest::expect_row_program(rc, c.args, want_out, want_sums);
+    auto hv = tftest::values(c.args);
+    interp::run(*c.f, tftest::row_grid(rc), hv);
+    // Quarters: every sum and product is exact, so the results must be equal.
+    int bad = 0;
+    for (size_t e = 0; e < want_out.size(); ++e) bad += c.args[0].get(e) != want_out.get(e);
+    CHECK(bad == 0);
+    for (size_t r = 0; r < want_sums.size(); ++r) CHECK(c.args[1].get(r) == want_sums.get(r));
+    tftest::compile_and_assemble(*c.f, "fuzzrows" + std::to_string(seed));
+    aligned += c.summary.find(" aligned") != std::string::npos;
+    readable += c.summary.find(" readable") != std::string::npos;
+    holes += rc.holes;
+  }
+  // The seeds keep covering rows from their aligned start, readable runs and holed masks.
+  MESSAGE(aligned << " aligned, " << readable << " readable, " << holes << " holed");
+  CHECK(aligned >= 5);
+  CHECK(readable >= 3);
+  CHECK(holes >= 3);
 }
