@@ -25,12 +25,13 @@ struct RowCase {
   int64_t rows = 1, n = 1, stride = 1, offset = 0, len = 1, block = 16;
   bool holes = false;      // the mask also drops columns c with c % 4 == 2
   bool second = false;     // y is read too and added
+  int64_t per_program = 1;  // rows per program (a [per_program, block] tile; not aligned)
   double other = 0, other_y = 0, scale = 1;
 };
 
 // Buffers: out (dt, `len` elements, random), sums (f32, rows), x and y (dt, `len`);
 // scalars n, stride, offset, len (i32). Row r is x[offset + r * stride, + n); the grid
-// is `rows` programs.
+// is row_grid(): one program per `per_program` rows.
 inline FuzzCase random_row_program(uint32_t seed, RowCase* what = nullptr) {
   std::mt19937 rng(seed * 2654435761u + 17);
   auto pick = [&](std::initializer_list<int64_t> xs) {
@@ -56,7 +57,13 @@ inline FuzzCase random_row_program(uint32_t seed, RowCase* what = nullptr) {
   rc.block = 16;
   while (rc.block < span) rc.block *= 2;
   int warps = static_cast<int>(std::min<int64_t>(pick({1, 2, 4, 8}), std::max<int64_t>(1, rc.block / 32)));
-  ir::Evict ev = std::vector<ir::Evict>{ir::Evict::Normal, ir::Evict::First, ir::Evict::Last}[std::uniform_int_distribution<int>(0, 2)(rng)];
+  const std::vector<ir::Evict> evicts{ir::Evict::Normal, ir::Evict::First, ir::Evict::Last};
+  ir::Evict ev = evicts[std::uniform_int_distribution<size_t>(0, 2)(rng)];
+  // Rows per program from a generator of its own, so that the one-row programs of the
+  // seeds stay what they were.
+  std::mt19937 tile_rng(seed ^ 0x5bd1e995u);
+  if (!aligned && std::bernoulli_distribution(0.4)(tile_rng))
+    rc.per_program = std::bernoulli_distribution(0.5)(tile_rng) ? 2 : 4;
 
   FuzzCase c;
   c.f = new_kernel("fuzzrows" + std::to_string(seed), warps);
@@ -73,34 +80,59 @@ inline FuzzCase random_row_program(uint32_t seed, RowCase* what = nullptr) {
   Value* offset = b.param("offset", i32t);
   Value* len = b.param("len", i32t);
   const int64_t B = rc.block;
-  Value* r = b.program_id(0);
-  Value* start = b.binary(BinaryOp::Add, offset, b.binary(BinaryOp::Mul, r, stride));
-  Value* pos = b.arange(0, B);
-  // Each buffer's row: from its pointer, or from the pointer rounded down to 16 bytes
-  // (the same head for every buffer: their bases are aligned alike).
-  Value* head = aligned ? b.align_ptr(b.add_ptr(x, start), 16, true) : i32(0);
-  auto row = [&](Value* p) {
-    Value* at = b.add_ptr(p, start);
-    return aligned ? b.align_ptr(at, 16, false) : at;
-  };
-  Value* col = b.binary(BinaryOp::Sub, pos, head);
-  Value* mask = b.compare(ir::CmpPred::Lt, col, n);
-  if (aligned) mask = b.binary(BinaryOp::And, b.compare(ir::CmpPred::Ge, col, i32(0)), mask);
-  if (rc.holes)
-    mask = b.binary(BinaryOp::And, mask,
-                    b.compare(ir::CmpPred::Ne, b.binary(BinaryOp::And, col, i32(3)), i32(2)));
-  Value* rd = nullptr;
-  if (readable) {
-    // The whole runs of x from the row's rounded-down start that lie inside x.
-    Value* first_idx = b.binary(BinaryOp::Sub, start, head);  // x's element at pos 0
-    Value* lo = b.binary(BinaryOp::Max,
-                         b.binary(BinaryOp::Mul,
-                                  b.binary(BinaryOp::Div, b.binary(BinaryOp::Sub, i32(run - 1), first_idx), i32(run)),
-                                  i32(run)),
-                         i32(0));
-    Value* hi = b.binary(BinaryOp::Mul, b.binary(BinaryOp::Div, b.binary(BinaryOp::Sub, len, first_idx), i32(run)),
-                         i32(run));
-    rd = b.binary(BinaryOp::And, b.compare(ir::CmpPred::Ge, pos, lo), b.compare(ir::CmpPred::Lt, pos, hi));
+  if (rc.per_program > 1) {
+    // Rows pid * R + [0, R) as a [R, B] tile (pointer offsets, the row mask a broadcast
+    // column): runs along the columns, masks of both dimensions.
+    const int64_t R = rc.per_program;
+    Value* ri = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, b.program_id(0), i32(R)), b.arange(0, R));
+    Value* row_ok = b.compare(ir::CmpPred::Lt, ri, i32(rc.rows));
+    Value* rows2 = b.expand_dims(ri, 1);
+    Value* col = b.broadcast_to(b.expand_dims(b.arange(0, B), 0), {R, B});
+    Value* starts = b.binary(BinaryOp::Add, offset, b.binary(BinaryOp::Mul, rows2, stride));  // [R, 1]
+    Value* at = b.binary(BinaryOp::Add, b.broadcast_to(starts, {R, B}), col);
+    Value* mask = b.binary(BinaryOp::And, b.broadcast_to(b.expand_dims(row_ok, 1), {R, B}),
+                           b.compare(ir::CmpPred::Lt, col, n));
+    if (rc.holes)
+      mask = b.binary(BinaryOp::And, mask,
+                      b.compare(ir::CmpPred::Ne, b.binary(BinaryOp::And, col, i32(3)), i32(2)));
+    Value* v = b.load(b.add_ptr(x, at), mask, b.const_float(rc.other, Type::tile(rc.dt, {R, B})), ev);
+    Value* vf = b.cast(v, DType::f32);
+    Value* t = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, vf, f32(rc.scale)), b.cast(col, DType::f32));
+    if (rc.second) {
+      Value* w = b.load(b.add_ptr(y, at), mask, b.const_float(rc.other_y, Type::tile(rc.dt, {R, B})));
+      t = b.binary(BinaryOp::Add, t, b.cast(w, DType::f32));
+    }
+    b.store(b.add_ptr(out, at), b.cast(t, rc.dt), mask);
+    b.store(b.add_ptr(sums, ri), b.reduce(vf, 1, ir::ReduceKind::Sum), row_ok);
+  } else {
+    Value* r = b.program_id(0);
+    Value* start = b.binary(BinaryOp::Add, offset, b.binary(BinaryOp::Mul, r, stride));
+    Value* pos = b.arange(0, B);
+    // Each buffer's row: from its pointer, or from the pointer rounded down to 16 bytes
+    // (the same head for every buffer: their bases are aligned alike).
+    Value* head = aligned ? b.align_ptr(b.add_ptr(x, start), 16, true) : i32(0);
+    auto row = [&](Value* p) {
+      Value* at = b.add_ptr(p, start);
+      return aligned ? b.align_ptr(at, 16, false) : at;
+    };
+    Value* col = b.binary(BinaryOp::Sub, pos, head);
+    Value* mask = b.compare(ir::CmpPred::Lt, col, n);
+    if (aligned) mask = b.binary(BinaryOp::And, b.compare(ir::CmpPred::Ge, col, i32(0)), mask);
+    if (rc.holes)
+      mask = b.binary(BinaryOp::And, mask,
+                      b.compare(ir::CmpPred::Ne, b.binary(BinaryOp::And, col, i32(3)), i32(2)));
+    Value* rd = nullptr;
+    if (readable) {
+      // The whole runs of x from the row's rounded-down start that lie inside x.
+      Value* first_idx = b.binary(BinaryOp::Sub, start, head);  // x's element at pos 0
+      Value* lo = b.binary(BinaryOp::Max,
+                           b.binary(BinaryOp::Mul,
+                                    b.binary(BinaryOp::Div, b.binary(BinaryOp::Sub, i32(run - 1), first_idx), i32(run)),
+                                    i32(run)),
+                           i32(0));
+      Value* hi = b.binary(BinaryOp::Mul, b.binary(BinaryOp::Div, b.binary(BinaryOp::Sub, len, first_idx), i32(run)),
+                           i32(run));
+      rd = b.binary(BinaryOp::And, b.compare(ir::CmpPred::Ge, pos, lo), b.compare(ir::CmpPred::Lt, pos, hi));
   }
   Value* v = b.load(b.add_ptr(row(x), pos), mask, b.const_float(rc.other, Type::tile(rc.dt, {B})), ev, rd);
   Value* vf = b.cast(v, DType::f32);
@@ -111,6 +143,7 @@ inline FuzzCase random_row_program(uint32_t seed, RowCase* what = nullptr) {
   }
   b.store(b.add_ptr(row(out), pos), b.cast(t, rc.dt), mask);
   b.store(b.add_ptr(sums, r), b.reduce(vf, 0, ir::ReduceKind::Sum));
+  }
 
   // What the compiler is told: pointers 16-byte aligned, each integer divisible by the
   // largest power of two (up to 16) that divides it — or nothing, half the time.
@@ -135,13 +168,14 @@ inline FuzzCase random_row_program(uint32_t seed, RowCase* what = nullptr) {
               " stride=" + std::to_string(rc.stride) + " offset=" + std::to_string(rc.offset) +
               " len=" + std::to_string(rc.len) + " B=" + std::to_string(B) + " warps=" + std::to_string(warps) +
               (aligned ? " aligned" : "") + (readable ? " readable" : "") + (rc.holes ? " holes" : "") +
-              (rc.second ? " +y" : "");
+              (rc.second ? " +y" : "") +
+              (rc.per_program > 1 ? " rows/program=" + std::to_string(rc.per_program) : "");
   if (what) *what = rc;
   return c;
 }
 
 // The grid of a row program.
-inline Grid row_grid(const RowCase& rc) { return Grid(rc.rows); }
+inline Grid row_grid(const RowCase& rc) { return Grid((rc.rows + rc.per_program - 1) / rc.per_program); }
 
 // Plain C++: `out` and `sums` as the row program leaves them, from the arguments before
 // the run (args[0..3] = out, sums, x, y).

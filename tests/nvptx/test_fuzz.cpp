@@ -28,7 +28,7 @@ TEST_CASE("fuzz: random tile programs interpret and assemble for sm_80 and sm_90
 }
 
 TEST_CASE("fuzz: random row programs match plain C++ on the interpreter and assemble for sm_80 and sm_90a") {
-  int aligned = 0, readable = 0, holes = 0;
+  int aligned = 0, readable = 0, holes = 0, tiles = 0;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     tftest::RowCase rc;
     auto c = tftest::random_row_program(seed, &rc);
@@ -47,10 +47,13 @@ TEST_CASE("fuzz: random row programs match plain C++ on the interpreter and asse
     aligned += c.summary.find(" aligned") != std::string::npos;
     readable += c.summary.find(" readable") != std::string::npos;
     holes += rc.holes;
+    tiles += rc.per_program > 1;
   }
-  // The seeds keep covering rows from their aligned start, readable runs and holed masks.
-  MESSAGE(aligned << " aligned, " << readable << " readable, " << holes << " holed");
+  // The seeds keep covering rows from their aligned start, readable runs, holed masks
+  // and programs of several rows.
+  MESSAGE(aligned << " aligned, " << readable << " readable, " << holes << " holed, " << tiles << " multi-row");
   CHECK(aligned >= 5);
   CHECK(readable >= 3);
   CHECK(holes >= 3);
+  CHECK(tiles >= 3);
 }
