@@ -141,19 +141,27 @@ Regs run_masks_here(Codegen& cg, const Regs& mask, int r, int vec) {
   return m;
 }
 
+// Element e of a load's `other` (zero without one), and the run of them at `r`.
+llvm::Value* fill_of(Codegen& cg, const Regs& other, DType dt, int e) {
+  return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e];
+}
+Regs fill_run(Codegen& cg, const Regs& other, DType dt, int r, int vec) {
+  Regs elems;
+  for (int i = 0; i < vec; ++i) elems.push_back(fill_of(cg, other, dt, r + i));
+  return elems;
+}
+
 // The element-wise part of checked loads: runs only partly valid load element by
 // element, runs with nothing valid take `other`.
 Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other, int vec, bool interval,
                           DType dt, Evict ev, const Words& w, const std::vector<llvm::Value*>& all,
                           const std::vector<std::vector<llvm::Value*>>& words) {
   int n = static_cast<int>(ptrs.size());
-  auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
+  auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
   Regs out;
   for (int r = 0, k = 0; r < n; r += vec, ++k) {
     auto got = unless(cg, all[k], words[k], [&] {
-      Regs elems;
-      for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
-      std::vector<llvm::Value*> none = to_words(cg, elems, dt, w);
+      std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
       return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
         Regs m = run_masks_here(cg, mask, r, vec);
         Regs part;
@@ -202,14 +210,6 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                             const Regs& other, const Regs& readable, int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
-  auto fill = [&cg, other, dt](int e) {
-    return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e];
-  };
-  auto fill_words = [&cg, fill, dt, vec, w](int r) {
-    Regs elems;
-    for (int i = 0; i < vec; ++i) elems.push_back(fill(r + i));
-    return to_words(cg, elems, dt, w);
-  };
   std::vector<llvm::Value*> read, whole;
   std::vector<std::vector<llvm::Value*>> words;
   for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
@@ -217,11 +217,13 @@ void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& pt
     whole.push_back(cg.b.CreateAnd(readable[r], run_all_valid(cg, mask, r, vec, interval)));
     words.push_back(load_words(cg, ptrs[r], read.back(), {}, w, ev));
   }
-  cg.defer_load(result, [&cg, ptrs, mask, vec, interval, dt, ev, w, read, whole, words, fill, fill_words] {
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words] {
+    auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
     Regs out;
     for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
       auto got = unless(cg, whole[k], words[k], [&] {
-        return unless(cg, run_surely_empty(cg, mask, r, vec, interval), fill_words(r), [&] {
+        std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+        return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
           Regs m = run_masks_here(cg, mask, r, vec);
           Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
           for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
@@ -252,19 +254,16 @@ void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& p
   }
   cg.defer_load(result, [&cg, ptrs, mask, other, vec, dt, ev, all, chunks] {
     Regs out;
-    auto fill = [&](int e) { return other.empty() ? llvm::Constant::getNullValue(cg.elem_type(dt)) : other[e]; };
     for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
       Regs whole = realigned_elements(cg, chunks[k], dt);
       Regs got = unless(cg, all[k], whole, [&] {
-        Regs none;
-        for (int i = 0; i < vec; ++i) none.push_back(fill(r + i));
-        return unless(cg, run_surely_empty(cg, mask, r, vec, true), none, [&] {
+        return unless(cg, run_surely_empty(cg, mask, r, vec, true), fill_run(cg, other, dt, r, vec), [&] {
           // Element addresses from the run's first (ptrs[r + i] would stay live until here).
           Regs m = run_masks_here(cg, mask, r, vec);
           Regs part;
           for (int i = 0; i < vec; ++i) {
             llvm::Value* at = cg.b.CreateGEP(cg.b.getInt8Ty(), ptrs[r], cg.c32(i * byte_size(dt)));
-            part.push_back(emit_load(cg, at, m[i], {fill(r + i)}, dt, 1, ev)[0]);
+            part.push_back(emit_load(cg, at, m[i], {fill_of(cg, other, dt, r + i)}, dt, 1, ev)[0]);
           }
           return part;
         });
