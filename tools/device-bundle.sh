@@ -8,6 +8,8 @@
 # that none needs libLLVM.
 #
 #   tools/device-bundle.sh [build dir]     (default: build-bundle/ in the source root)
+#   BUNDLE_SKIP="name ..." leaves those executables out (default: tilefuse-tune, whose
+#   5-6 MB would push the bundle past its budget; set BUNDLE_SKIP="" to include it)
 #   then, on the GPU machine:  bundle/run-gpu-tests.sh   and e.g.  bundle/launch_overhead
 set -euo pipefail
 
@@ -51,11 +53,13 @@ is_elf_program() {  # an ELF executable (PIE or not), not a shared library
   readelf -lW "$f" 2>/dev/null | grep -q 'INTERP'  # has a program interpreter
 }
 
+skip=" ${BUNDLE_SKIP-tilefuse-tune} "
 count=0
 declare -A seen=()
 while IFS= read -r -d '' f; do
   is_elf_program "$f" || continue
   name=$(basename "$f")
+  [[ "$skip" == *" $name "* ]] && continue
   [ -z "${seen[$name]:-}" ] || die "two executables named $name (${seen[$name]} and $f)"
   seen[$name]=$f
   cp "$f" "$out/$name"
