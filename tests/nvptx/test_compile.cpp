@@ -1,10 +1,12 @@
 // Gallery-shaped kernels through the whole pipeline; PTX assembled with ptxas for
 // sm_80 and sm_90a; 128-bit global accesses and no spills where expected.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
@@ -157,6 +159,44 @@ TEST_CASE("dump knobs print the annotated tile IR after each pass, the LLVM IR a
   CHECK(out.find("LLVM IR after lowering (softmax)") != std::string::npos);
   CHECK(out.find("LLVM IR after O3 (softmax)") != std::string::npos);
   CHECK(out.find(".visible .entry softmax") != std::string::npos);
+}
+
+TEST_CASE("TILEFUSE_LLVM_OPTIONS reaches LLVM: pass timers on stderr, a clear error for a bad option") {
+  auto f = tftest::softmax(DType::f32, DType::f32, 256, 2);
+  setenv("TILEFUSE_LLVM_OPTIONS", "-no-such-tilefuse-option", 1);
+  std::string err;
+  try {
+    nvptx::compile(*f, sm("sm_80"));
+  } catch (const UserError& e) {
+    err = e.what();
+  }
+  CHECK(err.find("TILEFUSE_LLVM_OPTIONS: LLVM did not accept '-no-such-tilefuse-option'") != std::string::npos);
+  CHECK(err.find("Unknown command line argument") != std::string::npos);
+  CHECK(err.find("unset the variable") != std::string::npos);
+
+  // LLVM prints its timers to file descriptor 2: catch them in a file.
+  setenv("TILEFUSE_LLVM_OPTIONS", "-time-passes", 1);
+  std::FILE* tmp = std::tmpfile();
+  std::fflush(stderr);
+  int saved = dup(2);
+  dup2(fileno(tmp), 2);
+  std::string ptx = nvptx::compile(*f, sm("sm_80")).ptx;
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  setenv("TILEFUSE_LLVM_OPTIONS", "", 1);  // timers off again (options parse from the defaults)
+  std::string ptx_after = nvptx::compile(*f, sm("sm_80")).ptx;
+  unsetenv("TILEFUSE_LLVM_OPTIONS");
+  std::string printed(static_cast<size_t>(std::ftell(tmp)), '\0');
+  std::rewind(tmp);
+  CHECK(std::fread(printed.data(), 1, printed.size(), tmp) == printed.size());
+  std::fclose(tmp);
+  CHECK(printed.find("Pass execution timing report") != std::string::npos);
+  CHECK(printed.find("InstCombinePass") != std::string::npos);
+  CHECK(printed.find("NVPTX DAG->DAG Pattern Instruction Selection") != std::string::npos);
+  // The options reset to the defaults keep 32-bit shared pointers: the same PTX.
+  CHECK(ptx == ptx_after);
+  CHECK(ptx.find(".visible .entry softmax") != std::string::npos);
 }
 
 TEST_CASE("portable sm_90 PTX assembles too") {

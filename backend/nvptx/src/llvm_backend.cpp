@@ -3,18 +3,25 @@
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/PassTimingInfo.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 
+#include <sstream>
+#include <vector>
+
 #include "tilefuse/ir/errors.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -29,6 +36,36 @@ namespace {
 
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
 
+// LLVM's command-line options for this library's private copy of LLVM: 32-bit
+// shared-memory pointers (as nvcc and Triton use), then TILEFUSE_LLVM_OPTIONS, options as
+// llc takes them (-time-passes, -print-after=..., -debug-pass-manager): a way to see where
+// compile time goes without a debugger. Parsed again, from the defaults, whenever the
+// knob's value changes.
+void parse_llvm_options() {
+  static std::mutex m;
+  static std::optional<std::string> parsed;
+  std::lock_guard<std::mutex> lock(m);
+  std::string value = knob("TILEFUSE_LLVM_OPTIONS");
+  if (parsed == value) return;
+  std::istringstream words(value);
+  std::vector<std::string> args{"tilefuse", "-nvptx-short-ptr"};
+  for (std::string w; words >> w;) args.push_back(w);
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  llvm::cl::ResetAllOptionOccurrences();  // LLVM rejects an option given in two parses
+  if (!llvm::cl::ParseCommandLineOptions(static_cast<int>(argv.size()), argv.data(), "", &es)) {
+    llvm::cl::ResetAllOptionOccurrences();
+    const char* defaults[] = {"tilefuse", "-nvptx-short-ptr"};
+    llvm::cl::ParseCommandLineOptions(2, defaults, "", &llvm::nulls());
+    parsed = std::nullopt;
+    throw UserError("TILEFUSE_LLVM_OPTIONS: LLVM did not accept '" + value + "': " + es.str() +
+                    "Use options that llc accepts, separated by spaces, or unset the variable");
+  }
+  parsed = value;
+}
+
 void init_once() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -36,11 +73,6 @@ void init_once() {
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
-    // 32-bit shared-memory pointers (as nvcc and Triton use). The option is global to
-    // this library's private copy of LLVM.
-    auto& opts = llvm::cl::getRegisteredOptions();
-    auto it = opts.find("nvptx-short-ptr");
-    if (it != opts.end()) static_cast<llvm::cl::opt<bool>*>(it->second)->setValue(true);
   });
 }
 
@@ -48,6 +80,7 @@ void init_once() {
 
 llvm::TargetMachine& target_machine(const TargetInfo& ti, int opt_level) {
   init_once();
+  parse_llvm_options();
   thread_local std::map<std::string, std::unique_ptr<llvm::TargetMachine>> cache;
   std::string key = ti.cpu() + "/" + ti.features() + "/" + std::to_string(opt_level);
   auto& slot = cache[key];
@@ -84,7 +117,11 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm, int opt_level) {
   llvm::PipelineTuningOptions pto;
   pto.SLPVectorization = false;
   pto.LoopVectorization = false;
-  llvm::PassBuilder pb(&tm, pto);
+  // The standard instrumentations honour LLVM's own options (-time-passes, -print-after).
+  llvm::PassInstrumentationCallbacks pic;
+  llvm::StandardInstrumentations si(m.getContext(), /*DebugLogging=*/false);
+  si.registerCallbacks(pic, &mam);
+  llvm::PassBuilder pb(&tm, pto, std::nullopt, &pic);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -114,6 +151,7 @@ std::string emit_ptx(llvm::Module& m, llvm::TargetMachine& tm) {
       internal_error("the NVPTX target cannot emit assembly");
     pm.run(m);
   }
+  if (llvm::TimePassesIsEnabled) llvm::reportAndResetTimings(&llvm::errs());
   return std::string(buf.str());
 }
 

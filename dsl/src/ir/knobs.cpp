@@ -22,6 +22,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_PRINT_AUTOTUNING", "print the autotuner's choice and tuning time", false},
       {"TILEFUSE_PTX_OPT", "LLVM optimization level for device code (0-3)", true},
       {"TILEFUSE_FAST_MATH", "allow approximate exp/log/div for all math ops", true},
+      {"TILEFUSE_LLVM_OPTIONS", "LLVM command-line options for the device compiler, e.g. -time-passes (read once per process)", true},
       {"TILEFUSE_TMA", "0: tensor-view blocks read by warpgroup MMAs are copied by cp.async instead of TMA (sm_90a)", true},
       {"TILEFUSE_GEMM_COPY", "GEMMs on operands in rows off 16 bytes: 0 never copies them to aligned rows first (nor transposes an 8-bit B [K, N]), 1 always (default: unless the GEMM is tiny)", false},
       {"TILEFUSE_SPLIT_K", "n: the wgmma GEMM heuristic splits K into n slices (SPLIT_K in its config); 0 or 1 never (default: where the output tiles leave most SMs idle)", false},

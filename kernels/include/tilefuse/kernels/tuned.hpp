@@ -219,7 +219,7 @@ const auto& layernorm_tuner() {
                   .fallback =
                       [](const tuning::KeyView& k) {
                         return with_split_rows_any(layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
-                                                   k["n_rows"], k["n_cols"], dtype_v<T>);
+                                                   k["n_rows"], k["n_cols"], dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
