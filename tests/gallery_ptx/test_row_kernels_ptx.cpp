@@ -74,6 +74,23 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
   }
 }
 
+TEST_CASE("split-row softmax from the rows' aligned starts: 128-bit loads and stores at any width") {
+  if (gallery_ptx::no_ptxas()) return;
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
+  for (DType d : {DType::bf16, DType::f32}) {
+    for (int aligned : {1, 0}) {
+      Config cfg{{"BLOCK", 4096}, {"ALIGN_ROWS", aligned}, num_warps(4)};
+      CAPTURE(aligned);
+      std::string reduce = assemble_unaligned("softmax_split_reduce", d, cfg);
+      std::string normalize = assemble_unaligned("softmax_split_normalize", d, cfg.set("PARTS", 32));
+      // Without ALIGN_ROWS, rows of unknown alignment move element by element.
+      CHECK((count(reduce, ld128) > 0) == (aligned == 1));
+      CHECK((count(normalize, ld128) > 0) == (aligned == 1));
+      CHECK((count(normalize, st128) > 0) == (aligned == 1));
+    }
+  }
+}
+
 TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readable and masked in registers") {
   if (gallery_ptx::no_ptxas()) return;
   // softmax bf16 at 4099 columns on 5 x 1024 (one program): each thread's run of each

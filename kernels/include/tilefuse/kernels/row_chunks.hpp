@@ -121,4 +121,25 @@ std::array<F32, N> cluster_max_sumexp(const std::array<F32, N>& v) {
 // rather than NaN (exp(-inf - -inf)).
 inline F32 own_row_max(const F32& m) { return maximum(m, -3.4028234663852886e38f); }
 
+// Chunk `chunk` (BLOCK columns) of row `row` in a split-row kernel (split_rows.hpp),
+// indexed from the row's 16-byte-aligned start when `align` (ALIGN_ROWS: the row pointers
+// passed are rounded down in place, and chunk k covers positions [k BLOCK, (k+1) BLOCK)
+// of the rounded-down row), so every run moves whole 16-byte vectors.
+struct SplitChunk {
+  RowChunks chunk;
+  std::vector<Tile<bool, 1>> readable;
+
+  template <class E, class... Others>
+  SplitChunk(const I32& index, int64_t block, const I32& n_cols, const I32& row, const I32& n_rows,
+             const I64& stride, bool align, Tile<PtrTo<E>, 0>& in_row, Others&... others)
+      : chunk(index, block, 1, n_cols, align_rows(align, in_row, others...)),
+        readable(chunk.template readable<std::remove_const_t<E>>(
+            row.template cast<i64>() * stride, (n_rows - 1 - row).template cast<i64>() * stride)) {}
+
+  template <class T, class O>
+  Tile<std::remove_const_t<T>, 1> load(const Tile<PtrTo<const T>, 0>& row, const O& other, Cache cache) const {
+    return chunk.load(row, 0, other, cache, readable);
+  }
+};
+
 }  // namespace tilefuse::kernels

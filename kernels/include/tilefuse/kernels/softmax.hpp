@@ -142,8 +142,8 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   Config c = cfg ? *cfg
                  : with_split_rows<Out>(aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic, true), rows, cols,
                                         dtype_v<T>);
+  if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride, align);  // split_softmax.hpp
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>, true));
-  if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride);  // split_softmax.hpp
   c.meta.erase("SPLIT");
   if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {
     if (c.cluster != 1)

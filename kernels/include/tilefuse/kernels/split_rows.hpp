@@ -80,6 +80,22 @@ void launch_split_rows(const Config& c, int64_t rows, int64_t cols, int64_t plan
   }
 }
 
+// The positions a split row's chunks cover: the row, or with ALIGN_ROWS (set here in `c`
+// where `align`, it pays, and the config does not say ALIGN_ROWS=0) the row and the up to
+// 15 bytes before it in its first aligned run. It pays (H200, % of copy, softmax, element
+// by element -> aligned start; bench/NOTES.md "Split rows from their aligned start"): bf16
+// 32x1048577 42.3 -> 51.8, 128x262145 43.4 -> 53.4, 8x4194305 40.1 -> 47.3, 32x1048578
+// 49.7 -> 51.3; f32 32x1048577 53.4 -> 58.2, 32x1048578 56.0 -> 58.2; not for 16-bit rows
+// that start on 8 bytes (bf16 32x1048580 53.4 -> 51.9).
+inline int64_t split_aligned_span(Config& c, bool align, int64_t cols, DType dtype) {
+  bool pays = !(byte_size(dtype) == 2 && (cols * 2) % 8 == 0);
+  bool on = align && (c.has("ALIGN_ROWS") ? c.get("ALIGN_ROWS") != 0 : pays);
+  c.meta.erase("ALIGN_ROWS");
+  if (!on) return cols;
+  c.set("ALIGN_ROWS", 1);
+  return aligned_row_span(cols, dtype);
+}
+
 // Split configs must have BLOCK and no cluster.
 inline void check_split_config(const Config& c, const char* kernel_name) {
   if (c.cluster > 1 || c.has("ROWS") || c.has("CHUNKS"))
