@@ -13,10 +13,9 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
-
+#include <optional>
 #include <sstream>
 #include <vector>
 

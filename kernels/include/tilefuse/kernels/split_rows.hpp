@@ -83,7 +83,7 @@ void launch_split_rows(const Config& c, int64_t rows, int64_t cols, int64_t plan
 // The positions a split row's chunks cover: the row, or with ALIGN_ROWS (set here in `c`
 // where `align`, it pays, and the config does not say ALIGN_ROWS=0) the row and the up to
 // 15 bytes before it in its first aligned run. It pays (H200, % of copy, softmax, element
-// by element -> aligned start; bench/NOTES.md "Split rows from their aligned start"): bf16
+// by element -> aligned start; bench/NOTES.md "Rows of 256K columns on clusters ...", split rows from their aligned start): bf16
 // 32x1048577 42.3 -> 51.8, 128x262145 43.4 -> 53.4, 8x4194305 40.1 -> 47.3, 32x1048578
 // 49.7 -> 51.3; f32 32x1048577 53.4 -> 58.2, 32x1048578 56.0 -> 58.2; not for 16-bit rows
 // that start on 8 bytes (bf16 32x1048580 53.4 -> 51.9).
@@ -117,7 +117,7 @@ inline void check_split_config(const Config& c, const char* kernel_name) {
 // softmax 56.7 -> 66.4 / 52.5 -> 57.5, RMSNorm 56.8 -> 71.2 / 53.0 -> 62.7, residual
 // 72.0 -> 79.0 / 71.2 -> 72.5, LayerNorm 53.8 -> 62.1 / 50.6 -> 55.4; f32 softmax at 128
 // rows 60 -> 77.5); equal at 32 rows, and f32 LayerNorm lost (58 -> 52), so
-// `clusters_for_few_rows` false keeps the earlier rule (bench/NOTES.md, "Rows of 262144").
+// `clusters_for_few_rows` false keeps the earlier rule (bench/NOTES.md, "Rows of 256K columns on clusters when they fill the GPU").
 // Chunks of 4K columns (2K for f64) on 4 warps: they beat 8K/8 warps and 16K/16 warps at
 // 64x1048577.
 template <class Buffer>
