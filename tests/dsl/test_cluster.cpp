@@ -124,7 +124,7 @@ TEST_CASE("cluster reductions inside a loop with cluster-uniform bounds: persist
 
 TEST_CASE("cluster_reduce: several values in one exchange with a combine function") {
   // Integers, a combine that is not commutative: the tree of rank pairs, lower rank left.
-  for (int c : {1, 2, 4, 16}) {
+  for (int c : {1, 2, 4, 16, 64, 512}) {  // more than 16: memory clusters on the GPU
     CAPTURE(c);
     std::vector<int32_t> out(size_t(3) * 2 * c, -1);
     cluster_combine::ordered_combine_kernel().launch(grid(2 * c), Config{cluster(c)}, out);
@@ -132,7 +132,7 @@ TEST_CASE("cluster_reduce: several values in one exchange with a combine functio
   }
   // The online softmax in persistent clusters; 16 x 8 columns for 77: ranks 10..15 hold none.
   struct Case { int rows, n, cluster, block, clusters; };
-  for (Case k : {Case{5, 100, 2, 64, 2}, Case{3, 77, 16, 8, 2}, Case{4, 250, 4, 64, 3}}) {
+  for (Case k : {Case{5, 100, 2, 64, 2}, Case{3, 77, 16, 8, 2}, Case{4, 250, 4, 64, 3}, Case{3, 3001, 64, 64, 2}}) {
     CAPTURE(k.n);
     CAPTURE(k.cluster);
     auto x = dsltest::rand_f(size_t(k.rows) * k.n, 7 + k.n);

@@ -549,8 +549,10 @@ TEST_CASE("cluster reductions: in a loop whose bounds differ in the cluster, in 
 
   std::vector<float> out(16), in(16);
   g_line = __LINE__; auto msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, cluster(3)}, out, in, 16); });
-  expect_parts(msg, {"cluster = 3 for kernel 'copy' is not a power of two from 1 to 16", kAtLine,
-                     "Use cluster(c) with c = 1, 2, 4, 8 or 16"});
+  expect_parts(msg, {"cluster = 3 for kernel 'copy' is not a power of two from 1 to 1024", kAtLine,
+                     "Use cluster(c) with c = 1, 2, 4, ..., 1024", "more exchange through memory"});
+  g_line = __LINE__; msg = error_of([&] { copy_kernel().launch(grid(2048), {{"B", 16}, cluster(2048)}, out, in, 16); });
+  expect_parts(msg, {"cluster = 2048 for kernel 'copy' is not a power of two from 1 to 1024", kAtLine});
   g_line = __LINE__; msg = error_of([&] { copy_kernel().launch(grid(3), {{"B", 16}, cluster(2)}, out, in, 16); });
   expect_parts(msg, {"launch of kernel 'copy' with grid x = 3, which is not a multiple of its cluster size 2", kAtLine,
                      "make grid x a multiple of 2"});

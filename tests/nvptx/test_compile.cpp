@@ -296,22 +296,39 @@ std::unique_ptr<ir::Function> cluster_kernel(const std::string& name, int size, 
 
 }  // namespace
 
-TEST_CASE("cluster kernels need sm_90: a clear error for sm_80, PTX with the cluster size for sm_90a") {
+TEST_CASE("clusters of up to 16 on sm_90a are thread-block clusters, larger ones and sm_80 clusters exchange in memory") {
   auto f = cluster_kernel("cluster_sum_kernel", 4, false);
-  try {
-    nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_80")});
-    FAIL("compiled a cluster kernel for sm_80");
-  } catch (const UserError& e) {
-    std::string msg = e.what();
-    CHECK(msg.find("kernel 'cluster_sum_kernel' runs in thread-block clusters of 4 programs, which need sm_90 or "
-                   "newer; the target is sm_80") != std::string::npos);
-    CHECK(msg.find("Use a config with cluster(1)") != std::string::npos);
-  }
   nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
   CHECK(k.cluster_size == 4);
+  CHECK_FALSE(k.cluster_in_memory);
+  CHECK(k.cluster_exchange_bytes == 0);
   CHECK(k.ptx.find("st.async.shared::cluster") != std::string::npos);
   auto r = tftest::run_ptxas(k.ptx, "sm_90a", "cluster_sum_kernel");
   if (r.ran) CHECK(r.status == 0);
+
+  // In memory: a program ticket, a release per arrival, acquire spins, relaxed slot
+  // reads, the last program's reset; no cluster instructions at all.
+  for (auto [size, target] : {std::pair{4, "sm_80"}, std::pair{64, "sm_90a"}, std::pair{1024, "sm_90a"}}) {
+    CAPTURE(size);
+    CAPTURE(target);
+    auto g = cluster_kernel("memory_cluster_" + std::to_string(size), size, true);
+    ir::run_frontend_passes(*g);
+    nvptx::CompiledKernel m = nvptx::compile(*g, nvptx::CompileOptions{nvptx::parse_target(target)});
+    CHECK(m.cluster_size == size);
+    CHECK(m.cluster_in_memory);
+    // exit counter, two counters per exchange (two: max then sum), two sets of 8-byte slots each
+    CHECK(m.cluster_exchange_bytes == 32 + 2 * 2 * size * 8);
+    CHECK(m.ptx.find("atom.global.add.u32") != std::string::npos);
+    CHECK(m.ptx.find("red.release.gpu.global.add.u32") != std::string::npos);
+    CHECK(m.ptx.find("ld.acquire.gpu.global.u32") != std::string::npos);
+    CHECK(m.ptx.find("ld.relaxed.gpu.global.b32") != std::string::npos);
+    CHECK(m.ptx.find("atom.acq_rel.gpu.global.add.u32") != std::string::npos);
+    CHECK(m.ptx.find("shared::cluster") == std::string::npos);
+    CHECK(m.ptx.find("barrier.cluster") == std::string::npos);
+    CHECK(m.ptx.find("cluster_ctarank") == std::string::npos);
+    auto rm = tftest::run_ptxas(m.ptx, target, "memory_cluster_" + std::to_string(size));
+    if (rm.ran) CHECK(rm.status == 0);
+  }
 }
 
 TEST_CASE("a cluster reduction of a cluster reduction is not grouped with it and compiles") {

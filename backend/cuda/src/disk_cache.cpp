@@ -104,6 +104,8 @@ std::string encode_payload(const CacheEntry& e) {
   w.u8(k.target.arch_specific ? 1 : 0);
   w.i32(k.num_warps);
   w.i32(k.cluster_size);
+  w.u8(k.cluster_in_memory ? 1 : 0);
+  w.u64(static_cast<uint64_t>(k.cluster_exchange_bytes));
   w.i32(k.shared_bytes);
   w.u32(static_cast<uint32_t>(k.params.size()));
   for (const auto& p : k.params) {
@@ -130,6 +132,8 @@ bool decode_payload(std::string_view payload, CacheEntry& e, std::string* why) {
   k.target.arch_specific = r.u8() != 0;
   k.num_warps = r.i32();
   k.cluster_size = r.i32();
+  k.cluster_in_memory = r.u8() != 0;
+  k.cluster_exchange_bytes = static_cast<int64_t>(r.u64());
   k.shared_bytes = r.i32();
   uint32_t np = r.u32();
   if (r.ok && np > payload.size()) r.ok = false;

@@ -1,6 +1,7 @@
 // Device memory through the driver table.
 #include "tilefuse/cuda/memory.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -97,6 +98,30 @@ uint32_t* stream_counters(CUstream stream) {
     memset_d32(a, 0, kStreamCounters, stream);
   }
   return a;
+}
+
+void* cluster_workspace(CUstream stream, size_t bytes) {
+  struct Workspace {
+    void* ptr = nullptr;
+    size_t size = 0;
+  };
+  static std::mutex m;
+  static std::map<std::pair<int, CUstream>, Workspace> spaces;
+  detail::ensure_context();
+  std::lock_guard<std::mutex> lock(m);
+  Workspace& w = spaces[{current_device(), stream}];
+  if (w.size < bytes) {
+    size_t grown = std::max(bytes, w.size * 2);
+    if (w.ptr) {
+      check(api().StreamSynchronize(stream), "cuStreamSynchronize", "(before growing the cluster workspace)");
+      mem_free(w.ptr);
+    }
+    w = Workspace{};
+    void* p = mem_alloc(grown);
+    memset_d8(p, 0, grown, stream);
+    w = Workspace{p, grown};
+  }
+  return w.ptr;
 }
 
 void memcpy_htod(void* dst, const void* src, size_t bytes, CUstream stream) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "driver_api.hpp"
+#include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/ir/half.hpp"
 #include "tilefuse/ir/knobs.hpp"
 
@@ -132,6 +133,8 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
   target_ = k.target;
   num_warps_ = k.num_warps;
   cluster_size_ = k.cluster_size;
+  cluster_in_memory_ = k.cluster_in_memory;
+  cluster_exchange_bytes_ = k.cluster_exchange_bytes;
   shared_bytes_ = k.shared_bytes;
   params_ = k.params;
   tensor_maps_ = k.tensor_maps;
@@ -172,17 +175,24 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
     check(A.FuncSetAttribute(func_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes_),
           "cuFuncSetAttribute", "(MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(shared_bytes_) + " for kernel '" +
                                     name_ + "')");
-  if (cluster_size_ > 1 && dev.cc_major < 9)
+  if (cluster_size_ > 1 && !cluster_in_memory_ && dev.cc_major < 9)
     throw UserError("kernel '" + name_ + "' runs in thread-block clusters of " + std::to_string(cluster_size_) +
                     " programs, but " + dev.name + " (sm_" + std::to_string(dev.compute_capability()) +
                     ") has no clusters; use cluster(1) on this GPU");
-  if (cluster_size_ > 8)  // 16 is allowed on Hopper only after this opt-in
+  if (cluster_size_ > 8 && !cluster_in_memory_)  // 16 is allowed on Hopper only after this opt-in
     check(A.FuncSetAttribute(func_, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1), "cuFuncSetAttribute",
           "(NON_PORTABLE_CLUSTER_SIZE_ALLOWED for kernel '" + name_ + "' with clusters of " +
               std::to_string(cluster_size_) + ")");
 
-  resident_clusters_ = 0;
-  if (cluster_size_ > 1 && A.OccupancyMaxActiveClusters) {
+  resident_clusters_ = resident_programs_ = 0;
+  if (cluster_in_memory_) {
+    int per_sm = 0;
+    check(A.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func_, threads_per_block(),
+                                                       static_cast<size_t>(shared_bytes_)),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor", "(kernel '" + name_ + "')");
+    resident_programs_ = per_sm * dev.sm_count;
+    resident_clusters_ = resident_programs_ / cluster_size_;
+  } else if (cluster_size_ > 1 && A.OccupancyMaxActiveClusters) {
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attr.value.clusterDim.x = static_cast<unsigned>(cluster_size_);
@@ -247,6 +257,9 @@ LoadedKernel& LoadedKernel::operator=(LoadedKernel&& o) noexcept {
   target_ = o.target_;
   num_warps_ = o.num_warps_;
   cluster_size_ = o.cluster_size_;
+  cluster_in_memory_ = o.cluster_in_memory_;
+  cluster_exchange_bytes_ = o.cluster_exchange_bytes_;
+  resident_programs_ = o.resident_programs_;
   shared_bytes_ = o.shared_bytes_;
   params_ = std::move(o.params_);
   slots_ = std::move(o.slots_);
@@ -284,7 +297,9 @@ LoadedKernel::~LoadedKernel() {
 std::string LoadedKernel::describe_launch(const Grid& g) const {
   return "kernel '" + name_ + "' with grid (" + std::to_string(g.x) + ", " + std::to_string(g.y) + ", " +
          std::to_string(g.z) + "), " + std::to_string(threads_per_block()) + " threads per block, " +
-         (cluster_size_ > 1 ? "clusters of " + std::to_string(cluster_size_) + " blocks, " : std::string()) +
+         (cluster_size_ > 1 ? "clusters of " + std::to_string(cluster_size_) + " blocks" +
+                                  (cluster_in_memory_ ? " (exchanging through memory), " : ", ")
+                            : std::string()) +
          std::to_string(shared_bytes_) + " bytes of dynamic shared memory";
 }
 
@@ -401,6 +416,8 @@ void LoadedKernel::launch_raw(const Grid& g, void** params, CUstream stream) con
     bad_grid(g);
   if (resident_ > 0) [[unlikely]]
     return launch_persistent(g, params, stream);
+  if (cluster_exchange_bytes_ > 0) [[unlikely]]
+    return launch_with_workspace(g, params, stream);
   const auto& A = api();
   CUcontext cur = nullptr;
   A.CtxGetCurrent(&cur);
@@ -432,16 +449,41 @@ void LoadedKernel::launch_persistent(const Grid& g, void** params, CUstream stre
   if (rc != CUDA_SUCCESS) launch_failed(rc, g);
 }
 
+void LoadedKernel::launch_with_workspace(const Grid& g, void** params, CUstream stream) const {
+  // A program waits in each exchange for every peer: the whole cluster must fit on the
+  // GPU at once (lower_cluster_memory.cpp), or the launch would hang.
+  if (resident_programs_ < cluster_size_)
+    throw UserError("cannot launch " + describe_launch(g) + ": its clusters of " + std::to_string(cluster_size_) +
+                    " programs exchange through memory, so all of a cluster's programs must run at once, but the GPU "
+                    "holds " + std::to_string(resident_programs_) + " of these programs at a time (" +
+                    std::to_string(num_regs_) + " registers per thread, " + std::to_string(shared_bytes_) +
+                    " bytes of shared memory per program). Use a smaller cluster, fewer warps or less shared memory");
+  const size_t n = params_.size() + tensor_maps_.size();
+  int64_t clusters = g.x * g.y * g.z / cluster_size_;
+  void* ws = cluster_workspace(stream, static_cast<size_t>(nvptx::kClusterWorkspaceHeader +
+                                                           clusters * cluster_exchange_bytes_));
+  std::vector<void*> all(params, params + n);
+  all.push_back(&ws);
+  const auto& A = api();
+  CUcontext cur = nullptr;
+  A.CtxGetCurrent(&cur);
+  if (cur != ctx_) check(A.CtxSetCurrent(ctx_), "cuCtxSetCurrent", "(before launching kernel '" + name_ + "')");
+  int rc = launch_blocks(static_cast<unsigned>(g.x), static_cast<unsigned>(g.y), static_cast<unsigned>(g.z),
+                         all.data(), stream);
+  if (rc != CUDA_SUCCESS) launch_failed(rc, g);
+}
+
 int LoadedKernel::launch_blocks(unsigned gx, unsigned gy, unsigned gz, void** params, CUstream stream) const {
   const auto& A = api();
   auto threads = static_cast<unsigned>(32 * num_warps_);
   bool early = uint64_t(gx) * gy * gz <= early_launch_max_blocks_;  // the kernel's own test
-  if (cluster_size_ == 1 && !early) [[likely]]
+  bool hardware_cluster = cluster_size_ > 1 && !cluster_in_memory_;
+  if (!hardware_cluster && !early) [[likely]]
     return A.LaunchKernel(func_, gx, gy, gz, threads, 1, 1, static_cast<unsigned>(shared_bytes_), stream, params,
                           nullptr);
   CUlaunchAttribute attrs[2]{};
   unsigned n = 0;
-  if (cluster_size_ > 1) {
+  if (hardware_cluster) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     attrs[n].value.clusterDim.x = static_cast<unsigned>(cluster_size_);
     attrs[n].value.clusterDim.y = attrs[n].value.clusterDim.z = 1;

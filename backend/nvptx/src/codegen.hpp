@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -19,6 +20,18 @@
 namespace tilefuse::nvptx {
 
 using Regs = std::vector<llvm::Value*>;
+
+// The most programs a hardware thread-block cluster holds (16 on Hopper, with the
+// non-portable opt-in); larger clusters exchange through memory.
+inline constexpr int kMaxHardwareCluster = 16;
+
+// Where a memory cluster's exchange keeps its state within one cluster's block of the
+// workspace (lower_cluster_memory.cpp): per reduction group (its first op) the byte
+// offset of its two arrival counters, per reduction op that of its slots.
+struct MemoryClusterLayout {
+  std::unordered_map<const ir::Op*, int64_t> counters, slots;
+  int64_t bytes = 0;  // one cluster's block; 0 when the kernel never exchanges
+};
 
 class Codegen {
  public:
@@ -40,6 +53,11 @@ class Codegen {
   // The kernel start arrived on the cluster barrier after initializing the cluster
   // reductions' mbarriers; the first cluster reduction waits on it.
   bool cluster_start_wait = false;
+  // Memory clusters (GpuPlan::clusters_in_memory): the exchange's layout, this program's
+  // rank and its cluster's block of the workspace (a global pointer).
+  std::shared_ptr<const MemoryClusterLayout> memory_clusters;
+  llvm::Value* cluster_rank = nullptr;
+  llvm::Value* cluster_block = nullptr;
   // A counter that starts at 0 in every thread at kernel entry (a stack slot LLVM keeps
   // in a register): how often a cluster reduction inside a loop has run so far.
   llvm::Value* entry_counter(const ir::Op* key);
@@ -280,6 +298,14 @@ const ir::Op* grid_stride_loop(const ir::Function& fn);
 uint32_t early_launch_max_blocks(const TargetInfo& ti);
 // At kernel start: initializes the mbarrier of every cluster reduction (lower_cluster.cpp).
 void init_cluster_reductions(Codegen& cg);
+// Memory clusters (lower_cluster_memory.cpp): whether f's clusters are, their workspace
+// layout, the kernel start (program ticket, rank, cluster block), one exchange for the
+// reduction group `ops` led by op, and the kernel end (the last program zeroes the counters).
+bool clusters_in_memory(const ir::Function& f, const Target& t);
+MemoryClusterLayout memory_cluster_layout(const ir::Function& f, const GpuPlan& plan);
+void init_memory_clusters(Codegen& cg);
+void lower_cluster_reduce_in_memory(Codegen& cg, const ir::Op& op, const std::vector<const ir::Op*>& ops);
+void finish_memory_clusters(Codegen& cg);
 
 void lower_control(Codegen& cg, const ir::Op& op);    // for, if
 // Persistent kernels (lower_persistent.cpp): the kernel body inside a loop over the

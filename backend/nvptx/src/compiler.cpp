@@ -47,7 +47,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   ir::walk(f.body, [&](ir::Op& op) {
     if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal)
       ti.require_ptx(74);  // .L1::evict_* qualifiers
-    if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(81);  // st.async, mapa, barrier.cluster
+    if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(clusters_in_memory(f, opts.target) ? 70 : 81);
     check_float8(op, ti);
   });
   if (ti.has_grid_dependency_control()) ti.require_ptx(78);  // griddepcontrol (lower_kernel.cpp)
@@ -58,10 +58,6 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   if (f.num_warps < 1 || f.num_warps > 32 || (f.num_warps & (f.num_warps - 1)))
     throw UserError("kernel '" + f.name + "' asks for " + std::to_string(f.num_warps) +
                     " warps. Use a power of two between 1 and 32");
-  if (f.cluster_size > 1 && opts.target.sm < 90)
-    throw UserError("kernel '" + f.name + "' runs in thread-block clusters of " + std::to_string(f.cluster_size) +
-                    " programs, which need sm_90 or newer; the target is " + opts.target.name() +
-                    ". Use a config with cluster(1) on this GPU");
 
   auto t0 = Clock::now();
   GpuPlan plan;
@@ -71,6 +67,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   auto make_plan = [&](bool accumulator_stores, bool tma_stores, bool stage_loads = true) {
     plan = GpuPlan();
     plan.num_warps = f.num_warps;
+    plan.clusters_in_memory = clusters_in_memory(f, opts.target);
     plan.stage_loads = stage_loads;
     plan.accumulator_stores = accumulator_stores;
     plan.allow_tma_stores = tma_stores;
@@ -136,6 +133,8 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   k.target = opts.target;
   k.num_warps = f.num_warps + (plan.warp_specialized() ? 4 : 0);  // + the producer warpgroup
   k.cluster_size = f.cluster_size;
+  k.cluster_in_memory = plan.clusters_in_memory;
+  if (plan.clusters_in_memory) k.cluster_exchange_bytes = memory_cluster_layout(f, plan).bytes;
   k.shared_bytes = plan.shared_bytes;
   for (auto& p : f.params) k.params.push_back(ParamAbi{p.value->type.is_ptr, p.value->type.dtype});
   k.tensor_maps = plan.tensor_maps;

@@ -48,6 +48,7 @@ int mbarrier_offset(const OpPlan& p, const ir::Op& op, int cluster_size, int set
 
 void init_cluster_reductions(Codegen& cg) {
   if (cg.fn.cluster_size == 1) return;
+  if (cg.plan.clusters_in_memory) return init_memory_clusters(cg);
   std::vector<const ir::Op*> ops;
   ir::walk(const_cast<ir::Block&>(cg.fn.body), [&](ir::Op& o) {
     if (o.kind == ir::OpKind::ClusterReduce && !ir::cluster_reduces_tile(o)) ops.push_back(&o);
@@ -89,6 +90,9 @@ void lower_cluster_reduce_tile(Codegen& cg, const ir::Op& op) {
   if (n == 1) return cg.set(op.result(), mine);
   if (cg.plan.warp_specialized())
     cg.unsupported(op, "a cluster reduction of a tile in a warp-specialized kernel (its producer warps never reach it)");
+  if (cg.plan.clusters_in_memory)
+    cg.unsupported(op, "a cluster reduction of a tile in clusters of " + std::to_string(n) +
+                           " programs (more than 16, or before sm_90, clusters exchange scalars only)");
   const DType dt = op.operand(0)->type.dtype;
   const int es = byte_size(dt);
   const int regs = static_cast<int>(mine.size());
@@ -163,7 +167,6 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
   llvm::IRBuilder<>& b = cg.b;
   const int n = cg.fn.cluster_size;
   if (n == 1) return cg.set(op.result(), {cg.scalar(op.operand(0))});
-  TF_ASSERT(n <= 32, "cluster larger than a warp");
   // A group of sibling cluster reductions shares one exchange: every value goes out
   // before the one wait, on the first op's mbarrier.
   std::vector<const ir::Op*> ops{&op};
@@ -172,6 +175,8 @@ void lower_cluster_reduce(Codegen& cg, const ir::Op& op) {
     if (leader->second != &op) return;  // lowered with its group
     ops = cg.plan.reduce_groups.at(&op);
   }
+  if (cg.plan.clusters_in_memory) return lower_cluster_reduce_in_memory(cg, op, ops);
+  TF_ASSERT(n <= 32, "cluster larger than a warp");
   if (cg.cluster_start_wait) {  // the peers' mbarriers are initialized
     cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier_cluster_wait_aligned, {});
     cg.cluster_start_wait = false;

@@ -84,6 +84,8 @@ void Codegen::lower_kernel() {
   for (size_t i = 0; i < plan.tensor_maps.size(); ++i) tys.push_back(b.getPtrTy());
   if (fn.persistent)  // the grid's sizes (x, y, z) the programs loop over
     for (int d = 0; d < 3; ++d) tys.push_back(b.getInt32Ty());
+  else if (plan.clusters_in_memory && memory_cluster_layout(fn, plan).bytes > 0)
+    tys.push_back(global_ptr_type());  // the memory clusters' workspace
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), tys, false);
   kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, fn.name, mod);
   kernel->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -130,6 +132,7 @@ void Codegen::lower_kernel() {
   if (fn.persistent) lower_persistent_body(*this);
   else lower_block(fn.body);
   if (plan.pingpong) pingpong_finish(*this);
+  finish_memory_clusters(*this);
   b.CreateRetVoid();
 
   auto* md = mod.getOrInsertNamedMetadata("nvvm.annotations");

@@ -73,8 +73,8 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
         bytes = std::max(bytes, cluster_tile_smem_bytes(plan, op));
         break;
       }
-      // one slot per program of the cluster, then an mbarrier
-      bytes = std::max(bytes, cluster_reduce_smem_bytes(cluster_size, op.num_operands()));
+      // one slot per program of the cluster, then an mbarrier (in memory: global slots)
+      if (!plan.clusters_in_memory) bytes = std::max(bytes, cluster_reduce_smem_bytes(cluster_size, op.num_operands()));
       break;
     case OpKind::Scan: {
       const ir::Value* x = op.operand(0);

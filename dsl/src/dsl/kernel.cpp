@@ -74,10 +74,11 @@ void KernelBase::check_config(const Config& cfg, const SourceLoc& loc) const {
   if (cfg.num_stages < 1)
     user_error("num_stages = " + std::to_string(cfg.num_stages) + " for kernel '" + name_ + "' is less than 1", loc,
                "Use num_stages(1) (no pipelining) or more");
-  if (cfg.cluster < 1 || cfg.cluster > 16 || (cfg.cluster & (cfg.cluster - 1)))
+  if (cfg.cluster < 1 || cfg.cluster > kMaxClusterPrograms || (cfg.cluster & (cfg.cluster - 1)))
     user_error("cluster = " + std::to_string(cfg.cluster) + " for kernel '" + name_ +
-                   "' is not a power of two from 1 to 16",
-               loc, "Use cluster(c) with c = 1, 2, 4, 8 or 16 (programs per thread-block cluster)");
+                   "' is not a power of two from 1 to " + std::to_string(kMaxClusterPrograms),
+               loc, "Use cluster(c) with c = 1, 2, 4, ..., " + std::to_string(kMaxClusterPrograms) +
+                        " (programs per cluster; up to 16 the GPU's thread-block clusters, more exchange through memory)");
   if (cfg.warp_specialize != 0 && cfg.warp_specialize != 1)
     user_error("warp_specialize = " + std::to_string(cfg.warp_specialize) + " for kernel '" + name_ + "' is not 0 or 1",
                loc, "Use warp_specialize(true) or leave it out");

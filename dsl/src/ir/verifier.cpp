@@ -47,8 +47,9 @@ class Verifier {
   void run() {
     if (f_.body.parent) fail_fn("the function body has a parent op");
     int cs = f_.cluster_size;
-    if (cs < 1 || cs > 16 || (cs & (cs - 1)))
-      fail_fn("cluster size " + std::to_string(cs) + " is not a power of two from 1 to 16");
+    if (cs < 1 || cs > kMaxClusterSize || (cs & (cs - 1)))
+      fail_fn("cluster size " + std::to_string(cs) + " is not a power of two from 1 to " +
+              std::to_string(kMaxClusterSize));
     if (f_.params.size() != f_.body.args.size())
       fail_fn("the function has " + std::to_string(f_.params.size()) + " params but its body has " +
               std::to_string(f_.body.args.size()) + " arguments");

@@ -19,6 +19,11 @@ inline ConfigItem num_stages(int s) { return {"num_stages", s}; }
 // Programs per thread-block cluster along grid x (sm_90+): they are scheduled together
 // and can combine values with cluster_sum/cluster_max/cluster_min.
 inline ConfigItem cluster(int c) { return {"cluster", c}; }
+// The most programs a cluster may have. Up to 16 (on sm_90+) they form a thread-block
+// cluster and exchange through distributed shared memory; larger clusters (and any
+// cluster before sm_90) exchange through global memory, and the GPU must hold all of a
+// cluster's programs at once (the launch checks).
+inline constexpr int kMaxClusterPrograms = 1024;
 // sm_90a: a producer warpgroup (4 more warps) issues the TMA copies of the pipelined
 // loops while the num_warps warps compute, where the kernel's copies qualify.
 inline ConfigItem warp_specialize(bool on = true) { return {"warp_specialize", on ? 1 : 0}; }

@@ -360,10 +360,13 @@ AlignedDown<E> align_down(const Tile<PtrTo<E>, 0>& p, int64_t bytes = 16, TF_HER
   return {Tile<PtrTo<E>, 0>(b.align_ptr(p.value, bytes, false)), I32(b.align_ptr(p.value, bytes, true))};
 }
 
-// ---- thread-block clusters (launch Config with cluster(c); sm_90+ on the GPU) ----
+// ---- clusters (launch Config with cluster(c)) ----
 // Programs c*C .. c*C + C-1 along grid x (C = the cluster size) form cluster c: they
 // run at the same time and combine one number (or tile) each with cluster_sum/max/min,
-// e.g. one long row split over the programs of a cluster, read from memory once.
+// e.g. one long row split over the programs of a cluster, read from memory once. On
+// sm_90+ clusters of up to 16 programs are the GPU's thread-block clusters; larger ones
+// (up to kMaxClusterPrograms) and any cluster before sm_90 exchange numbers through
+// global memory (tiles only in thread-block clusters).
 inline int cluster_size(TF_HERE) { return detail::builder("cluster_size", loc).function().cluster_size; }
 // This program's index within its cluster (program_id(0) % C).
 inline I32 cluster_rank(TF_HERE) {

@@ -108,6 +108,10 @@ inline bool cluster_reduces_tile(const Op& op) {
   return op.kind == OpKind::ClusterReduce && op.operand(0)->type.is_tile();
 }
 
+// The largest cluster: up to 16 programs the GPU's thread-block clusters, more exchange
+// through global memory (the DSL's kMaxClusterPrograms).
+inline constexpr int kMaxClusterSize = 1024;
+
 struct Function {
   std::string name;
   std::vector<Param> params;
@@ -116,7 +120,7 @@ struct Function {
   int num_stages = 1;
   // Programs per thread-block cluster along x (1: no clusters). Programs
   // c*cluster_size .. (c+1)*cluster_size-1 run together and meet in ClusterReduce.
-  int cluster_size = 1;
+  int cluster_size = 1;  // a power of two up to kMaxClusterSize
   // A producer warpgroup issues the pipelined loops' bulk tensor copies (sm_90a, where
   // they qualify; see backend/nvptx/src/tma_plan.cpp).
   bool warp_specialize = false;

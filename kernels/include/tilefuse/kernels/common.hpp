@@ -17,6 +17,7 @@
 #include "tilefuse/gpu.hpp"
 #include "tilefuse/ir/errors.hpp"
 #include "tilefuse/ir/kernel_args.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::kernels {
 
@@ -118,6 +119,11 @@ inline Config chunked_row_config(int64_t n_cols, DType dtype, int64_t max_block 
 // programs: 5 x 1024 each, not 8192); looped rows are left as they are.
 inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false);
 
+// Whether row heuristics may pick clusters of more than 16 programs (exchanging through
+// memory) for rows longer than a thread-block cluster holds; TILEFUSE_MEMORY_CLUSTERS=0
+// keeps them on the split schedule (split_rows.hpp) as before.
+inline bool memory_clusters_enabled() { return knob("TILEFUSE_MEMORY_CLUSTERS") != "0"; }
+
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
 // program up to 8K columns (4K for f64), about 32 elements per thread. Longer rows are
 // split over a thread-block cluster of up to 16 programs, all in registers, so the row
@@ -138,6 +144,11 @@ inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = false) 
     int64_t per = std::max(per_program, block / kMaxCluster);
     return Config{{"BLOCK", per}, num_warps(warps_for_block(per)), cluster(static_cast<int>(block / per))};
   }
+  // Longer rows: clusters of more than 16 programs of max_block columns, which exchange
+  // through memory (still one read of the row; bench/NOTES.md "Clusters of any size").
+  if (clusters && memory_clusters_enabled() && block <= kMaxClusterPrograms * max_block)
+    return Config{{"BLOCK", max_block}, num_warps(warps_for_block(max_block)),
+                  cluster(static_cast<int>(block / max_block))};
   if (block <= max_block) return Config{{"BLOCK", block}, num_warps(warps_for_block(block))};
   return Config{{"BLOCK", max_block}, num_warps(16)};
 }

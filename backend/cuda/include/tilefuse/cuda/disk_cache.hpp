@@ -76,7 +76,7 @@ class DiskCache {
   // Parses and validates a file image; on failure returns nullopt and sets *why.
   static std::optional<CacheEntry> decode(const CacheKey& key, std::string_view bytes, std::string* why);
 
-  static constexpr uint32_t kFormatVersion = 6;  // 2: cluster size; 3: tensor maps; 4: persistent; 5: waits for prior grids; 6: up to a grid size
+  static constexpr uint32_t kFormatVersion = 7;  // 2: cluster size; 3: tensor maps; 4: persistent; 5: waits for prior grids; 6: up to a grid size; 7: clusters in memory
 
  private:
   std::filesystem::path dir_;

@@ -41,6 +41,11 @@ void memset_d32(void* dst_device, uint32_t value, size_t count, CUstream stream 
 // run one after another, so they share the array.
 inline constexpr size_t kStreamCounters = 4096;
 uint32_t* stream_counters(CUstream stream);
+// The workspace of kernels whose clusters exchange through memory
+// (nvptx::CompiledKernel::cluster_in_memory): at least `bytes`, zero whenever no kernel
+// is using it (those kernels leave it zeroed), per device and stream. Grown by a new
+// zeroed allocation after the stream's earlier work is done with the old one.
+void* cluster_workspace(CUstream stream, size_t bytes);
 // Free and total device memory in bytes.
 std::pair<size_t, size_t> mem_info();
 

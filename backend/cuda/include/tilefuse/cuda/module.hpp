@@ -74,7 +74,8 @@ class LoadedKernel {
   // Persistent kernels (nvptx::CompiledKernel::persistent): programs resident at once
   // on the device (occupancy x SMs, capped by TILEFUSE_PERSISTENT_PROGRAMS); 0 otherwise.
   int resident_programs() const { return resident_; }
-  // Kernels in clusters (sm_90+): how many of its clusters the device holds at once
+  // Kernels in clusters: how many of its clusters the device holds at once (memory
+  // clusters: programs per SM x SMs / cluster size)
   // (cuOccupancyMaxActiveClusters: a cluster's programs share one GPC, so this can be
   // well under programs per SM x SMs / cluster size); 0 where unknown.
   int resident_clusters() const { return resident_clusters_; }
@@ -100,6 +101,8 @@ class LoadedKernel {
   [[noreturn]] void bad_grid(const Grid& g) const;
   [[noreturn]] void launch_failed(int rc, const Grid& g) const;
   void launch_persistent(const Grid& g, void** params, CUstream stream) const;
+  // Memory clusters: the parameters with the cluster workspace after them.
+  void launch_with_workspace(const Grid& g, void** params, CUstream stream) const;
   // cuLaunchKernel, or cuLaunchKernelEx with the cluster and early-launch attributes.
   int launch_blocks(unsigned gx, unsigned gy, unsigned gz, void** params, CUstream stream) const;
 
@@ -110,6 +113,9 @@ class LoadedKernel {
   int num_warps_ = 4;
   int cluster_size_ = 1;
   int resident_clusters_ = 0;
+  bool cluster_in_memory_ = false;        // nvptx::CompiledKernel::cluster_in_memory
+  int64_t cluster_exchange_bytes_ = 0;    // per cluster; > 0: the launch passes a workspace
+  int resident_programs_ = 0;             // memory clusters: programs the device holds at once
   int shared_bytes_ = 0;
   std::vector<nvptx::ParamAbi> params_;
   std::vector<Slot> slots_;

@@ -49,12 +49,22 @@ struct TensorMapSpec {
 // it). Bounding it to about one wave measured no better anywhere (H200, bench/NOTES.md).
 inline constexpr uint32_t kEarlyLaunchMaxBlocks = 0xffffffffu;
 
+// The bytes before the first cluster's block in a memory cluster workspace.
+inline constexpr int64_t kClusterWorkspaceHeader = 256;
+
 struct CompiledKernel {
   std::string name;               // entry symbol in the PTX
   std::string ptx;
   Target target;
   int num_warps = 4;              // threads per block = 32 * num_warps
-  int cluster_size = 1;           // blocks per thread-block cluster along x (launch attribute)
+  int cluster_size = 1;           // programs per cluster along x
+  // Clusters the hardware does not hold (more than 16 programs, or a GPU before sm_90)
+  // exchange their values through global memory instead: the launch sets no cluster
+  // attribute and passes, after the tensor maps, a pointer to a zeroed workspace of
+  // kClusterWorkspaceHeader + clusters x cluster_exchange_bytes bytes, which the kernel
+  // leaves zeroed (its first word hands out the programs' order, see lower_cluster.cpp).
+  bool cluster_in_memory = false;
+  int64_t cluster_exchange_bytes = 0;  // 0: the kernel never exchanges (no workspace)
   int shared_bytes = 0;           // dynamic shared memory the launch must provide
   std::vector<ParamAbi> params;   // in signature order
   std::vector<TensorMapSpec> tensor_maps;  // hidden parameters after `params`

@@ -102,6 +102,10 @@ struct GpuPlan {
   std::unordered_map<const ir::Op*, const ir::Op*> reduce_group_leader;
   int shared_bytes = 0;
   int num_warps = 4;
+  // The kernel's cluster (Function::cluster_size > 1) is one the hardware does not hold
+  // (more than 16 programs, or a target before sm_90): its reductions exchange through
+  // global memory (lower_cluster_memory.cpp), and its programs need no shared slots.
+  bool clusters_in_memory = false;
   // Async loads (see OpPlan::async_copy): the dots reading each one, and per pipelined
   // loop its loads in body order with the body ops that compute their addresses.
   std::unordered_map<const ir::Op*, std::vector<const ir::Op*>> async_users;

@@ -1,0 +1,69 @@
+// Clusters of more than 16 programs on the GPU against the interpreter: their
+// reductions exchange through a global workspace (program tickets, arrival counters,
+// two slot sets in loops) and must give the interpreter's bits for an ordered integer
+// combine; persistent loops alternate the sets; back-to-back launches of other grids
+// and cluster sizes find the workspace zeroed again; a cluster the GPU cannot hold at
+// once is a UserError, not a hang. Label: gpu (skips without a driver).
+#include "cluster_combine_kernels.hpp"
+#include "cluster_loop_kernels.hpp"
+#include "differential.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+using difftest::gpu_matches_interp;
+
+TEST_CASE("gpu: memory clusters of 32 to 1024 combine in the interpreter's order, launch after launch") {
+  for (int round = 0; round < 2; ++round)
+    for (auto [c, clusters] : {std::pair{32, 3}, std::pair{64, 5}, std::pair{256, 2}, std::pair{1024, 1},
+                               std::pair{32, 40}}) {
+      CAPTURE(round);
+      CAPTURE(c);
+      std::vector<int32_t> out(size_t(3) * clusters * c);
+      gpu_matches_interp(cluster_combine::ordered_combine_kernel(), Grid(clusters * c),
+                         Config{num_warps(2), cluster(c)}, difftest::Tolerance{0, 0}, out);
+    }
+}
+
+TEST_CASE_TEMPLATE("gpu: memory clusters in persistent loops: (max, sum of exp) and a cluster_sum per row", T, float,
+                   bfloat16) {
+  difftest::Tolerance tol{1e-6, 1e-4};
+  for (auto [rows, n, c, b, clusters] : {std::tuple{37, 10000, 32, 512, 3}, std::tuple{9, 77, 64, 8, 2},
+                                         std::tuple{5, 300001, 128, 4096, 2}}) {
+    for (int stages : {1, 2}) {
+      CAPTURE(rows);
+      CAPTURE(c);
+      CAPTURE(stages);
+      auto x = ref::random_vec<T>(size_t(rows) * n, 5 + n, -8, 8);
+      std::vector<float> y(x.size()), total(rows);
+      gpu_matches_interp(cluster_combine::online_softmax_kernel<T>(), Grid(clusters * c),
+                         Config{{"B", b}, num_warps(4), num_stages(stages), cluster(c)}, tol, y, total, x, rows, n);
+    }
+  }
+}
+
+TEST_CASE("gpu: memory clusters with sibling reductions in one exchange per loop iteration") {
+  difftest::Tolerance tol{1e-6, 1e-5};
+  for (auto [rows, n, c, b, clusters] : {std::tuple{23, 40000, 32, 2048, 4}, std::tuple{6, 70001, 64, 1024, 3}}) {
+    CAPTURE(c);
+    auto x = ref::random_vec<float>(size_t(rows) * n, 3 + n, -2, 2);
+    std::vector<float> y(x.size()), colsum(size_t(clusters) * n);
+    gpu_matches_interp(cluster_loops::rows_loop_kernel<float>(), Grid(clusters * c),
+                       Config{{"B", b}, num_warps(4), cluster(c)}, tol, y, colsum, x, rows, n);
+  }
+}
+
+TEST_CASE("gpu: a memory cluster larger than the GPU holds at once is a UserError") {
+  if (!difftest::have_gpu()) return;
+  auto out = to_device(std::vector<int32_t>(size_t(3) * 1024));
+  // 1024 threads per program: at most 2 per SM, far fewer than 1024 at once.
+  try {
+    cluster_combine::ordered_combine_kernel().launch(Grid(1024), Config{num_warps(32), cluster(1024)}, out);
+    cuda::synchronize();
+    FAIL("launched a cluster of 1024 programs of 32 warps");
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("clusters of 1024 programs exchange through memory, so all of a cluster's programs must run at "
+                   "once, but the GPU holds") != std::string::npos);
+    CHECK(msg.find("Use a smaller cluster, fewer warps or less shared memory") != std::string::npos);
+  }
+}
