@@ -3,7 +3,7 @@
 // zeroed global workspace the launch passes after the tensor maps.
 //
 // Workspace: a header (word 0: the next program ticket), then one block per cluster:
-//   word 0           programs that have finished (the last one zeroes the counters);
+//   word 0           programs that have finished (the last one zeroes the block);
 //   8 bytes a group  two arrival counters per reduction group, one per slot set;
 //   slots            per value of each reduction: two sets of one 8-byte slot per program.
 //
@@ -16,15 +16,16 @@
 // counter for the next launch.
 //
 // Each reduction (or group of sibling reductions, one exchange): thread 0 writes this
-// program's values into its slots of the use's set, counts itself in on the set's
-// counter (release), and spins until all C programs of this use have (acquire). After a
-// CTA barrier lane l of every warp reads the slots of ranks l*P .. l*P+P-1 (P = C / 32
+// program's values into its slots of the use's set and counts itself in on the set's
+// counter (release); warp 0 spins until all C programs of this use have (acquire). After
+// a CTA barrier lane l of every warp reads the slots of ranks l*P .. l*P+P-1 (P = C / 32
 // when C > 32, else 1; relaxed loads at GPU scope, never a stale L1 line), combines them
 // as a tree of rank pairs, and a butterfly of shuffles combines the lanes: the same tree
 // the interpreter and the hardware clusters use, so every program gets the same bits.
 // Uses inside loops alternate sets (k % 2) as the hardware clusters' slots do; use k of
 // a set waits for C x (k / 2 + 1) arrivals. Counters only grow during a launch; the last
-// program of a cluster to finish zeroes them.
+// program of a cluster to finish zeroes its whole block (the next kernel's counters may
+// fall where this one's slots were).
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
@@ -160,6 +161,11 @@ void lower_cluster_reduce_in_memory(Codegen& cg, const ir::Op& op, const std::ve
         b.CreateAlignedStore(v, slot_addr(o, k, cg.cluster_rank), llvm::Align(byte_size(dt)));
       }
     cg.inline_asm(b.getVoidTy(), "red.release.gpu.global.add.u32 [$0], 1;", "l,~{memory}", {arrivals}, true);
+  });
+  // Warp 0 waits as a whole (a loop in one lane would leave the warp diverged at the
+  // CTA barrier after it, which bar.sync's alignment rules do not allow): every lane
+  // reads the counter (one transaction) and the warp leaves when all lanes saw it.
+  cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(32)), [&] {
     llvm::Value* target = b.CreateMul(b.CreateAdd(round, cg.c32(1)), cg.c32(n));
     llvm::Function* f = b.GetInsertBlock()->getParent();
     auto* loop = llvm::BasicBlock::Create(cg.ctx, "cluster_wait", f);
@@ -169,7 +175,11 @@ void lower_cluster_reduce_in_memory(Codegen& cg, const ir::Op& op, const std::ve
     llvm::Value* seen = cg.inline_asm(cg.i32(), "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {arrivals},
                                       true);
     // Counters only grow within a launch: arrived when seen - target >= 0 (wrapping).
-    b.CreateCondBr(b.CreateICmpSGE(b.CreateSub(seen, target), cg.c32(0)), done, loop);
+    llvm::Value* mine = b.CreateZExt(b.CreateICmpSGE(b.CreateSub(seen, target), cg.c32(0)), cg.i32());
+    llvm::Value* all = cg.inline_asm(
+        cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
+        "=r,r", {mine}, true);
+    b.CreateCondBr(b.CreateICmpNE(all, cg.c32(0)), done, loop);
     b.SetInsertPoint(done);
   });
   cg.barrier();
@@ -210,19 +220,42 @@ void finish_memory_clusters(Codegen& cg) {
   if (!cg.memory_clusters || cg.memory_clusters->bytes == 0) return;
   auto& b = cg.b;
   const int n = cg.fn.cluster_size;
+  auto* flag_ty = b.getInt32Ty();
+  auto* last_flag = new llvm::GlobalVariable(cg.mod, flag_ty, false, llvm::GlobalValue::InternalLinkage,
+                                             llvm::UndefValue::get(flag_ty), "last_of_cluster", nullptr,
+                                             llvm::GlobalValue::NotThreadLocal, 3);
+  last_flag->setAlignment(llvm::Align(4));
+  // Every thread of this program is done reading slots; then thread 0 counts it out
+  // (acq_rel: the last one sees every peer's reads done).
+  cg.barrier();
   cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
     llvm::Value* done = cg.inline_asm(cg.i32(), "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", "=r,l,~{memory}",
                                       {cg.cluster_block}, true);
-    cg.if_then(b.CreateICmpEQ(done, cg.c32(n - 1)), [&] {  // every peer is past its last wait
-      auto zero = [&](llvm::Value* p) {
-        cg.inline_asm(b.getVoidTy(), "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{memory}", {p}, true);
-      };
-      zero(cg.cluster_block);
-      for (const auto& [g, off] : cg.memory_clusters->counters) {
-        zero(global_at(cg, cg.cluster_block, off));
-        zero(global_at(cg, cg.cluster_block, off + 4));
-      }
-    });
+    b.CreateStore(b.CreateZExt(b.CreateICmpEQ(done, cg.c32(n - 1)), flag_ty), last_flag);
+  });
+  cg.barrier();
+  // The last program zeroes the whole block, slots included: the next kernel on this
+  // stream may lay out its blocks differently, and its counters may fall on these slots.
+  llvm::Value* last = b.CreateICmpNE(b.CreateLoad(flag_ty, last_flag), cg.c32(0));
+  cg.if_then(last, [&] {
+    const int64_t words = cg.memory_clusters->bytes / 16;  // blocks are multiples of 16 bytes
+    const int threads = 32 * cg.plan.num_warps;
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(cg.ctx, "zero_block", f);
+    auto* body = llvm::BasicBlock::Create(cg.ctx, "zero_chunk", f);
+    auto* done = llvm::BasicBlock::Create(cg.ctx, "block_zeroed", f);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* i = b.CreatePHI(cg.i32(), 2, "chunk");
+    i->addIncoming(cg.tid(), pre);
+    b.CreateCondBr(b.CreateICmpULT(i, cg.c32(words)), body, done);
+    b.SetInsertPoint(body);
+    llvm::Value* p = b.CreateGEP(b.getInt8Ty(), cg.cluster_block, b.CreateZExt(b.CreateMul(i, cg.c32(16)), b.getInt64Ty()));
+    cg.inline_asm(b.getVoidTy(), "st.global.v4.u32 [$0], {0, 0, 0, 0};", "l,~{memory}", {p}, true);
+    i->addIncoming(b.CreateAdd(i, cg.c32(threads)), body);
+    b.CreateBr(loop);
+    b.SetInsertPoint(done);
   });
 }
 

@@ -119,10 +119,13 @@ inline Config chunked_row_config(int64_t n_cols, DType dtype, int64_t max_block 
 // programs: 5 x 1024 each, not 8192); looped rows are left as they are.
 inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false);
 
-// Whether row heuristics may pick clusters of more than 16 programs (exchanging through
-// memory) for rows longer than a thread-block cluster holds; TILEFUSE_MEMORY_CLUSTERS=0
-// keeps them on the split schedule (split_rows.hpp) as before.
-inline bool memory_clusters_enabled() { return knob("TILEFUSE_MEMORY_CLUSTERS") != "0"; }
+// Whether row heuristics pick clusters of more than 16 programs (exchanging through
+// memory) for rows longer than a thread-block cluster holds: only with
+// TILEFUSE_MEMORY_CLUSTERS=1. Measured slower than the split schedule (split_rows.hpp) on
+// most shapes (H200 bf16 % of copy, bench/NOTES.md "Clusters of any size"): softmax
+// 32x1048576 56 -> 50, 16x1048576 52 -> 43; won only with many rows (residual RMSNorm
+// 64x1048576 74 -> 76); the tune space has them.
+inline bool memory_clusters_enabled() { return knob("TILEFUSE_MEMORY_CLUSTERS") == "1"; }
 
 // Heuristic of the row kernels (measured on H200, bench/NOTES.md): the whole row in one
 // program up to 8K columns (4K for f64), about 32 elements per thread. Longer rows are
@@ -144,8 +147,8 @@ inline Config row_heuristic(int64_t n_cols, DType dtype, bool clusters = false) 
     int64_t per = std::max(per_program, block / kMaxCluster);
     return Config{{"BLOCK", per}, num_warps(warps_for_block(per)), cluster(static_cast<int>(block / per))};
   }
-  // Longer rows: clusters of more than 16 programs of max_block columns, which exchange
-  // through memory (still one read of the row; bench/NOTES.md "Clusters of any size").
+  // Longer rows, where asked: clusters of more than 16 programs of max_block columns,
+  // which exchange through memory (one read of the row, but slower so far).
   if (clusters && memory_clusters_enabled() && block <= kMaxClusterPrograms * max_block)
     return Config{{"BLOCK", max_block}, num_warps(warps_for_block(max_block)),
                   cluster(static_cast<int>(block / max_block))};

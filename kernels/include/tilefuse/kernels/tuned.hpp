@@ -30,6 +30,10 @@ inline tuning::Space rowwise_space() {
         // The same with ptxas asked for more programs per SM (fewer registers).
         if (int n = register_capped_programs(k)) s.add(Config(k).set("min_programs_per_sm", n));
       }
+  // Rows past 16 x 16384 columns: clusters of 32-256 programs, exchanging through memory.
+  for (int64_t b : {8192, 16384})
+    for (int w : {8, 16})
+      for (int c : {32, 64, 128, 256}) s.add(Config{{"BLOCK", b}, num_warps(w), cluster(c)});
   // Few long rows: BLOCK-column chunks spread over the whole GPU (split_rows.hpp).
   for (int64_t b : {4096, 8192, 16384})
     for (int w : {4, 8, 16}) s.add(Config{{"BLOCK", b}, {"SPLIT", 1}, num_warps(w)});
