@@ -74,19 +74,26 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
   }
 }
 
-TEST_CASE("split-row softmax from the rows' aligned starts: 128-bit loads and stores at any width") {
+TEST_CASE("split-row kernels from the rows' aligned starts: 128-bit loads and stores at any width") {
   if (gallery_ptx::no_ptxas()) return;
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
-  for (DType d : {DType::bf16, DType::f32}) {
-    for (int aligned : {1, 0}) {
-      Config cfg{{"BLOCK", 4096}, {"ALIGN_ROWS", aligned}, num_warps(4)};
-      CAPTURE(aligned);
-      std::string reduce = assemble_unaligned("softmax_split_reduce", d, cfg);
-      std::string normalize = assemble_unaligned("softmax_split_normalize", d, cfg.set("PARTS", 32));
-      // Without ALIGN_ROWS, rows of unknown alignment move element by element.
-      CHECK((count(reduce, ld128) > 0) == (aligned == 1));
-      CHECK((count(normalize, ld128) > 0) == (aligned == 1));
-      CHECK((count(normalize, st128) > 0) == (aligned == 1));
+  for (std::string kname : {"softmax", "rmsnorm", "layernorm"}) {
+    for (DType d : {DType::bf16, DType::f32}) {
+      for (int aligned : {1, 0}) {
+        Config cfg{{"BLOCK", 4096}, {"ALIGN_ROWS", aligned}, num_warps(4)};
+        CAPTURE(kname);
+        CAPTURE(name(d));
+        CAPTURE(aligned);
+        // RMSNorm's reduce kernel with the residual: it writes in + res as well.
+        Config rc = kname == "rmsnorm" ? Config(cfg).set("RESIDUAL", 1) : cfg;
+        std::string reduce = assemble_unaligned(kname + "_split_reduce", d, rc);
+        std::string normalize = assemble_unaligned(kname + "_split_normalize", d, cfg.set("PARTS", 32));
+        // Without ALIGN_ROWS, rows of unknown alignment move element by element.
+        CHECK((count(reduce, ld128) > 0) == (aligned == 1));
+        if (kname == "rmsnorm") CHECK((count(reduce, st128) > 0) == (aligned == 1));
+        CHECK((count(normalize, ld128) > 0) == (aligned == 1));
+        CHECK((count(normalize, st128) > 0) == (aligned == 1));
+      }
     }
   }
 }

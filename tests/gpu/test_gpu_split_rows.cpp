@@ -36,7 +36,9 @@ std::vector<Case> cases() {
   return {{3, 1048577, {}},
           {5, 70001, Config{{"BLOCK", 4096}, {"SPLIT", 1}, {"BATCH_ROWS", 2}, num_warps(4)}},
           {2, 131073, Config{{"BLOCK", 16384}, {"SPLIT", 1}, num_warps(16)}},
-          {7, 9999, Config{{"BLOCK", 1024}, {"SPLIT", 1}, {"BATCH_ROWS", 0}, num_warps(2)}}};
+          {7, 9999, Config{{"BLOCK", 1024}, {"SPLIT", 1}, {"BATCH_ROWS", 0}, num_warps(2)}},
+          {4, 65538, Config{{"BLOCK", 2048}, {"SPLIT", 1}, {"ALIGN_ROWS", 0}, num_warps(4)}},  // element by element
+          {3, 262150, Config{{"BLOCK", 4096}, {"SPLIT", 1}, {"ALIGN_ROWS", 1}, num_warps(4)}}};  // asked
 }
 
 std::string label(const Case& c) { return std::to_string(c.rows) + "x" + std::to_string(c.cols) + (c.cfg ? " " + c.cfg->str() : ""); }

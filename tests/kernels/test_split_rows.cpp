@@ -197,3 +197,51 @@ TEST_CASE("split-row softmax in place on rows of odd width (indexed from their a
   tk::softmax(x, x, rows, cols, -1, -1, Config{{"BLOCK", 64}, {"SPLIT", 1}, num_warps(1)});
   CHECK(ref::max_rel_err(x, want, 1e-6, rtol<bfloat16>()) <= 1.0);
 }
+
+// The split RMSNorm (with and without the residual) and LayerNorm index odd rows from
+// their aligned starts too; the weight and bias are read at the row's columns.
+TEST_CASE_TEMPLATE("split-row norms from the rows' aligned starts, and with ALIGN_ROWS=0", T, float, bfloat16) {
+  for (int64_t cols : {1001, 257, 70, 1004}) {
+    for (int align : {-1, 1, 0}) {
+      CAPTURE(cols);
+      CAPTURE(align);
+      int64_t rows = 5;
+      auto x = ref::random_vec<T>(rows * cols, 67 + cols, 1.0f, 4.0f);
+      auto r = ref::random_vec<T>(rows * cols, 68 + cols);
+      auto w = ref::random_vec<T>(cols, 69, 0.5f, 1.5f), b = ref::random_vec<T>(cols, 70);
+      Config c{{"BLOCK", 64}, {"SPLIT", 1}, {"BATCH_ROWS", 2}, num_warps(1)};
+      if (align >= 0) c.set("ALIGN_ROWS", align);
+      std::vector<T> y(x.size()), sum_out(x.size());
+      std::vector<double> want;
+      tk::rmsnorm(y, x, w, rows, cols, 1e-6f, c);
+      ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), rows, cols, 1e-6);
+      CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+      tk::add_rmsnorm(y, sum_out, x, r, w, rows, cols, 1e-6f, c);
+      std::vector<float> summed(x.size());
+      std::vector<double> want_sum(x.size());
+      for (size_t i = 0; i < x.size(); ++i) want_sum[i] = summed[i] = float(T(float(x[i]) + float(r[i])));
+      CHECK(ref::max_rel_err(sum_out, want_sum, 0, 0) == 0.0);
+      ref::rmsnorm(want, summed, ref::to_float(w), rows, cols, 1e-6);
+      CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+      tk::layernorm(y, x, w, b, rows, cols, 1e-5f, c);
+      ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), rows, cols, 1e-5);
+      CHECK(ref::max_rel_err(y, want, std::is_same_v<T, float> ? 1e-4 : 2e-2, rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("split-row norms in place on rows of odd width (indexed from their aligned starts)") {
+  int64_t rows = 4, cols = 203;
+  Config cfg{{"BLOCK", 64}, {"SPLIT", 1}, num_warps(1)};
+  auto x = ref::random_vec<bfloat16>(rows * cols, 93, 1.0f, 5.0f);
+  auto w = ref::random_vec<bfloat16>(cols, 94, 0.5f, 1.5f), b = ref::random_vec<bfloat16>(cols, 95);
+  std::vector<double> want;
+  auto y = x;
+  tk::layernorm(y, y, w, b, rows, cols, 1e-5f, cfg);
+  ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), rows, cols, 1e-5);
+  CHECK(ref::max_rel_err(y, want, 2e-2, rtol<bfloat16>()) <= 1.0);
+  y = x;
+  tk::rmsnorm(y, y, w, rows, cols, 1e-6f, cfg);
+  ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(y, want, 1e-5, rtol<bfloat16>()) <= 1.0);
+}

@@ -289,7 +289,7 @@ void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t col
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
                                                 cols, dtype_v<T>);
-  if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false);  // split_norms.hpp
+  if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false, align);  // split_norms.hpp
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
   set_align_rows(c, align, span, false);  // measured slower (the weight's realigned runs): opt-in
@@ -309,7 +309,7 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   Config c = cfg ? *cfg
                  : with_split_rows<Out>(add_rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), align), rows,
                                         cols, dtype_v<T>);
-  if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true);
+  if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true, align);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
@@ -343,7 +343,7 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
                                                      rows, cols, dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
-  if (row_uses_split(picked)) return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps);
+  if (row_uses_split(picked)) return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps, align);
   picked.meta.erase("SPLIT");
   Config c = layernorm_config(picked, cols, dtype_v<T>);
   set_align_rows(c, align, span, false);  // measured slower (weight and bias realigned per run): opt-in
