@@ -245,3 +245,26 @@ TEST_CASE("split-row norms in place on rows of odd width (indexed from their ali
   ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), rows, cols, 1e-6);
   CHECK(ref::max_rel_err(y, want, 1e-5, rtol<bfloat16>()) <= 1.0);
 }
+
+TEST_CASE("where split rows read from their aligned starts by default") {
+  // softmax: everywhere but 16-bit rows on 8 bytes; RMSNorm: 16-bit rows off 4 bytes only.
+  CHECK(tk::split_softmax_alignment_pays(1048577, DType::bf16));
+  CHECK(tk::split_softmax_alignment_pays(1048578, DType::bf16));
+  CHECK_FALSE(tk::split_softmax_alignment_pays(1048580, DType::bf16));
+  CHECK(tk::split_softmax_alignment_pays(1048577, DType::f32));
+  CHECK(tk::split_rmsnorm_alignment_pays(1048577, DType::bf16));
+  CHECK(tk::split_rmsnorm_alignment_pays(262145, DType::f16));
+  CHECK_FALSE(tk::split_rmsnorm_alignment_pays(1048578, DType::bf16));
+  CHECK_FALSE(tk::split_rmsnorm_alignment_pays(1048577, DType::f32));
+  // The config's ALIGN_ROWS wins either way; without `align` (rows already aligned) never.
+  Config c{{"BLOCK", 64}, {"SPLIT", 1}};
+  CHECK(tk::split_aligned_span(c, true, true, 1001, DType::bf16) == 1008);
+  CHECK(c.get("ALIGN_ROWS") == 1);
+  Config off = Config(c).set("ALIGN_ROWS", 0);
+  CHECK(tk::split_aligned_span(off, true, true, 1001, DType::bf16) == 1001);
+  CHECK_FALSE(off.has("ALIGN_ROWS"));
+  Config ask = Config{{"BLOCK", 64}, {"SPLIT", 1}}.set("ALIGN_ROWS", 1);
+  CHECK(tk::split_aligned_span(ask, true, false, 1001, DType::bf16) == 1008);
+  Config none{{"BLOCK", 64}, {"SPLIT", 1}};
+  CHECK(tk::split_aligned_span(none, false, true, 1001, DType::bf16) == 1001);
+}

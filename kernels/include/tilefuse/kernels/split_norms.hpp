@@ -122,14 +122,15 @@ const auto& layernorm_split_normalize_kernel() {
 }
 
 // With a residual, `res_out`/`res` are its buffers; without, any buffers of T (unused).
-// `align`: the rows may be indexed from their 16-byte-aligned starts (rows_need_alignment;
-// split_aligned_span: ALIGN_ROWS=0 in the config turns that off).
+// `align`: the rows may be indexed from their 16-byte-aligned starts (rows_need_alignment),
+// which the RMSNorms do where it pays and LayerNorm where ALIGN_ROWS=1 asks
+// (split_aligned_span; ALIGN_ROWS=0 in the config turns it off).
 template <class Out, class ResOut, class In, class Res, class W>
 void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, const W& weight, Config c,
                    int64_t rows, int64_t cols, float eps, bool residual, bool align = false) {
   using T = buffer_elem_t<Out>;
   check_split_config(c, "rmsnorm");
-  int64_t span = split_aligned_span(c, align, cols, dtype_v<T>);
+  int64_t span = split_aligned_span(c, align, split_rmsnorm_alignment_pays(cols, dtype_v<T>), cols, dtype_v<T>);
   launch_split_rows<Out>(
       c, rows, span, 1,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
@@ -152,7 +153,7 @@ void layernorm_split(Out& out, const Mean& mean, const Rstd& rstd, const In& in,
   using T = buffer_elem_t<Out>;
   check_split_config(c, "layernorm");
   bool stats = c.has("STATS") && c.get("STATS");
-  int64_t span = split_aligned_span(c, align, cols, dtype_v<T>);
+  int64_t span = split_aligned_span(c, align, false, cols, dtype_v<T>);  // only where ALIGN_ROWS=1 asks (it lost)
   launch_split_rows<Out>(
       c, rows, span, 3,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {

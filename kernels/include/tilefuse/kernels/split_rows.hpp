@@ -81,20 +81,35 @@ void launch_split_rows(const Config& c, int64_t rows, int64_t cols, int64_t plan
 }
 
 // The positions a split row's chunks cover: the row, or with ALIGN_ROWS (set here in `c`
-// where `align`, it pays, and the config does not say ALIGN_ROWS=0) the row and the up to
-// 15 bytes before it in its first aligned run. It pays (H200, % of copy, softmax, element
-// by element -> aligned start; bench/NOTES.md "Rows of 256K columns on clusters ...", split rows from their aligned start): bf16
-// 32x1048577 42.3 -> 51.8, 128x262145 43.4 -> 53.4, 8x4194305 40.1 -> 47.3, 32x1048578
-// 49.7 -> 51.3; f32 32x1048577 53.4 -> 58.2, 32x1048578 56.0 -> 58.2; not for 16-bit rows
-// that start on 8 bytes (bf16 32x1048580 53.4 -> 51.9).
-inline int64_t split_aligned_span(Config& c, bool align, int64_t cols, DType dtype) {
-  bool pays = !(byte_size(dtype) == 2 && (cols * 2) % 8 == 0);
+// where `align` and `pays`, unless the config says ALIGN_ROWS=0; ALIGN_ROWS=1 in the config
+// asks for it wherever `align`) the row and the up to 15 bytes before it in its first
+// aligned run.
+inline int64_t split_aligned_span(Config& c, bool align, bool pays, int64_t cols, DType dtype) {
   bool on = align && (c.has("ALIGN_ROWS") ? c.get("ALIGN_ROWS") != 0 : pays);
   c.meta.erase("ALIGN_ROWS");
   if (!on) return cols;
   c.set("ALIGN_ROWS", 1);
   return aligned_row_span(cols, dtype);
 }
+
+// Where split softmax rows pay for their aligned start (H200, % of copy, element by element
+// -> aligned start; bench/NOTES.md "Rows of 256K columns on clusters ...", split rows from
+// their aligned start): bf16 32x1048577 42.3 -> 51.8, 128x262145 43.4 -> 53.4, 8x4194305
+// 40.1 -> 47.3, 32x1048578 49.7 -> 51.3; f32 32x1048577 53.4 -> 58.2, 32x1048578 56.0 ->
+// 58.2; not for 16-bit rows that start on 8 bytes (bf16 32x1048580 53.4 -> 51.9).
+inline bool split_softmax_alignment_pays(int64_t cols, DType dtype) {
+  return !(byte_size(dtype) == 2 && (cols * 2) % 8 == 0);
+}
+
+// Where the split RMSNorms (with or without the residual) pay for it: 16-bit rows off 4
+// bytes only, whose element accesses are 2 bytes each; the weight, read at the row's
+// columns, then moves element by element (H200 bf16, % of copy, element by element ->
+// aligned start; bench/NOTES.md "Split norms from the rows' aligned starts"): RMSNorm
+// 32x1048577 41.4 -> 48.5, 8x4194305 42.5 -> 48.5, residual 58.5 -> 65.2; but 32x1048578
+// 52.4 -> 48.7 (residual 67.0 -> 64.9), f32 within -2..+1.4. The split LayerNorm (weight
+// and bias at the row's columns) lost everywhere (bf16 32x1048578 47.4 -> 30.2, f32
+// 32x1048577 47.4 -> 37.9): only where ALIGN_ROWS=1 asks.
+inline bool split_rmsnorm_alignment_pays(int64_t cols, DType dtype) { return byte_size(dtype) == 2 && cols % 2 == 1; }
 
 // Split configs must have BLOCK and no cluster.
 inline void check_split_config(const Config& c, const char* kernel_name) {

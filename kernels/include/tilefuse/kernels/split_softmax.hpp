@@ -77,7 +77,7 @@ void softmax_split(Out& out, const In& in, Config c, int64_t rows, int64_t cols,
                    int64_t in_stride, bool align = false) {
   using T = buffer_elem_t<Out>;
   check_split_config(c, "softmax");
-  int64_t span = split_aligned_span(c, align, cols, dtype_v<T>);
+  int64_t span = split_aligned_span(c, align, split_softmax_alignment_pays(cols, dtype_v<T>), cols, dtype_v<T>);
   launch_split_rows<Out>(
       c, rows, span, 2,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
