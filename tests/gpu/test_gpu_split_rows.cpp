@@ -89,6 +89,31 @@ TEST_CASE_TEMPLATE("gpu: split-row softmax matches the reference", T, float, bfl
   }
 }
 
+// ONE_PASS: one launch whose normalize programs wait for their row's reduce programs;
+// counters back at zero (the second run matches bit for bit), in place too.
+TEST_CASE_TEMPLATE("gpu: one-pass split-row softmax matches the reference, twice, in place", T, float, bfloat16) {
+  if (!difftest::have_gpu()) return;
+  for (auto [rows, cols, cfg] :
+       {std::tuple{3, 1048577, Config{{"BLOCK", 4096}, {"SPLIT", 1}, {"ONE_PASS", 1}, num_warps(4)}},
+        std::tuple{40, 70001, Config{{"BLOCK", 4096}, {"SPLIT", 1}, {"ONE_PASS", 1}, {"LAG", 1}, num_warps(4)}},
+        std::tuple{9, 262150, Config{{"BLOCK", 2048}, {"SPLIT", 1}, {"ONE_PASS", 1}, {"LAG", 3}, {"ALIGN_ROWS", 0},
+                                    num_warps(4)}}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(int64_t(rows) * cols, 111 + cols, -30.0f, 30.0f);
+    auto gx = to_device(x);
+    DeviceBuffer<T> gy(x.size());
+    tk::softmax(gy, gx, rows, cols, -1, -1, cfg);
+    std::vector<double> want;
+    ref::softmax(want, ref::to_float(x), rows, cols);
+    auto got = gy.to_host();
+    difftest::compare(got, std::vector<T>(want.begin(), want.end()), tol<T>(), 0);
+    tk::softmax(gy, gx, rows, cols, -1, -1, cfg);
+    CHECK(gy.to_host() == got);
+    tk::softmax(gx, gx, rows, cols, -1, -1, cfg);
+    CHECK(gx.to_host() == got);
+  }
+}
+
 TEST_CASE_TEMPLATE("gpu: split-row rmsnorm with and without residual matches the reference", T, float, bfloat16) {
   if (!difftest::have_gpu()) return;
   for (const Case& c : cases()) {

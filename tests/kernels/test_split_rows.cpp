@@ -268,3 +268,45 @@ TEST_CASE("where split rows read from their aligned starts by default") {
   Config none{{"BLOCK", 64}, {"SPLIT", 1}};
   CHECK(tk::split_aligned_span(none, false, true, 1001, DType::bf16) == 1001);
 }
+
+// ONE_PASS: both phases in one launch, normalize programs waiting (wait_at_least) for their
+// row's reduce programs LAG rows earlier; the counters end at zero for the next launch.
+TEST_CASE_TEMPLATE("one-pass split softmax matches the reference at any LAG, in place, twice", T, float, bfloat16) {
+  for (int64_t cols : {1001, 449, 4096}) {
+    for (int64_t lag : {1, 2, 3, 9}) {
+      CAPTURE(cols);
+      CAPTURE(lag);
+      int64_t rows = 7;
+      auto x = ref::random_vec<T>(rows * cols, 71 + cols, -20.0f, 20.0f);
+      std::vector<double> want;
+      ref::softmax(want, ref::to_float(x), rows, cols);
+      Config c{{"BLOCK", 128}, {"SPLIT", 1}, {"ONE_PASS", 1}, {"LAG", lag}, num_warps(1)};
+      std::vector<T> y(x.size());
+      tk::softmax(y, x, rows, cols, -1, -1, c);
+      CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+      auto z = x;
+      tk::softmax(z, z, rows, cols, -1, -1, c.set("ALIGN_ROWS", 0));
+      CHECK(ref::max_rel_err(z, want, 1e-6, rtol<T>()) <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("wait_at_least: a wait on programs that come later is a UserError on the interpreter") {
+  static auto k = kernel("wait_for_later", {"counter"}, [](Ptr<i32> counter) {
+    auto p = program_id(0);
+    if_(p == 0, [&] { wait_at_least(counter, 1); }, [&] { atomic_add(counter, 1, MemOrder::AcqRel); });
+  });
+  std::vector<int32_t> counter(1, 0);
+  std::string msg = error_of([&] { k.launch(grid(2), Config{num_warps(1)}, counter); });
+  CHECK(msg.find("program (0, 0, 0) waits for a counter to reach 1, but the programs before it left it at 0") !=
+        std::string::npos);
+  CHECK(msg.find("may wait only for programs before them") != std::string::npos);
+  // The other way round it passes.
+  static auto ok = kernel("wait_for_earlier", {"counter", "seen"}, [](Ptr<i32> counter, Ptr<i32> seen) {
+    auto p = program_id(0);
+    if_(p == 0, [&] { atomic_add(counter, 5, MemOrder::AcqRel); }, [&] { store(seen, wait_at_least(counter, 4)); });
+  });
+  std::vector<int32_t> c2(1, 0), seen(1, -1);
+  ok.launch(grid(2), Config{num_warps(1)}, c2, seen);
+  CHECK(seen[0] == 5);
+}

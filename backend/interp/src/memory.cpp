@@ -109,6 +109,7 @@ T rmw(ir::AtomicOp a, T old, T v, DType d) {
       if constexpr (std::is_same_v<T, double>) return min_nan(old, v);
       else return old < v ? old : v;
     case ir::AtomicOp::Xchg: return v;
+    case ir::AtomicOp::WaitAtLeast: return old;  // checked by exec_atomic_rmw
   }
   return v;
 }
@@ -137,6 +138,13 @@ void exec_atomic_rmw(Exec& ex, const ir::Op& op, int64_t n) {
         if (mask && !mask[k]) { out.i[k] = 0; continue; }
         unsigned char* p = address(ex, op, ptr, k, true);
         int64_t old = read_int<D>(p);
+        if (a == ir::AtomicOp::WaitAtLeast && old < val.i[k])
+          throw UserError("wait_at_least (at " + op.loc.str() + ") in kernel '" + ex.fn.name + "': program (" +
+                          std::to_string(ex.pid[0]) + ", " + std::to_string(ex.pid[1]) + ", " +
+                          std::to_string(ex.pid[2]) + ") waits for a counter to reach " + std::to_string(val.i[k]) +
+                          ", but the programs before it left it at " + std::to_string(old) +
+                          ". Programs run in order (x fastest, then y, z) and may wait only for programs before "
+                          "them: such a wait would never end on the GPU");
         write_int<D>(p, rmw(a, old, val.i[k], D));
         out.i[k] = old;
       }

@@ -63,6 +63,7 @@ llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Valu
       llvm::Value* old = atom(cg, "exch", "b" + bits, k, ptr, {x}, pred, ord);
       return fp ? b.CreateBitCast(old, v->getType()) : old;
     }
+    case AtomicOp::WaitAtLeast: break;  // lower_wait
     case AtomicOp::Max:
     case AtomicOp::Min: {
       bool mx = a == AtomicOp::Max;
@@ -81,10 +82,48 @@ llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Valu
   return nullptr;
 }
 
+// wait_at_least: warp 0 polls the counter (every lane, one transaction; acquire) until the
+// whole warp saw it at least the target (vote: the warp leaves the loop together, converged
+// at the CTA barrier after it), then fences; thread 0's value reaches the others through
+// shared memory after the barrier. The acquire load invalidates the SM's L1, so the
+// program's later plain loads read what the counting programs wrote.
+void lower_wait(Codegen& cg, const ir::Op& op) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  llvm::Value* ptr = cg.scalar(op.operand(0));
+  llvm::Value* target = cg.scalar(op.operand(1));
+  llvm::Value* addr = cg.smem_addr(p.smem_offset);
+  cg.barrier();  // (no earlier access of the program needs to wait: acquire only)
+  cg.smem_before_write();
+  cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(32)), [&] {
+    llvm::Function* f = b.GetInsertBlock()->getParent();
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    auto* loop = llvm::BasicBlock::Create(cg.ctx, "wait_poll", f);
+    auto* done = llvm::BasicBlock::Create(cg.ctx, "wait_done", f);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    (void)pre;
+    llvm::Value* seen = cg.inline_asm(cg.i32(), "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true);
+    llvm::Value* mine = b.CreateZExt(b.CreateICmpSGE(seen, target), cg.i32());
+    llvm::Value* all = cg.inline_asm(
+        cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
+        "=r,r", {mine}, true);
+    b.CreateCondBr(b.CreateICmpNE(all, cg.c32(0)), done, loop);
+    b.SetInsertPoint(done);
+    cg.inline_asm(b.getVoidTy(), "fence.acq_rel.gpu;", "~{memory}", {}, true);
+    cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] { b.CreateStore(seen, addr); });
+  });
+  cg.smem_after_write();
+  llvm::Value* seen = b.CreateLoad(cg.i32(), addr);
+  cg.smem_after_read();
+  cg.set(op.result(), {seen});
+}
+
 }  // namespace
 
 void lower_atomic(Codegen& cg, const ir::Op& op) {
   auto& b = cg.b;
+  if (op.kind == OpKind::AtomicRMW && op.atomic() == AtomicOp::WaitAtLeast) return lower_wait(cg, op);
   const OpPlan& p = cg.plan.op(&op);
   DType dt = op.operand(0)->type.dtype;
   LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];

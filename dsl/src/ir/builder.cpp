@@ -458,6 +458,9 @@ Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask, bo
       is_float8(d))
     fail(std::string("atomic_") + name(a) + " on " + name(d) + " elements is not supported",
          "Use i32, u32, i64, f32 or f64 elements");
+  if (a == AtomicOp::WaitAtLeast && (d != DType::i32 || !ptr->type.shape.empty() || mask || !acq_rel))
+    fail("wait_at_least on " + ptr->type.str() + ": it waits on one i32 counter",
+         "Pass a scalar pointer to an i32 counter that other programs raise with atomic_add");
   if ((a == AtomicOp::Max || a == AtomicOp::Min) && d == DType::f64)
     fail(std::string("atomic_") + name(a) + " on f64 is not supported", "Use f32 or an integer type");
   if (value->type.is_ptr || !broadcasts_to(value->type.shape, ptr->type.shape))

@@ -367,7 +367,11 @@ class Verifier {
           fail(op, "value shape " + shape_str(v.shape) + " differs from pointer shape " + shape_str(p.shape));
         if (o.size() > 2) is_bool_of(op, o[2], p.shape, "mask");
         if (!st) {
-          if (op.code > static_cast<uint8_t>(AtomicOp::Xchg)) fail(op, "unknown atomic code " + std::to_string(op.code));
+          if (op.code > static_cast<uint8_t>(AtomicOp::WaitAtLeast))
+            fail(op, "unknown atomic code " + std::to_string(op.code));
+          if (op.atomic() == AtomicOp::WaitAtLeast &&
+              (!p.shape.empty() || p.dtype != DType::i32 || o.size() > 2 || !op.acq_rel))
+            fail(op, "wait_at_least takes one ordered scalar i32 element without a mask");
           result_is(op, v);
         }
         break;

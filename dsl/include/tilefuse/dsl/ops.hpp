@@ -288,6 +288,18 @@ TF_ATOMIC(atomic_min, Min)
 TF_ATOMIC(atomic_xchg, Xchg)
 #undef TF_ATOMIC
 
+// wait_at_least(counter, v): the program waits until *counter >= v, then reads what the
+// programs that raised it (atomic_add(counter, .., MemOrder::AcqRel)) wrote before; returns
+// the value it saw. A program may wait only for programs with lower ids (x fastest, then
+// y, z): the GPU starts thread blocks in that order and those never wait for it, so the
+// wait ends; the interpreter runs programs in that order and reports any other wait as a
+// UserError. For one-pass schedules whose later programs consume earlier ones' results.
+template <class V>
+I32 wait_at_least(const Tile<PtrTo<int32_t>, 0>& counter, const V& v, TF_HERE) {
+  ir::Builder& b = detail::builder("wait_at_least", loc);
+  return I32(b.atomic_rmw(ir::AtomicOp::WaitAtLeast, counter.value, detail::value_of<int32_t>(b, v), nullptr, true));
+}
+
 template <class T, int R, class C, class V>
 Tile<T, R> atomic_cas(const Tile<PtrTo<T>, R>& ptrs, const C& cmp, const V& value, MemOrder order, TF_HERE) {
   static_assert(!std::is_const_v<T>, "atomic_cas: this pointer is Ptr<const T>, which is read-only");

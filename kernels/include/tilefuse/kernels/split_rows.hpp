@@ -37,6 +37,8 @@ inline Config split_reduce_config(Config c) {
   c.meta.erase("ROWS");
   c.meta.erase("CHUNKS");
   c.meta.erase("STATS");  // LayerNorm's normalize kernel takes it back (split_norms.hpp)
+  c.meta.erase("ONE_PASS");
+  c.meta.erase("LAG");
   c.cluster = 1;
   return c;
 }

@@ -70,6 +70,115 @@ const auto& softmax_split_normalize_kernel() {
   return k;
 }
 
+// The two phases in one launch (ONE_PASS=1): blocks of n_chunks programs in the order
+// reduce rows 0 .. LAG-1, then normalize row 0, reduce row LAG, normalize row 1, ..., then
+// normalize the last LAG rows. A normalize program waits (wait_at_least) until all chunks
+// of its row have counted themselves in: those are programs with lower ids, started
+// earlier, so the wait ends, and LAG rows later they are usually done. Its re-read of x
+// then comes from L2 (LAG rows back), where the two-kernel schedule re-reads the whole
+// batch. counters: two i32 per row (arrivals, departures), zero before and after: the
+// last normalize program of a row zeroes them.
+template <class T>
+const auto& softmax_split_one_pass_kernel() {
+  static auto k = kernel(std::string("softmax_split_one_pass_") + name(dtype_v<T>),
+      {"out", "in", "partials", "counters", "n_cols", "out_stride", "in_stride", "row0", "n_rows", "batch", "n_chunks"},
+      [](Ptr<T> out, Ptr<const T> in, Ptr<float> partials, Ptr<i32> counters, I32 n_cols, I64 out_stride,
+         I64 in_stride, I32 row0, I32 n_rows, I32 batch, I32 n_chunks, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS,
+         Meta<"LAG"> LAG, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+        auto p = program_id(0);
+        auto blk = p / n_chunks;
+        auto chunk = p - blk * n_chunks;
+        auto lag = minimum(scalar<i32>(static_cast<int32_t>(LAG)), batch);
+        auto j = blk - lag;
+        auto mid = 2 * (batch - lag);
+        auto normalize = blk >= lag && (j >= mid || j % 2 == 0);
+        auto r = where(blk < lag, blk, where(j >= mid, batch - lag + (j - mid), where(j % 2 == 0, j / 2, lag + j / 2)));
+        auto row = row0 + r;
+        auto maxes = partials + r * n_chunks;
+        auto sums = maxes + n_chunks * batch;
+        auto arrived = counters + 2 * r;
+        auto departed = arrived + 1;
+        if_(normalize, [&] {
+          wait_at_least(arrived, n_chunks);
+          auto q = arange(0, PARTS);
+          auto m = full<f32>({PARTS}, kSplitMaxFloor);
+          auto l = zeros<f32>({PARTS});
+          for_range(0, n_chunks, PARTS, [&](I32 start) {
+            auto i = start + q;
+            auto live = i < n_chunks;
+            auto cm = load(maxes + i, live, kSplitMaxFloor);
+            auto m_new = maximum(m, cm);
+            l = l * fast_exp(m - m_new) + load(sums + i, live, 0.0f) * fast_exp(cm - m_new);
+            m = m_new;
+          });
+          auto row_max = max(m, 0);
+          auto inv_sum = 1.0f / sum(l * fast_exp(m - row_max), 0);
+          auto in_row = in + row * in_stride;
+          auto out_row = out + row * out_stride;
+          SplitChunk c(chunk, BLOCK, n_cols, row, n_rows, in_stride, ALIGN_ROWS, in_row, out_row);
+          auto x = c.template load<T>(in_row, -inf, Cache::EvictFirst).template cast<f32>();
+          store(out_row + c.chunk.pos[0], (fast_exp(x - row_max) * inv_sum).template cast<T>(), c.chunk.mask[0]);
+          auto before = atomic_add(departed, 1, MemOrder::AcqRel);
+          auto last = before == n_chunks - 1;
+          auto zero = scalar<i32>(0);
+          store(arrived, zero, last);
+          store(departed, zero, last);
+        }, [&] {
+          auto in_row = in + row * in_stride;
+          SplitChunk c(chunk, BLOCK, n_cols, row, n_rows, in_stride, ALIGN_ROWS, in_row);
+          auto x = c.template load<T>(in_row, -inf, Cache::EvictLast).template cast<f32>();  // re-read soon
+          auto m = maximum(max(x, 0), kSplitMaxFloor);
+          store(maxes + chunk, m);
+          store(sums + chunk, sum(fast_exp(x - m), 0));
+          atomic_add(arrived, 1, MemOrder::AcqRel);
+        });
+      });
+  return k;
+}
+
+// Rows per launch of the one-pass kernel: two counters each in the stream's 4096.
+inline constexpr int64_t kOnePassRows = 2048;
+
+// LAG for the one-pass kernel: about the rows its resident programs cover at once (their
+// reduce programs are then done when the normalize programs start), at least 2, and no
+// more than a quarter of the L2 holds (the re-read must still be there).
+inline int64_t one_pass_lag(int64_t chunks, int64_t row_bytes) {
+  int64_t sms = gpu_sm_count();
+  int64_t lag = std::max<int64_t>(2, (8 * sms + chunks - 1) / chunks + 1);
+  int64_t l2 = 48ll << 20;
+  return std::clamp<int64_t>(std::min(lag, l2 / 4 / std::max<int64_t>(row_bytes, 1)), 1, 64);
+}
+
+// The one-pass schedule (ONE_PASS=1 in a split config): batches of up to kOnePassRows rows.
+template <class Out, class In>
+void softmax_split_one_pass(Out& out, const In& in, Config c, int64_t rows, int64_t cols, int64_t span,
+                            int64_t out_stride, int64_t in_stride) {
+  using T = buffer_elem_t<Out>;
+  int64_t block = c.get("BLOCK");
+  int64_t chunks = (span + block - 1) / block;
+  int64_t lag = c.has("LAG") ? c.get("LAG") : one_pass_lag(chunks, cols * byte_size(dtype_v<T>));
+  Config k = split_normalize_config(c, span);
+  k.meta.erase("ONE_PASS");
+  k.set("LAG", lag);
+  int64_t batch_rows = std::min<int64_t>(rows, kOnePassRows);
+  auto partials = split_rows_scratch<Out>(2 * batch_rows * chunks);
+  auto run = [&](auto& counters) {
+    for (int64_t row0 = 0; row0 < rows; row0 += batch_rows) {
+      int64_t batch = std::min(batch_rows, rows - row0);
+      softmax_split_one_pass_kernel<T>().launch(grid(2 * batch * chunks), k, out, in, partials, counters, cols,
+                                                out_stride, in_stride, row0, rows, batch, chunks);
+    }
+  };
+  if constexpr (is_device_buffer_v<Out>) {
+    auto stream = static_cast<CUstream>(current_launch_stream());
+    DevicePtr<int32_t> counters(reinterpret_cast<int32_t*>(cuda::stream_counters(stream)), cuda::kStreamCounters);
+    run(counters);
+  } else {
+    std::vector<int32_t> counters(static_cast<size_t>(2 * batch_rows), 0);
+    run(counters);
+  }
+}
+
 // `align`: the rows may be indexed from their 16-byte-aligned starts (rows_need_alignment);
 // ALIGN_ROWS=0 in the config turns that off.
 template <class Out, class In>
@@ -78,6 +187,8 @@ void softmax_split(Out& out, const In& in, Config c, int64_t rows, int64_t cols,
   using T = buffer_elem_t<Out>;
   check_split_config(c, "softmax");
   int64_t span = split_aligned_span(c, align, split_softmax_alignment_pays(cols, dtype_v<T>), cols, dtype_v<T>);
+  if (c.has("ONE_PASS") && c.get("ONE_PASS"))
+    return softmax_split_one_pass(out, in, c, rows, cols, span, out_stride, in_stride);
   launch_split_rows<Out>(
       c, rows, span, 2,
       [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
