@@ -342,3 +342,32 @@ TEST_CASE("a cluster reduction of a cluster reduction is not grouped with it and
   auto r = tftest::run_ptxas(k.ptx, "sm_90a", "cluster_chain");
   if (r.ran) CHECK(r.status == 0);
 }
+
+TEST_CASE("wait_at_least: warp 0 polls with acquire loads and a vote, then fences; ptxas accepts it") {
+  auto f = tftest::new_kernel("wait_kernel", 4);
+  ir::Builder b(*f);
+  ir::Value* counter = b.param("counter", ir::Type::pointer(DType::i32));
+  ir::Value* out = b.param("out", ir::Type::pointer(DType::i32));
+  ir::Value* seen = b.atomic_rmw(ir::AtomicOp::WaitAtLeast, counter, b.const_int(3, ir::Type::scalar(DType::i32)),
+                                 nullptr, true);
+  b.store(out, seen);
+  ir::run_frontend_passes(*f);  // verifies
+  nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  CHECK(k.ptx.find("ld.acquire.gpu.global.u32") != std::string::npos);
+  CHECK(k.ptx.find("vote.sync.all.pred") != std::string::npos);
+  CHECK(k.ptx.find("fence.acq_rel.gpu") != std::string::npos);
+  CHECK(k.ptx.find("atom.") == std::string::npos);  // it never writes the counter
+  auto r = tftest::run_ptxas(k.ptx, "sm_90a", "wait_kernel");
+  if (r.ran) CHECK(r.status == 0);
+  // Only one ordered scalar i32 counter.
+  auto g = tftest::new_kernel("bad_wait", 4);
+  ir::Builder bg(*g);
+  ir::Value* fp = bg.param("f", ir::Type::pointer(DType::f32));
+  try {
+    bg.atomic_rmw(ir::AtomicOp::WaitAtLeast, fp, bg.const_float(1.0, ir::Type::scalar(DType::f32)), nullptr, true);
+    FAIL("accepted a wait on an f32");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("wait_at_least on") != std::string::npos);
+    CHECK(std::string(e.what()).find("it waits on one i32 counter") != std::string::npos);
+  }
+}

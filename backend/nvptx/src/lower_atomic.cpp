@@ -96,20 +96,7 @@ void lower_wait(Codegen& cg, const ir::Op& op) {
   cg.barrier();  // (no earlier access of the program needs to wait: acquire only)
   cg.smem_before_write();
   cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(32)), [&] {
-    llvm::Function* f = b.GetInsertBlock()->getParent();
-    llvm::BasicBlock* pre = b.GetInsertBlock();
-    auto* loop = llvm::BasicBlock::Create(cg.ctx, "wait_poll", f);
-    auto* done = llvm::BasicBlock::Create(cg.ctx, "wait_done", f);
-    b.CreateBr(loop);
-    b.SetInsertPoint(loop);
-    (void)pre;
-    llvm::Value* seen = cg.inline_asm(cg.i32(), "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true);
-    llvm::Value* mine = b.CreateZExt(b.CreateICmpSGE(seen, target), cg.i32());
-    llvm::Value* all = cg.inline_asm(
-        cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
-        "=r,r", {mine}, true);
-    b.CreateCondBr(b.CreateICmpNE(all, cg.c32(0)), done, loop);
-    b.SetInsertPoint(done);
+    llvm::Value* seen = poll_until_at_least(cg, ptr, target, false);
     cg.inline_asm(b.getVoidTy(), "fence.acq_rel.gpu;", "~{memory}", {}, true);
     cg.if_then(b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] { b.CreateStore(seen, addr); });
   });

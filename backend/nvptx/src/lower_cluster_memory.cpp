@@ -64,6 +64,23 @@ MemoryClusterLayout memory_cluster_layout(const ir::Function& f, const GpuPlan& 
   return l;
 }
 
+llvm::Value* poll_until_at_least(Codegen& cg, llvm::Value* ptr, llvm::Value* target, bool wrapping) {
+  auto& b = cg.b;
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  auto* loop = llvm::BasicBlock::Create(cg.ctx, "poll", f);
+  auto* done = llvm::BasicBlock::Create(cg.ctx, "polled", f);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::Value* seen = cg.inline_asm(cg.i32(), "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true);
+  llvm::Value* ok = wrapping ? b.CreateICmpSGE(b.CreateSub(seen, target), cg.c32(0)) : b.CreateICmpSGE(seen, target);
+  llvm::Value* all = cg.inline_asm(
+      cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
+      "=r,r", {b.CreateZExt(ok, cg.i32())}, true);
+  b.CreateCondBr(b.CreateICmpNE(all, cg.c32(0)), done, loop);
+  b.SetInsertPoint(done);
+  return seen;
+}
+
 namespace {
 
 llvm::Value* global_at(Codegen& cg, llvm::Value* base, int64_t off) {
@@ -165,23 +182,9 @@ void lower_cluster_reduce_in_memory(Codegen& cg, const ir::Op& op, const std::ve
   // Warp 0 waits as a whole (a loop in one lane would leave the warp diverged at the
   // CTA barrier after it, which bar.sync's alignment rules do not allow): every lane
   // reads the counter (one transaction) and the warp leaves when all lanes saw it.
-  cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(32)), [&] {
-    llvm::Value* target = b.CreateMul(b.CreateAdd(round, cg.c32(1)), cg.c32(n));
-    llvm::Function* f = b.GetInsertBlock()->getParent();
-    auto* loop = llvm::BasicBlock::Create(cg.ctx, "cluster_wait", f);
-    auto* done = llvm::BasicBlock::Create(cg.ctx, "cluster_arrived", f);
-    b.CreateBr(loop);
-    b.SetInsertPoint(loop);
-    llvm::Value* seen = cg.inline_asm(cg.i32(), "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {arrivals},
-                                      true);
-    // Counters only grow within a launch: arrived when seen - target >= 0 (wrapping).
-    llvm::Value* mine = b.CreateZExt(b.CreateICmpSGE(b.CreateSub(seen, target), cg.c32(0)), cg.i32());
-    llvm::Value* all = cg.inline_asm(
-        cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
-        "=r,r", {mine}, true);
-    b.CreateCondBr(b.CreateICmpNE(all, cg.c32(0)), done, loop);
-    b.SetInsertPoint(done);
-  });
+  llvm::Value* target = b.CreateMul(b.CreateAdd(round, cg.c32(1)), cg.c32(n));
+  // Counters only grow within a launch: arrived when seen - target >= 0 (wrapping).
+  cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(32)), [&] { poll_until_at_least(cg, arrivals, target, true); });
   cg.barrier();
 
   const int lanes = std::min(n, 32), per = n / lanes;

@@ -3,6 +3,7 @@
 // sum of exp relative to it; the normalize kernel rescales the row's (max, sum) pairs to
 // the row max and writes its chunk.
 #include <string>
+#include <utility>
 
 #include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/kernels/split_rows.hpp"
@@ -12,6 +13,25 @@ namespace tilefuse::kernels {
 // Chunk maxima start from a finite floor, so a chunk of -inf entries gives (floor, 0)
 // and no exponent ever sees -inf - -inf.
 inline constexpr float kSplitMaxFloor = -3.0e38f;
+
+// A row's max and 1 / sum of exp(x - max) from its chunks' (max, sum) partials, PARTS
+// lanes at a time: per lane the running max of its chunks and their sums rescaled to it.
+template <class P, class Parts>
+std::pair<F32, F32> combine_row_partials(const P& maxes, const P& sums, const I32& n_chunks, const Parts& PARTS) {
+  auto p = arange(0, PARTS);
+  auto m = full<f32>({PARTS}, kSplitMaxFloor);
+  auto l = zeros<f32>({PARTS});
+  for_range(0, n_chunks, PARTS, [&](I32 start) {
+    auto i = start + p;
+    auto live = i < n_chunks;
+    auto cm = load(maxes + i, live, kSplitMaxFloor);
+    auto m_new = maximum(m, cm);
+    l = l * fast_exp(m - m_new) + load(sums + i, live, 0.0f) * fast_exp(cm - m_new);
+    m = m_new;
+  });
+  auto row_max = max(m, 0);
+  return {row_max, 1.0f / sum(l * fast_exp(m - row_max), 0)};
+}
 
 // partials: plane 0 = chunk max, plane 1 = sum(exp(x - chunk max)); [rows, chunks] each.
 template <class T>
@@ -45,21 +65,7 @@ const auto& softmax_split_normalize_kernel() {
         auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
         auto maxes = partials + r * n_chunks;
-        auto sums = maxes + n_chunks * num_programs(1);
-        // Per lane: the running max of its chunks and their sums rescaled to it.
-        auto p = arange(0, PARTS);
-        auto m = full<f32>({PARTS}, kSplitMaxFloor);
-        auto l = zeros<f32>({PARTS});
-        for_range(0, n_chunks, PARTS, [&](I32 start) {
-          auto i = start + p;
-          auto live = i < n_chunks;
-          auto cm = load(maxes + i, live, kSplitMaxFloor);
-          auto m_new = maximum(m, cm);
-          l = l * fast_exp(m - m_new) + load(sums + i, live, 0.0f) * fast_exp(cm - m_new);
-          m = m_new;
-        });
-        auto row_max = max(m, 0);
-        auto inv_sum = 1.0f / sum(l * fast_exp(m - row_max), 0);
+        auto [row_max, inv_sum] = combine_row_partials(maxes, maxes + n_chunks * num_programs(1), n_chunks, PARTS);
         auto row = row0 + r;
         auto in_row = in + row * in_stride;
         auto out_row = out + row * out_stride;
@@ -100,19 +106,7 @@ const auto& softmax_split_one_pass_kernel() {
         auto departed = arrived + 1;
         if_(normalize, [&] {
           wait_at_least(arrived, n_chunks);
-          auto q = arange(0, PARTS);
-          auto m = full<f32>({PARTS}, kSplitMaxFloor);
-          auto l = zeros<f32>({PARTS});
-          for_range(0, n_chunks, PARTS, [&](I32 start) {
-            auto i = start + q;
-            auto live = i < n_chunks;
-            auto cm = load(maxes + i, live, kSplitMaxFloor);
-            auto m_new = maximum(m, cm);
-            l = l * fast_exp(m - m_new) + load(sums + i, live, 0.0f) * fast_exp(cm - m_new);
-            m = m_new;
-          });
-          auto row_max = max(m, 0);
-          auto inv_sum = 1.0f / sum(l * fast_exp(m - row_max), 0);
+          auto [row_max, inv_sum] = combine_row_partials(maxes, sums, n_chunks, PARTS);
           auto in_row = in + row * in_stride;
           auto out_row = out + row * out_stride;
           SplitChunk c(chunk, BLOCK, n_cols, row, n_rows, in_stride, ALIGN_ROWS, in_row, out_row);
