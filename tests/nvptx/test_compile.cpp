@@ -343,7 +343,7 @@ TEST_CASE("a cluster reduction of a cluster reduction is not grouped with it and
   if (r.ran) CHECK(r.status == 0);
 }
 
-TEST_CASE("wait_at_least: warp 0 polls with acquire loads and a vote, then fences; ptxas accepts it") {
+TEST_CASE("wait_at_least: warp 0 polls with acquire loads and a vote, then fences, and ptxas accepts it") {
   auto f = tftest::new_kernel("wait_kernel", 4);
   ir::Builder b(*f);
   ir::Value* counter = b.param("counter", ir::Type::pointer(DType::i32));
