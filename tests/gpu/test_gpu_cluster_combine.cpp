@@ -20,10 +20,14 @@ TEST_CASE("gpu: cluster_reduce with a non-commutative integer combine, clusters 
   }
 }
 
+// Clusters of more than 16 exchange through memory (lower_cluster_memory.cpp): there the
+// loop alternates two slot sets in a global workspace.
 TEST_CASE_TEMPLATE("gpu: cluster_reduce of (max, sum of exponentials) in persistent clusters", T, float, bfloat16) {
   difftest::Tolerance tol{1e-6, 1e-4};
   for (auto [rows, n, c, b, clusters] : {std::tuple{37, 1000, 4, 256, 5}, std::tuple{9, 77, 16, 8, 2},
-                                         std::tuple{64, 3000, 8, 512, 9}, std::tuple{21, 16384, 16, 1024, 3}}) {
+                                         std::tuple{64, 3000, 8, 512, 9}, std::tuple{21, 16384, 16, 1024, 3},
+                                         std::tuple{37, 10000, 32, 512, 3}, std::tuple{9, 77, 64, 8, 2},
+                                         std::tuple{5, 300001, 128, 4096, 2}}) {
     for (int stages : {1, 2}) {
       CAPTURE(rows);
       CAPTURE(c);

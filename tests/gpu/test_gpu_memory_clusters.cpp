@@ -1,7 +1,8 @@
 // Clusters of more than 16 programs on the GPU against the interpreter: their
 // reductions exchange through a global workspace (program tickets, arrival counters,
 // two slot sets in loops) and must give the interpreter's bits for an ordered integer
-// combine; persistent loops alternate the sets; back-to-back launches of other grids
+// combine (persistent loops with a custom and a plain reduction per row: in
+// test_gpu_cluster_combine.cpp); sibling reductions in loops; back-to-back launches of other grids
 // and cluster sizes find the workspace zeroed again; a cluster the GPU cannot hold at
 // once is a UserError, not a hang. Label: gpu (skips without a driver).
 #include "cluster_combine_kernels.hpp"
@@ -32,23 +33,6 @@ TEST_CASE("gpu: memory clusters of 32 to 1024 combine in the interpreter's order
                          Config{{"B", 128}, num_warps(4), cluster(c)}, difftest::Tolerance{1e-6, 1e-5}, y, colsum, x,
                          rows, n);
     }
-}
-
-TEST_CASE_TEMPLATE("gpu: memory clusters in persistent loops: (max, sum of exp) and a cluster_sum per row", T, float,
-                   bfloat16) {
-  difftest::Tolerance tol{1e-6, 1e-4};
-  for (auto [rows, n, c, b, clusters] : {std::tuple{37, 10000, 32, 512, 3}, std::tuple{9, 77, 64, 8, 2},
-                                         std::tuple{5, 300001, 128, 4096, 2}}) {
-    for (int stages : {1, 2}) {
-      CAPTURE(rows);
-      CAPTURE(c);
-      CAPTURE(stages);
-      auto x = ref::random_vec<T>(size_t(rows) * n, 5 + n, -8, 8);
-      std::vector<float> y(x.size()), total(rows);
-      gpu_matches_interp(cluster_combine::online_softmax_kernel<T>(), Grid(clusters * c),
-                         Config{{"B", b}, num_warps(4), num_stages(stages), cluster(c)}, tol, y, total, x, rows, n);
-    }
-  }
 }
 
 TEST_CASE("gpu: memory clusters with sibling reductions in one exchange per loop iteration") {
