@@ -371,3 +371,23 @@ TEST_CASE("wait_at_least: warp 0 polls with acquire loads and a vote, then fence
     CHECK(std::string(e.what()).find("it waits on one i32 counter") != std::string::npos);
   }
 }
+
+TEST_CASE("a tile's cluster reduction in a cluster that exchanges through memory is a clear error") {
+  auto f = tftest::new_kernel("memory_cluster_tile", 4);
+  f->cluster_size = 32;
+  ir::Builder b(*f);
+  ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
+  ir::Value* in = b.param("in", ir::Type::pointer(DType::f32), true);
+  ir::Value* offs = b.arange(0, 128);
+  ir::Value* t = b.cluster_reduce(b.load(b.add_ptr(in, offs)), ir::ReduceKind::Sum);
+  b.store(b.add_ptr(out, offs), t);
+  ir::run_frontend_passes(*f);
+  try {
+    nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+    FAIL("compiled a tile's cluster reduction in a cluster of 32");
+  } catch (const UserError& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("a cluster reduction of a tile in clusters of 32 programs") != std::string::npos);
+    CHECK(msg.find("clusters exchange scalars only") != std::string::npos);
+  }
+}
