@@ -93,7 +93,7 @@ void lower_wait(Codegen& cg, const ir::Op& op) {
   llvm::Value* ptr = cg.scalar(op.operand(0));
   llvm::Value* target = cg.scalar(op.operand(1));
   llvm::Value* addr = cg.smem_addr(p.smem_offset);
-  cg.barrier();  // (no earlier access of the program needs to wait: acquire only)
+  cg.barrier();  // warp 0 enters the poll converged (vote.sync names all 32 lanes)
   cg.smem_before_write();
   cg.if_then(b.CreateICmpULT(cg.tid(), cg.c32(32)), [&] {
     llvm::Value* seen = poll_until_at_least(cg, ptr, target, false);
