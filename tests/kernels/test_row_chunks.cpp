@@ -62,12 +62,15 @@ TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_RO
     // x and y at the same offset from an aligned start (ALIGN_ROWS applies), or at
     // different ones (it must not: the host falls back to the plain rows).
     for (auto [x_off, y_off] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{3, 3}, std::pair{1, 2}}) {
-      for (int align : {0, 1}) {
+      // 0: plain rows; 1: aligned rows, the weight and bias realigned per run; 2: aligned
+      // rows, the weight and bias from their shifted copies (the default with ALIGN_ROWS).
+      for (int align : {0, 1, 2}) {
         CAPTURE(s.cols);
         CAPTURE(x_off);
         CAPTURE(y_off);
         CAPTURE(align);
-        Config cfg = Config(s.cfg).set("ALIGN_ROWS", align);
+        Config cfg = Config(s.cfg).set("ALIGN_ROWS", align != 0), norm_cfg = cfg;
+        if (align == 1) norm_cfg.set("WEIGHT_COPIES", 0);
         size_t n = size_t(s.rows * s.cols);
         auto xs = ref::random_vec<T>(n + 8, 11 + s.cols, -6.0f, 6.0f);
         std::vector<T> ys(n + 8), ss(n + 8);
@@ -80,17 +83,17 @@ TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_RO
         tk::softmax(y, x, s.rows, s.cols, -1, -1, cfg);
         ref::softmax(want, ref::to_float(xv), s.rows, s.cols);
         CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-6, rtol<T>()) <= 1.0);
-        tk::rmsnorm(y, x, w, s.rows, s.cols, 1e-6f, cfg);
+        tk::rmsnorm(y, x, w, s.rows, s.cols, 1e-6f, norm_cfg);
         ref::rmsnorm(want, ref::to_float(xv), ref::to_float(w), s.rows, s.cols, 1e-6);
         CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-5, rtol<T>()) <= 1.0);
-        tk::add_rmsnorm(y, so, x, std::span<const T>(r), w, s.rows, s.cols, 1e-6f, cfg);
+        tk::add_rmsnorm(y, so, x, std::span<const T>(r), w, s.rows, s.cols, 1e-6f, norm_cfg);
         std::vector<float> summed(n);
         for (size_t i = 0; i < n; ++i) summed[i] = static_cast<float>(T(float(xv[i]) + float(r[i])));
         CHECK(ref::max_rel_err(std::vector<T>(so.begin(), so.end()), std::vector<double>(summed.begin(), summed.end()),
                                0, 0) <= 1.0);
         ref::rmsnorm(want, summed, ref::to_float(w), s.rows, s.cols, 1e-6);
         CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-5, rtol<T>()) <= 1.0);
-        tk::layernorm(y, x, w, b, s.rows, s.cols, 1e-5f, cfg);
+        tk::layernorm(y, x, w, b, s.rows, s.cols, 1e-5f, norm_cfg);
         ref::layernorm(want, ref::to_float(xv), ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
         CHECK(ref::max_rel_err(std::vector<T>(y.begin(), y.end()), want, 1e-4, rtol<T>()) <= 1.0);
         // Nothing before or after the matrix was written.
@@ -99,6 +102,53 @@ TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_RO
       }
     }
   }
+}
+
+TEST_CASE_TEMPLATE("shifted copies of a row parameter: copy h is the parameter behind h zeros, then zeros", T,
+                   float, bfloat16) {
+  const int64_t r = 16 / int64_t(sizeof(T));
+  for (int64_t cols : {1, 7, 9, 130, 1029}) {
+    CAPTURE(cols);
+    auto w = ref::random_vec<T>(cols, 21 + cols, 0.5f, 1.5f);
+    int64_t stride = tk::shifted_copy_stride(cols, sizeof(T));
+    CHECK(stride % r == 0);
+    CHECK(stride >= cols + r - 1);
+    CHECK(stride < cols + 2 * r - 1);
+    auto b = ref::random_vec<T>(cols, 22 + cols, -1.0f, 1.0f);
+    auto check = [&](std::span<const T> got, const std::vector<T>& param) {
+      REQUIRE(got.size() == size_t(r * stride));
+      int64_t wrong = 0;
+      for (int64_t h = 0; h < r; ++h)
+        for (int64_t p = 0; p < stride; ++p) {
+          float want = p - h >= 0 && p - h < cols ? float(param[size_t(p - h)]) : 0.0f;
+          wrong += float(got[size_t(h * stride + p)]) != want;
+        }
+      CHECK(wrong == 0);
+    };
+    int calls = 0;
+    tk::with_shifted_copies<T>(cols, [&](std::span<const T> wc) { check(wc, w), ++calls; }, w);
+    tk::with_shifted_copies<T>(cols, [&](std::span<const T> wc, std::span<const T> bc) {
+      check(wc, w), check(bc, b), ++calls;
+    }, w, b);
+    CHECK(calls == 2);
+  }
+}
+
+TEST_CASE("WEIGHT_COPIES: on with ALIGN_ROWS unless the config turns it off; never without ALIGN_ROWS") {
+  Config c{{"BLOCK", 1024}, {"ALIGN_ROWS", 1}};
+  CHECK(tk::set_weight_copies(c));
+  CHECK(c.get("WEIGHT_COPIES") == 1);
+  Config off = Config(c).set("WEIGHT_COPIES", 0);
+  CHECK_FALSE(tk::set_weight_copies(off));
+  CHECK_FALSE(off.has("WEIGHT_COPIES"));
+  Config plain{{"BLOCK", 1024}, {"WEIGHT_COPIES", 1}};
+  CHECK_FALSE(tk::set_weight_copies(plain));
+  CHECK_FALSE(plain.has("WEIGHT_COPIES"));
+  CHECK(tk::weight_copies_pay(8192, 4097, DType::bf16, 0));      // odd widths of 16-bit rows
+  CHECK(tk::weight_copies_pay(8192, 4096, DType::f16, 2));       // a base off 4 bytes
+  CHECK_FALSE(tk::weight_copies_pay(8192, 4098, DType::bf16, 0));  // rows on 4 bytes
+  CHECK_FALSE(tk::weight_copies_pay(8192, 4097, DType::f32, 0));
+  CHECK_FALSE(tk::weight_copies_pay(64, 4097, DType::bf16, 0));    // too few elements for the extra launch
 }
 
 TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share the offset, where it pays") {

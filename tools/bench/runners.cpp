@@ -84,6 +84,8 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
   DeviceBuffer<float> stats_mean(kernel == "layernorm_stats" ? s.rows : 1), stats_rstd(stats_mean.size());
   Config cfg;
   size_t es = sizeof(T);
+  // The norms' programs cover the aligned span where they read shifted weight copies.
+  bool copies = tk::contiguous_rows_misaligned(s.cols, dtype_v<T>) && tk::weight_copies_pay(s.rows, s.cols, dtype_v<T>, 0);
   double bytes = 0;
   std::function<void(std::vector<T>&, std::vector<T>&, const std::vector<T>&, const std::vector<T>&, int64_t)> host;
   std::function<void()> gpu;
@@ -93,7 +95,7 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::softmax(y, xs, rows, s.cols, -1, -1, cfg); };
     bytes = 2.0 * n * es;
   } else if (kernel == "rmsnorm") {
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::rmsnorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), s.rows, s.cols, dtype_v<T>), sets);
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::rmsnorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), copies), s.rows, s.cols, dtype_v<T>), sets);
     gpu = [&] { tk::rmsnorm(dy, dx, dw, s.rows, s.cols, 1e-6f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::rmsnorm(y, xs, w, rows, s.cols, 1e-6f, cfg); };
     bytes = 2.0 * n * es + s.cols * es;
@@ -105,12 +107,12 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     };
     bytes = 4.0 * n * es + s.cols * es;
   } else if (kernel == "layernorm") {
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::layernorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), s.rows, s.cols, dtype_v<T>, tk::layernorm_few_rows_on_clusters(dtype_v<T>)), sets);
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::layernorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), copies), s.rows, s.cols, dtype_v<T>, tk::layernorm_few_rows_on_clusters(dtype_v<T>)), sets);
     gpu = [&] { tk::layernorm(dy, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::layernorm(y, xs, w, b, rows, s.cols, 1e-5f, cfg); };
     bytes = 2.0 * n * es + 2.0 * s.cols * es;
   } else if (kernel == "layernorm_stats") {  // the training forward: also writes each row's mean and rstd
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::layernorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters()), s.rows, s.cols, dtype_v<T>, tk::layernorm_few_rows_on_clusters(dtype_v<T>)), sets);
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::layernorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), copies), s.rows, s.cols, dtype_v<T>, tk::layernorm_few_rows_on_clusters(dtype_v<T>)), sets);
     gpu = [&] { tk::layernorm(dy, stats_mean, stats_rstd, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) {
       std::vector<float> mean(rows), rstd(rows);

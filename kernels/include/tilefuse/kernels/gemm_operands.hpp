@@ -17,6 +17,7 @@
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/ir/knobs.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/stream_scratch.hpp"
 #include "tilefuse/launch_stream.hpp"
 #include "tilefuse/tilefuse.hpp"
 
@@ -79,25 +80,6 @@ Config transpose_config() {
 }
 
 namespace detail {
-
-// Device memory from the launch stream's pool for the duration of one host call: work
-// queued on the stream before the destructor's free may use it.
-template <class T>
-class StreamScratch {
- public:
-  explicit StreamScratch(size_t n)
-      : stream_(static_cast<CUstream>(current_launch_stream())),
-        ptr_(static_cast<T*>(cuda::mem_alloc_async(n * sizeof(T), stream_))), n_(n) {}
-  ~StreamScratch() { cuda::mem_free_async(ptr_, stream_); }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-  DevicePtr<T> get() const { return DevicePtr<T>(ptr_, n_); }
-
- private:
-  CUstream stream_;
-  T* ptr_;
-  size_t n_;
-};
 
 // TILEFUSE_GEMM_COPY: 0 never copies or transposes operands, 1 copies every misaligned
 // one, unset decides by size (copy_pays).

@@ -22,7 +22,8 @@ const auto& rmsnorm_row_kernel() {
       {"out", "res_out", "in", "res", "weight", "n_cols", "stride", "eps"},
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
          F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD,
-         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+         Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
+         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES) {
         auto row = cluster_id();
         auto base = row * stride;
         auto in_row = in + base, res_row = res + base;
@@ -51,7 +52,7 @@ const auto& rmsnorm_row_kernel() {
           if (RELOAD)
             x[i] = (RESIDUAL ? c.load(res_out_row, i, 0.0f, Cache::Normal, readable)
                              : c.load(in_row, i, 0.0f, Cache::EvictFirst, readable)).template cast<f32>();
-          auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
+          auto w = c.load_param(weight, i, 0.0f, WEIGHT_COPIES).template cast<f32>();
           store(out_row + c.pos[i], (x[i] * rstd * w).template cast<T>(), c.mask[i]);
         }
       });
@@ -104,7 +105,8 @@ const auto& layernorm_row_kernel() {
       [](Ptr<T> out, Ptr<float> mean_out, Ptr<float> rstd_out, Ptr<const T> in, Ptr<const T> weight,
          Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED,
          Meta<"RELOAD", bool, false> RELOAD, Meta<"CHUNKS", int64_t, 1> CHUNKS,
-         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"STATS", bool, false> STATS) {
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"STATS", bool, false> STATS,
+         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES) {
         auto row = cluster_id();
         auto save_stats = [&](auto mean, auto rstd) {
           if (!STATS) return;
@@ -125,8 +127,8 @@ const auto& layernorm_row_kernel() {
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
         auto affine = [&](int64_t i, auto normalized) {
-          auto w = load(weight + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
-          auto b = load(bias + c.cols[i], c.mask[i], 0.0f).template cast<f32>();
+          auto w = c.load_param(weight, i, 0.0f, WEIGHT_COPIES).template cast<f32>();
+          auto b = c.load_param(bias, i, 0.0f, WEIGHT_COPIES).template cast<f32>();
           store(out_row + c.pos[i], (normalized * w + b).template cast<T>(), c.mask[i]);
         };
         std::vector<Tile<float, 1>> d, d2;
@@ -237,7 +239,10 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // 83.7 -> 84.5, 4096x32768 75.6 -> 80.7, 2048x65536 70.4 -> 76.3, 1024x131072 63.2 ->
 // 71.8, 512x262144 51.7 -> 71.4 (f16 alike); the same spread cost RMSNorm and softmax 1.5-3
 // points, whose programs keep the norm/row heuristic's.
-inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+// `copies`: rows indexed from their aligned start with the parameters' shifted copies
+// (weight_copies_pay): the programs then see aligned rows of the aligned span.
+inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
+  if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
   if (c.cluster == 1 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
   int64_t per = row_cover(c) / c.cluster;
@@ -257,7 +262,9 @@ inline bool layernorm_few_rows_on_clusters(DType dtype) { return byte_size(dtype
 // rows lost 0.2-0.6 points with it, LayerNorm and the residual variant gained nothing
 // reliable (bench/NOTES.md). 16-bit rows of 2048-4096 columns in one tile take 16 values
 // per thread (spread_one_tile_rows).
-inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+// `copies`: as layernorm_heuristic's.
+inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
+  if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
   if (byte_size(dtype) == 2 && c.cluster > 1 && n_cols % 8 != 0 && !row_uses_loop(c, n_cols))
     c.min_programs_per_sm = register_capped_programs(c, 32);
@@ -287,15 +294,18 @@ void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t col
   using T = buffer_elem_t<Out>;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()), rows,
-                                                cols, dtype_v<T>);
+  bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
+  Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), copies),
+                                                rows, cols, dtype_v<T>);
   if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false, align);  // split_norms.hpp
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
-  set_align_rows(c, align, span, false);  // measured slower (the weight's realigned runs): opt-in
+  set_align_rows(c, align, span, copies);
   check_row_cover(c, cols, "rmsnorm");
-  launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, weight, cols,
-              cols, eps);
+  launch_with_row_params<T>(c, cols, [&](const auto& w) {
+    launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, w, cols, cols,
+                eps);
+  }, weight);
 }
 
 // Fused residual add + RMSNorm: res_out = in + res; out = rmsnorm(res_out) * weight.
@@ -314,8 +324,10 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   c.set("RESIDUAL", 1);
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
   check_row_cover(c, cols, "rmsnorm");
-  launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, weight,
-              cols, cols, eps);
+  launch_with_row_params<T>(c, cols, [&](const auto& w) {
+    launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, w, cols,
+                cols, eps);
+  }, weight);
 }
 
 // The one-tile LayerNorm has two algorithms (meta-parameter SHIFTED). Shifted sums are
@@ -339,17 +351,21 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   using T = buffer_elem_t<Out>;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  Config picked = cfg ? *cfg : with_split_rows<Out>(layernorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>()),
-                                                     rows, cols, dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
+  bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
+  Config picked = cfg ? *cfg
+                      : with_split_rows<Out>(layernorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), copies), rows,
+                                             cols, dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
   if (row_uses_split(picked)) return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps, align);
   picked.meta.erase("SPLIT");
   Config c = layernorm_config(picked, cols, dtype_v<T>);
-  set_align_rows(c, align, span, false);  // measured slower (weight and bias realigned per run): opt-in
+  set_align_rows(c, align, span, copies);
   check_row_cover(c, cols, "layernorm");
-  launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, mean, rstd, in, weight,
-              bias, cols, cols, eps);
+  launch_with_row_params<T>(c, cols, [&](const auto& w, const auto& b) {
+    launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, mean, rstd, in, w, b,
+                cols, cols, eps);
+  }, weight, bias);
 }
 }  // namespace detail
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_param_copies.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -75,6 +76,19 @@ struct RowChunks {
                                        const std::vector<Tile<bool, 1>>& readable, TF_HERE) const {
     if (readable.empty()) return tilefuse::load(row + pos[i], mask[i], other, cache, loc);
     return tilefuse::load(row + pos[i], mask[i], other, cache, readable[i], loc);
+  }
+
+  // Chunk i of a row parameter (a weight or bias) at the row's columns. With `copies`
+  // (rows indexed from their aligned start, WEIGHT_COPIES), `param` holds the parameter's
+  // shifted copies (row_param_copies.hpp) and copy `head` is read at the chunk's own
+  // positions, in whole 16-byte runs; its padding reads 0.
+  template <class T, class O>
+  Tile<std::remove_const_t<T>, 1> load_param(const Tile<PtrTo<T>, 0>& param, size_t i, const O& other, bool copies,
+                                             TF_HERE) const {
+    if (!copies || !head) return tilefuse::load(param + cols[i], mask[i], other, Cache::Normal, loc);
+    auto stride = shifted_copy_stride<std::remove_const_t<T>>(n_cols);
+    auto copy = align_down(param + (*head * stride).template cast<i64>(), 16, loc).base;  // aligned already: says so
+    return tilefuse::load(copy + pos[i], pos[i] < stride, other, Cache::Normal, loc);
   }
 };
 

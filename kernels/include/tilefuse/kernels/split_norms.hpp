@@ -39,14 +39,15 @@ const auto& rmsnorm_split_reduce_kernel() {
 }
 
 // `in` is res_out for the residual variant (the rounded sum, as stored). The weight is
-// read at the row's columns (with ALIGN_ROWS, off its 16 bytes: element by element).
+// read at the row's columns; with ALIGN_ROWS, off its 16 bytes (realigned per run), or
+// from its shifted copies with WEIGHT_COPIES (row_param_copies.hpp).
 template <class T>
 const auto& rmsnorm_split_normalize_kernel() {
   static auto k = kernel(std::string("rmsnorm_split_normalize_") + name(dtype_v<T>),
       {"out", "in", "weight", "partials", "n_cols", "stride", "eps", "row0", "n_rows"},
       [](Ptr<T> out, Ptr<const T> in, Ptr<const T> weight, Ptr<const float> partials, I32 n_cols, I64 stride,
          F32 eps, I32 row0, I32 n_rows, Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS,
-         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES) {
         auto chunk = program_id(0);
         auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
@@ -56,7 +57,7 @@ const auto& rmsnorm_split_normalize_kernel() {
         auto out_row = out + row * stride;
         SplitChunk c(chunk, BLOCK, n_cols, row, n_rows, stride, ALIGN_ROWS, in_row, out_row);
         auto x = c.template load<T>(in_row, 0.0f, Cache::EvictFirst).template cast<f32>();
-        auto w = load(weight + c.chunk.cols[0], c.chunk.mask[0], 0.0f).template cast<f32>();
+        auto w = c.chunk.load_param(weight, 0, 0.0f, WEIGHT_COPIES).template cast<f32>();
         store(out_row + c.chunk.pos[0], (x * rstd * w).template cast<T>(), c.chunk.mask[0]);
       });
   return k;
@@ -96,7 +97,7 @@ const auto& layernorm_split_normalize_kernel() {
       [](Ptr<T> out, Ptr<float> mean_out, Ptr<float> rstd_out, Ptr<const T> in, Ptr<const T> weight,
          Ptr<const T> bias, Ptr<const float> partials, I32 n_cols, I64 stride, F32 eps, I32 row0, I32 n_rows,
          Meta<"BLOCK"> BLOCK, Meta<"PARTS"> PARTS, Meta<"STATS", bool, false> STATS,
-         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES) {
         auto chunk = program_id(0);
         auto r = split_normalize_row();
         auto n_chunks = num_programs(0);
@@ -114,8 +115,8 @@ const auto& layernorm_split_normalize_kernel() {
         }
         SplitChunk c(chunk, BLOCK, n_cols, row, n_rows, stride, ALIGN_ROWS, row_in, row_out);
         auto d = c.template load<T>(row_in, 0.0f, Cache::EvictFirst).template cast<f32>() - shift;
-        auto w = load(weight + c.chunk.cols[0], c.chunk.mask[0], 0.0f).template cast<f32>();
-        auto b = load(bias + c.chunk.cols[0], c.chunk.mask[0], 0.0f).template cast<f32>();
+        auto w = c.chunk.load_param(weight, 0, 0.0f, WEIGHT_COPIES).template cast<f32>();
+        auto b = c.chunk.load_param(bias, 0, 0.0f, WEIGHT_COPIES).template cast<f32>();
         store(row_out + c.chunk.pos[0], ((d * rstd - mean_d * rstd) * w + b).template cast<T>(), c.chunk.mask[0]);
       });
   return k;
@@ -131,19 +132,20 @@ void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, cons
   using T = buffer_elem_t<Out>;
   check_split_config(c, "rmsnorm");
   int64_t span = split_aligned_span(c, align, split_rmsnorm_alignment_pays(cols, dtype_v<T>), cols, dtype_v<T>);
-  launch_split_rows<Out>(
-      c, rows, span, 1,
-      [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
-        rmsnorm_split_reduce_kernel<T>().launch(g, Config(rc).set("RESIDUAL", residual), partials, res_out, in, res,
-                                                cols, cols, row0, rows);
-      },
-      [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
-        if (residual)
-          rmsnorm_split_normalize_kernel<T>().launch(g, nc, out, res_out, weight, partials, cols, cols, eps, row0,
-                                                     rows);
-        else
-          rmsnorm_split_normalize_kernel<T>().launch(g, nc, out, in, weight, partials, cols, cols, eps, row0, rows);
-      });
+  launch_with_row_params<T>(c, cols, [&](const auto& w) {
+    launch_split_rows<Out>(
+        c, rows, span, 1,
+        [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
+          rmsnorm_split_reduce_kernel<T>().launch(g, Config(rc).set("RESIDUAL", residual), partials, res_out, in, res,
+                                                  cols, cols, row0, rows);
+        },
+        [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
+          if (residual)
+            rmsnorm_split_normalize_kernel<T>().launch(g, nc, out, res_out, w, partials, cols, cols, eps, row0, rows);
+          else
+            rmsnorm_split_normalize_kernel<T>().launch(g, nc, out, in, w, partials, cols, cols, eps, row0, rows);
+        });
+  }, weight);
 }
 
 // mean/rstd: as layernorm_row_kernel's (written with STATS in c).
@@ -154,15 +156,17 @@ void layernorm_split(Out& out, const Mean& mean, const Rstd& rstd, const In& in,
   check_split_config(c, "layernorm");
   bool stats = c.has("STATS") && c.get("STATS");
   int64_t span = split_aligned_span(c, align, false, cols, dtype_v<T>);  // only where ALIGN_ROWS=1 asks (it lost)
-  launch_split_rows<Out>(
-      c, rows, span, 3,
-      [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
-        layernorm_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, cols, row0, rows);
-      },
-      [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
-        layernorm_split_normalize_kernel<T>().launch(g, Config(nc).set("STATS", stats), out, mean, rstd, in, weight,
-                                                     bias, partials, cols, cols, eps, row0, rows);
-      });
+  launch_with_row_params<T>(c, cols, [&](const auto& w, const auto& b) {
+    launch_split_rows<Out>(
+        c, rows, span, 3,
+        [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
+          layernorm_split_reduce_kernel<T>().launch(g, rc, partials, in, cols, cols, row0, rows);
+        },
+        [&](const Grid& g, const Config& nc, auto& partials, int32_t row0) {
+          layernorm_split_normalize_kernel<T>().launch(g, Config(nc).set("STATS", stats), out, mean, rstd, in, w, b,
+                                                       partials, cols, cols, eps, row0, rows);
+        });
+  }, weight, bias);
 }
 
 }  // namespace tilefuse::kernels

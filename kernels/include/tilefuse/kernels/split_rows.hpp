@@ -39,6 +39,7 @@ inline Config split_reduce_config(Config c) {
   c.meta.erase("STATS");  // LayerNorm's normalize kernel takes it back (split_norms.hpp)
   c.meta.erase("ONE_PASS");
   c.meta.erase("LAG");
+  c.meta.erase("WEIGHT_COPIES");  // the norms' normalize kernels take it back
   c.cluster = 1;
   return c;
 }
@@ -46,6 +47,7 @@ inline Config split_normalize_config(const Config& c, int64_t cols) {
   int64_t chunks = (cols + c.get("BLOCK") - 1) / c.get("BLOCK");
   Config n = split_reduce_config(c);
   n.meta.erase("RESIDUAL");
+  if (c.has("WEIGHT_COPIES")) n.set("WEIGHT_COPIES", c.get("WEIGHT_COPIES"));
   return n.set("PARTS", split_parts(chunks));
 }
 

@@ -195,8 +195,11 @@ const auto& rmsnorm_tuner() {
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(rmsnorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
-                                                   k["n_rows"], k["n_cols"], dtype_v<T>);
+                        bool copies = contiguous_rows_misaligned(k["n_cols"], dtype_v<T>) &&
+                                      weight_copies_pay(k["n_rows"], k["n_cols"], dtype_v<T>, 0);
+                        return with_split_rows_any(
+                            rmsnorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies), k["n_rows"],
+                            k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
         if (row_uses_split(c))
@@ -222,8 +225,11 @@ const auto& layernorm_tuner() {
       TuneOptions{.name = "layernorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters()),
-                                                   k["n_rows"], k["n_cols"], dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
+                        bool copies = contiguous_rows_misaligned(k["n_cols"], dtype_v<T>) &&
+                                      weight_copies_pay(k["n_rows"], k["n_cols"], dtype_v<T>, 0);
+                        return with_split_rows_any(
+                            layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies), k["n_rows"],
+                            k["n_cols"], dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
