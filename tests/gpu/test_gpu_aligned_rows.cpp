@@ -79,3 +79,54 @@ TEST_CASE_TEMPLATE("gpu: gallery row kernels with ALIGN_ROWS at odd widths and o
                          mean, rstd, x, w, b, n, s.cols, 1e-5f);
   }
 }
+
+// The host functions on device buffers whose rows start off 16 bytes: rows indexed from
+// their aligned start, the weight and bias read from their shifted copies (WEIGHT_COPIES=1)
+// or realigned per run (0), at odd widths, a base off 4 bytes, on clusters; against plain
+// C++.
+TEST_CASE_TEMPLATE("gpu: norms on misaligned rows, the weight and bias from their shifted copies", T, float,
+                   bfloat16) {
+  if (!difftest::have_gpu()) return;
+  difftest::Tolerance tol = std::is_same_v<T, float> ? difftest::Tolerance{1e-9, 2e-4} : difftest::Tolerance{1e-9, 1.6e-2};
+  struct Case { int64_t rows, cols, offset; Config cfg; };
+  for (auto& s : {Case{7, 4099, 0, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4)}},
+                  Case{5, 16385, 0, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4), cluster(4)}},
+                  Case{9, 1024, 1, Config{{"BLOCK", 256}, {"CHUNKS", 5}, num_warps(1)}},  // base off 4 bytes
+                  Case{6, 2053, 3, Config{{"BLOCK", 512}, {"CHUNKS", 3}, num_warps(2), cluster(2)}}}) {
+    for (int copies : {1, 0}) {
+      CAPTURE(s.cols);
+      CAPTURE(s.offset);
+      CAPTURE(copies);
+      Config cfg = Config(s.cfg).set("ALIGN_ROWS", 1).set("WEIGHT_COPIES", copies);
+      size_t n = size_t(s.rows * s.cols), off = size_t(s.offset);
+      auto x = ref::random_vec<T>(n + off, 31 + s.cols, -5, 5), r = ref::random_vec<T>(n + off, 32 + s.cols);
+      auto w = ref::random_vec<T>(s.cols, 33, 0.5, 1.5), b = ref::random_vec<T>(s.cols, 34);
+      auto gx = to_device(x), gr = to_device(r), gw = to_device(w), gb = to_device(b);
+      DeviceBuffer<T> gy(n + off), gs(n + off);
+      auto view = [&](auto& buf) { return DevicePtr<T>(buf.data() + off, n); };
+      auto cview = [&](auto& buf) { return DevicePtr<const T>(buf.data() + off, n); };
+      std::vector<float> xs(n), summed(n);
+      for (size_t i = 0; i < n; ++i) {
+        xs[i] = float(x[i + off]);
+        summed[i] = float(T(xs[i] + float(r[i + off])));
+      }
+      auto got = [&](DeviceBuffer<T>& buf) {
+        auto h = buf.to_host();
+        return std::vector<T>(h.begin() + s.offset, h.begin() + s.offset + s.rows * s.cols);
+      };
+      std::vector<double> want;
+      tk::rmsnorm(view(gy), cview(gx), gw, s.rows, s.cols, 1e-6f, cfg);
+      ref::rmsnorm(want, xs, ref::to_float(w), s.rows, s.cols, 1e-6);
+      difftest::compare(got(gy), std::vector<T>(want.begin(), want.end()), tol, 0);
+      tk::add_rmsnorm(view(gy), view(gs), cview(gx), cview(gr), gw, s.rows, s.cols, 1e-6f, cfg);
+      CHECK(ref::max_rel_err(got(gs), std::vector<double>(summed.begin(), summed.end()), 0, 0) == 0.0);
+      ref::rmsnorm(want, summed, ref::to_float(w), s.rows, s.cols, 1e-6);
+      difftest::compare(got(gy), std::vector<T>(want.begin(), want.end()), tol, 1);
+      tk::layernorm(view(gy), cview(gx), gw, gb, s.rows, s.cols, 1e-5f, cfg);
+      ref::layernorm(want, xs, ref::to_float(w), ref::to_float(b), s.rows, s.cols, 1e-5);
+      difftest::Tolerance ln_tol = tol;
+      ln_tol.atol = std::is_same_v<T, float> ? 1e-4 : 2e-2;
+      difftest::compare(got(gy), std::vector<T>(want.begin(), want.end()), ln_tol, 2);
+    }
+  }
+}

@@ -63,14 +63,14 @@ TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_RO
     // different ones (it must not: the host falls back to the plain rows).
     for (auto [x_off, y_off] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{3, 3}, std::pair{1, 2}}) {
       // 0: plain rows; 1: aligned rows, the weight and bias realigned per run; 2: aligned
-      // rows, the weight and bias from their shifted copies (the default with ALIGN_ROWS).
+      // rows, the weight and bias from their shifted copies.
       for (int align : {0, 1, 2}) {
         CAPTURE(s.cols);
         CAPTURE(x_off);
         CAPTURE(y_off);
         CAPTURE(align);
         Config cfg = Config(s.cfg).set("ALIGN_ROWS", align != 0), norm_cfg = cfg;
-        if (align == 1) norm_cfg.set("WEIGHT_COPIES", 0);
+        if (align > 0) norm_cfg.set("WEIGHT_COPIES", align == 2);
         size_t n = size_t(s.rows * s.cols);
         auto xs = ref::random_vec<T>(n + 8, 11 + s.cols, -6.0f, 6.0f);
         std::vector<T> ys(n + 8), ss(n + 8);
@@ -134,21 +134,37 @@ TEST_CASE_TEMPLATE("shifted copies of a row parameter: copy h is the parameter b
   }
 }
 
-TEST_CASE("WEIGHT_COPIES: on with ALIGN_ROWS unless the config turns it off; never without ALIGN_ROWS") {
+TEST_CASE("WEIGHT_COPIES: with ALIGN_ROWS where they pay or the config asks; never without ALIGN_ROWS") {
   Config c{{"BLOCK", 1024}, {"ALIGN_ROWS", 1}};
-  CHECK(tk::set_weight_copies(c));
+  CHECK(tk::set_weight_copies(c, true));
   CHECK(c.get("WEIGHT_COPIES") == 1);
+  Config unpaid{{"BLOCK", 1024}, {"ALIGN_ROWS", 1}};
+  CHECK_FALSE(tk::set_weight_copies(unpaid, false));
+  CHECK_FALSE(unpaid.has("WEIGHT_COPIES"));
+  Config asked = Config(unpaid).set("WEIGHT_COPIES", 1);
+  CHECK(tk::set_weight_copies(asked, false));
   Config off = Config(c).set("WEIGHT_COPIES", 0);
-  CHECK_FALSE(tk::set_weight_copies(off));
+  CHECK_FALSE(tk::set_weight_copies(off, true));
   CHECK_FALSE(off.has("WEIGHT_COPIES"));
   Config plain{{"BLOCK", 1024}, {"WEIGHT_COPIES", 1}};
-  CHECK_FALSE(tk::set_weight_copies(plain));
+  CHECK_FALSE(tk::set_weight_copies(plain, true));
   CHECK_FALSE(plain.has("WEIGHT_COPIES"));
-  CHECK(tk::weight_copies_pay(8192, 4097, DType::bf16, 0));      // odd widths of 16-bit rows
-  CHECK(tk::weight_copies_pay(8192, 4096, DType::f16, 2));       // a base off 4 bytes
+  CHECK(tk::weight_copies_pay(8192, 4097, DType::bf16, 0));        // odd widths of 16-bit rows
+  CHECK(tk::weight_copies_pay(8192, 4096, DType::f16, 2));         // a base off 4 bytes
+  CHECK(tk::weight_copies_pay(128, 262145, DType::bf16, 0));
   CHECK_FALSE(tk::weight_copies_pay(8192, 4098, DType::bf16, 0));  // rows on 4 bytes
   CHECK_FALSE(tk::weight_copies_pay(8192, 4097, DType::f32, 0));
-  CHECK_FALSE(tk::weight_copies_pay(64, 4097, DType::bf16, 0));    // too few elements for the extra launch
+  CHECK_FALSE(tk::weight_copies_pay(2048, 4097, DType::bf16, 0));  // too few elements for the extra launch
+  CHECK_FALSE(tk::weight_copies_pay(32, 1048577, DType::bf16, 0));  // too few rows to share the copies
+}
+
+TEST_CASE("norm heuristics with weight copies plan for the rows' aligned span") {
+  // 8191 columns from their aligned start are 8198 positions: more than one 8192 tile.
+  CHECK(tk::row_cover(tk::rmsnorm_heuristic(8191, DType::bf16, true, true)) >= 8198);
+  CHECK(tk::row_cover(tk::layernorm_heuristic(8191, DType::bf16, true, true)) >= 8198);
+  CHECK(tk::rmsnorm_heuristic(8191, DType::bf16, true, false).get("BLOCK") == 8192);
+  // Odd widths on clusters keep their register cap (E + 32) with copies too.
+  CHECK(tk::rmsnorm_heuristic(16385, DType::bf16, true, true).min_programs_per_sm > 0);
 }
 
 TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share the offset, where it pays") {

@@ -199,8 +199,8 @@ TEST_CASE("split-row softmax in place on rows of odd width (indexed from their a
 }
 
 // The split RMSNorm (with and without the residual) and LayerNorm index odd rows from
-// their aligned starts too; the weight and bias are read from their shifted copies, or
-// (align 2: WEIGHT_COPIES=0) realigned at the row's columns.
+// their aligned starts too; the weight and bias are read realigned at the row's columns,
+// or (align 2: WEIGHT_COPIES=1) from their shifted copies.
 TEST_CASE_TEMPLATE("split-row norms from the rows' aligned starts, and with ALIGN_ROWS=0", T, float, bfloat16) {
   for (int64_t cols : {1001, 257, 70, 1004}) {
     for (int align : {-1, 1, 2, 0}) {
@@ -212,7 +212,7 @@ TEST_CASE_TEMPLATE("split-row norms from the rows' aligned starts, and with ALIG
       auto w = ref::random_vec<T>(cols, 69, 0.5f, 1.5f), b = ref::random_vec<T>(cols, 70);
       Config c{{"BLOCK", 64}, {"SPLIT", 1}, {"BATCH_ROWS", 2}, num_warps(1)};
       if (align >= 0) c.set("ALIGN_ROWS", align != 0);
-      if (align == 2) c.set("WEIGHT_COPIES", 0);
+      if (align == 2) c.set("WEIGHT_COPIES", 1);
       std::vector<T> y(x.size()), sum_out(x.size());
       std::vector<double> want;
       tk::rmsnorm(y, x, w, rows, cols, 1e-6f, c);

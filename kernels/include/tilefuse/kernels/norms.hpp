@@ -264,11 +264,11 @@ inline bool layernorm_few_rows_on_clusters(DType dtype) { return byte_size(dtype
 // per thread (spread_one_tile_rows).
 // `copies`: as layernorm_heuristic's.
 inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
-  if (copies) n_cols = aligned_row_span(n_cols, dtype);
-  Config c = norm_heuristic(n_cols, dtype, clusters);
-  if (byte_size(dtype) == 2 && c.cluster > 1 && n_cols % 8 != 0 && !row_uses_loop(c, n_cols))
+  int64_t n = copies ? aligned_row_span(n_cols, dtype) : n_cols;
+  Config c = norm_heuristic(n, dtype, clusters);
+  if (byte_size(dtype) == 2 && c.cluster > 1 && n_cols % 8 != 0 && !row_uses_loop(c, n))
     c.min_programs_per_sm = register_capped_programs(c, 32);
-  spread_one_tile_rows(c, dtype, n_cols);
+  spread_one_tile_rows(c, dtype, n);
   return c;
 }
 
@@ -297,12 +297,12 @@ void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t col
   bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
   Config c = cfg ? *cfg : with_split_rows<Out>(rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), copies),
                                                 rows, cols, dtype_v<T>);
-  if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false, align);  // split_norms.hpp
+  if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false, align, copies);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
   set_align_rows(c, align, span, copies);
   check_row_cover(c, cols, "rmsnorm");
-  launch_with_row_params<T>(c, cols, [&](const auto& w) {
+  launch_with_row_params<T>(c, copies, cols, [&](const auto& w) {
     launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, out, in, in, w, cols, cols,
                 eps);
   }, weight);
@@ -319,12 +319,15 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   Config c = cfg ? *cfg
                  : with_split_rows<Out>(add_rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), align), rows,
                                         cols, dtype_v<T>);
-  if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true, align);
+  if (row_uses_split(c))
+    return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true, align,
+                         weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address));
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
   check_row_cover(c, cols, "rmsnorm");
-  launch_with_row_params<T>(c, cols, [&](const auto& w) {
+  bool copies = weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
+  launch_with_row_params<T>(c, copies, cols, [&](const auto& w) {
     launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, w, cols,
                 cols, eps);
   }, weight);
@@ -357,12 +360,13 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
                                              cols, dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
-  if (row_uses_split(picked)) return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps, align);
+  if (row_uses_split(picked))
+    return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps, align, copies);
   picked.meta.erase("SPLIT");
   Config c = layernorm_config(picked, cols, dtype_v<T>);
   set_align_rows(c, align, span, copies);
   check_row_cover(c, cols, "layernorm");
-  launch_with_row_params<T>(c, cols, [&](const auto& w, const auto& b) {
+  launch_with_row_params<T>(c, copies, cols, [&](const auto& w, const auto& b) {
     launch_rows(layernorm_row_kernel<T>(), layernorm_looped_kernel<T>(), c, rows, cols, out, mean, rstd, in, w, b,
                 cols, cols, eps);
   }, weight, bias);

@@ -89,31 +89,41 @@ void with_shifted_copies(int64_t cols, With&& with, const P&... params) {
   }
 }
 
-// Whether a norm indexes misaligned rows from their aligned start, with the weight (and
-// bias) read from shifted copies: where rows of 16-bit data start on 2 bytes only (odd
-// widths, or a base off 4 bytes), whose plain accesses move 2 bytes each, and there are
-// enough elements for the copies' extra launch to be small against the rows.
+// Whether a norm reads its weight (and bias) from shifted copies, and the row programs
+// index misaligned rows from their aligned start for it. Measured on H200 (bf16 % of copy,
+// plain rows -> copies; bench/NOTES.md "Norm weights from shifted copies"):
+// - rows of 16-bit data that start on 2 bytes only (odd widths, or a base off 4 bytes),
+//   whose plain accesses move 2 bytes each: RMSNorm 8191x4097 62.5 -> 70.9, 4096x8191
+//   55.0 -> 69.2, 2048x16383 55.3 -> 66.5, 512x65537 46.5 -> 61.7; LayerNorm 2048x16385
+//   39.3 -> 49.8, 512x65535 33.9 -> 44.0. Rows on 4 or 8 bytes lost (RMSNorm 8189x4098
+//   77.9 -> 72.1, LayerNorm 8185x4100 77.3 -> 59.9), as did f32;
+// - 2^24 elements or more: the copies' launch costs about 2 us (2048x4097: RMSNorm 44.2 ->
+//   45.1, LayerNorm 41.2 -> 38.9; 1024x4097 both lost);
+// - 128 rows or more: the R copies are written once and each read by rows / R rows; with
+//   few long rows they cost as much as the rows (RMSNorm, split, 8x4194305 48.3 -> 34.0,
+//   32x1048577 47.9 -> 41.7; 128x262145 47.3 -> 49.2).
 inline bool weight_copies_pay(int64_t rows, int64_t cols, DType dtype, uint64_t address) {
   bool two_byte_rows = byte_size(dtype) == 2 && (cols % 2 == 1 || address % 4 != 0);
-  return two_byte_rows && rows * cols >= (int64_t{1} << 22);
+  return two_byte_rows && rows * cols >= (int64_t{1} << 24) && rows >= 128;
 }
 
-// Whether a row program reads its weight (and bias) from shifted copies (WEIGHT_COPIES):
-// wherever it indexes its rows from their aligned start (ALIGN_ROWS), unless the config
-// says WEIGHT_COPIES=0 (then each run of the parameter is realigned in registers).
-inline bool set_weight_copies(Config& c) {
+// Sets WEIGHT_COPIES in a norm's config and says whether it is on: only where the program
+// indexes its rows from their aligned start (ALIGN_ROWS), and then as the config asks
+// (WEIGHT_COPIES=0/1), else where `pays` (weight_copies_pay; without copies each run of the
+// parameters is realigned in registers).
+inline bool set_weight_copies(Config& c, bool pays) {
   bool on = c.has("ALIGN_ROWS") && c.get("ALIGN_ROWS") != 0 &&
-            (!c.has("WEIGHT_COPIES") || c.get("WEIGHT_COPIES") != 0);
+            (c.has("WEIGHT_COPIES") ? c.get("WEIGHT_COPIES") != 0 : pays);
   c.meta.erase("WEIGHT_COPIES");
   if (on) c.set("WEIGHT_COPIES", 1);
   return on;
 }
 
 // launch(params...), or launch(copies of params...) where the config reads them from
-// shifted copies (set_weight_copies, which this calls).
+// shifted copies (set_weight_copies(c, pays), which this calls).
 template <class T, class Launch, class... P>
-void launch_with_row_params(Config& c, int64_t cols, Launch&& launch, const P&... params) {
-  if (!set_weight_copies(c)) return launch(params...);
+void launch_with_row_params(Config& c, bool pays, int64_t cols, Launch&& launch, const P&... params) {
+  if (!set_weight_copies(c, pays)) return launch(params...);
   with_shifted_copies<T>(cols, launch, params...);
 }
 

@@ -124,15 +124,16 @@ const auto& layernorm_split_normalize_kernel() {
 
 // With a residual, `res_out`/`res` are its buffers; without, any buffers of T (unused).
 // `align`: the rows may be indexed from their 16-byte-aligned starts (rows_need_alignment),
-// which the RMSNorms do where it pays and LayerNorm where ALIGN_ROWS=1 asks
-// (split_aligned_span; ALIGN_ROWS=0 in the config turns it off).
+// which the RMSNorms do where it pays and LayerNorm where its weight copies do
+// (split_aligned_span; ALIGN_ROWS=0/1 in the config decides). `copies`: the weight (and
+// bias) read from shifted copies there (weight_copies_pay; WEIGHT_COPIES=0/1 decides).
 template <class Out, class ResOut, class In, class Res, class W>
 void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, const W& weight, Config c,
-                   int64_t rows, int64_t cols, float eps, bool residual, bool align = false) {
+                   int64_t rows, int64_t cols, float eps, bool residual, bool align = false, bool copies = false) {
   using T = buffer_elem_t<Out>;
   check_split_config(c, "rmsnorm");
   int64_t span = split_aligned_span(c, align, split_rmsnorm_alignment_pays(cols, dtype_v<T>), cols, dtype_v<T>);
-  launch_with_row_params<T>(c, cols, [&](const auto& w) {
+  launch_with_row_params<T>(c, copies, cols, [&](const auto& w) {
     launch_split_rows<Out>(
         c, rows, span, 1,
         [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
@@ -151,12 +152,13 @@ void rmsnorm_split(Out& out, ResOut& res_out, const In& in, const Res& res, cons
 // mean/rstd: as layernorm_row_kernel's (written with STATS in c).
 template <class Out, class Mean, class Rstd, class In, class W, class B>
 void layernorm_split(Out& out, const Mean& mean, const Rstd& rstd, const In& in, const W& weight, const B& bias,
-                     Config c, int64_t rows, int64_t cols, float eps, bool align = false) {
+                     Config c, int64_t rows, int64_t cols, float eps, bool align = false, bool copies = false) {
   using T = buffer_elem_t<Out>;
   check_split_config(c, "layernorm");
   bool stats = c.has("STATS") && c.get("STATS");
-  int64_t span = split_aligned_span(c, align, false, cols, dtype_v<T>);  // only where ALIGN_ROWS=1 asks (it lost)
-  launch_with_row_params<T>(c, cols, [&](const auto& w, const auto& b) {
+  // Off 16 bytes with realigned weights it lost everywhere (split_rmsnorm_alignment_pays); from copies it pays
+  int64_t span = split_aligned_span(c, align, copies, cols, dtype_v<T>);
+  launch_with_row_params<T>(c, copies, cols, [&](const auto& w, const auto& b) {
     launch_split_rows<Out>(
         c, rows, span, 3,
         [&](const Grid& g, const Config& rc, auto& partials, int32_t row0) {
