@@ -134,7 +134,7 @@ TEST_CASE_TEMPLATE("shifted copies of a row parameter: copy h is the parameter b
   }
 }
 
-TEST_CASE("WEIGHT_COPIES: with ALIGN_ROWS where they pay or the config asks; never without ALIGN_ROWS") {
+TEST_CASE("WEIGHT_COPIES: with ALIGN_ROWS where they pay or the config asks, never without ALIGN_ROWS") {
   Config c{{"BLOCK", 1024}, {"ALIGN_ROWS", 1}};
   CHECK(tk::set_weight_copies(c, true));
   CHECK(c.get("WEIGHT_COPIES") == 1);
