@@ -3,6 +3,7 @@
 // LayerNorm over rows, f32 math. Each has a one-row-per-cluster program (the row in
 // registers of the C programs of a cluster; C = 1 by default) and a looped program for
 // long rows where clusters are absent.
+#include <optional>
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
@@ -119,9 +120,17 @@ const auto& layernorm_row_kernel() {
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(row * stride, (rows - 1 - row).template cast<i64>() * stride);
         auto plus = [](auto a, auto b) { return a + b; };
+        // SHIFTED: masked lanes read the shift x[row, 0] itself, so that d = x - shift is 0
+        // there without a select (per element where the rows' mask is only known per
+        // element: rows indexed from their aligned start).
+        std::optional<Tile<T, 0>> shift_t;
+        if (SHIFTED) shift_t = load(first_col);
         std::vector<Tile<float, 1>> x;
-        for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(c.load(in_row, i, 0.0f, RELOAD ? Cache::Normal : Cache::EvictFirst, readable).template cast<f32>());
+        for (int64_t i = 0; i < CHUNKS; ++i) {
+          Cache cache = RELOAD ? Cache::Normal : Cache::EvictFirst;
+          x.push_back((SHIFTED ? c.load(in_row, i, *shift_t, cache, readable) : c.load(in_row, i, 0.0f, cache, readable))
+                          .template cast<f32>());
+        }
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
         auto again = [&](int64_t i) { return c.load(in_row, i, 0.0f, Cache::EvictFirst, readable).template cast<f32>(); };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
@@ -136,9 +145,9 @@ const auto& layernorm_row_kernel() {
           // Shifted sums: with d = x - x[0], mean = x[0] + E[d] and var = E[d^2] - E[d]^2.
           // The two reductions are independent (no mean-then-variance chain), and the
           // shift keeps them stable when |mean| >> std.
-          auto shift = load(first_col).template cast<f32>();
+          auto shift = shift_t->template cast<f32>();
           for (int64_t i = 0; i < CHUNKS; ++i) {
-            d.push_back(where(c.mask[i], x[i] - shift, 0.0f));
+            d.push_back(x[i] - shift);
             d2.push_back(d[i] * d[i]);
           }
           auto mean_d = cluster_sum(sum(combine(d, plus), 0)) / n_cols;
