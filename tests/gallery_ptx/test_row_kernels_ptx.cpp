@@ -74,6 +74,33 @@ TEST_CASE("row kernels indexing rows from their aligned start: 128-bit loads and
   }
 }
 
+// With WEIGHT_COPIES the norms read the weight (and bias) from their shifted copies at
+// the row's aligned positions: one 16-byte load per parameter run like the row's own, no
+// 8-byte pieces and no funnel shifts.
+TEST_CASE("norms with weight copies: every parameter run one aligned 128-bit load, no realignment") {
+  if (gallery_ptx::no_ptxas()) return;
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), ld64(R"(ld\.global[^\n]*\.v2\.b32)");
+  for (std::string kname : {"rmsnorm", "layernorm"}) {
+    for (int64_t cols : {4099, 30011}) {
+      DType d = DType::bf16;
+      Config cfg = kernels::chunked_row_heuristic(kernels::aligned_row_span(cols, d), d, true);
+      cfg.set("ALIGN_ROWS", 1);
+      CAPTURE(kname);
+      CAPTURE(cols);
+      int64_t chunks = cfg.has("CHUNKS") ? cfg.get("CHUNKS") : 1;
+      int64_t params = kname == "rmsnorm" ? 1 : 2;
+      std::string realigned = assemble_unaligned(kname, d, cfg);
+      std::string copies = assemble_unaligned(kname, d, Config(cfg).set("WEIGHT_COPIES", 1));
+      CHECK(count(copies, ld128) == count(realigned, ld128));  // the realigned runs' first chunks
+      CHECK(count(realigned, ld64) > 0);
+      CHECK(count(copies, ld64) == 0);
+      CHECK(count(copies, ld128) >= chunks * (1 + params));
+      CHECK(realigned.find("shf.r.wrap") != std::string::npos);
+      CHECK(copies.find("shf.r.wrap") == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("split-row kernels from the rows' aligned starts: 128-bit loads and stores at any width") {
   if (gallery_ptx::no_ptxas()) return;
   const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");

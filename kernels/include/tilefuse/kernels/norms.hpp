@@ -120,15 +120,19 @@ const auto& layernorm_row_kernel() {
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(row * stride, (rows - 1 - row).template cast<i64>() * stride);
         auto plus = [](auto a, auto b) { return a + b; };
-        // SHIFTED: masked lanes read the shift x[row, 0] itself, so that d = x - shift is 0
-        // there without a select (per element where the rows' mask is only known per
-        // element: rows indexed from their aligned start).
+        // SHIFTED on rows indexed from their aligned start: masked lanes read the shift
+        // x[row, 0] itself, so that d = x - shift is 0 there without a select per element
+        // (their mask is known only per element). Elsewhere the masks hold per run and
+        // the select is cheaper than materializing the shift in the masked lanes
+        // (measured, bench/NOTES.md: bf16 65536x1024 90.4 -> 85.7% of copy that way).
+        bool shift_in_masked = SHIFTED && ALIGN_ROWS;
         std::optional<Tile<T, 0>> shift_t;
-        if (SHIFTED) shift_t = load(first_col);
+        if (shift_in_masked) shift_t = load(first_col);
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i) {
           Cache cache = RELOAD ? Cache::Normal : Cache::EvictFirst;
-          x.push_back((SHIFTED ? c.load(in_row, i, *shift_t, cache, readable) : c.load(in_row, i, 0.0f, cache, readable))
+          x.push_back((shift_in_masked ? c.load(in_row, i, *shift_t, cache, readable)
+                                       : c.load(in_row, i, 0.0f, cache, readable))
                           .template cast<f32>());
         }
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
@@ -145,9 +149,9 @@ const auto& layernorm_row_kernel() {
           // Shifted sums: with d = x - x[0], mean = x[0] + E[d] and var = E[d^2] - E[d]^2.
           // The two reductions are independent (no mean-then-variance chain), and the
           // shift keeps them stable when |mean| >> std.
-          auto shift = shift_t->template cast<f32>();
+          auto shift = (shift_in_masked ? *shift_t : load(first_col)).template cast<f32>();
           for (int64_t i = 0; i < CHUNKS; ++i) {
-            d.push_back(x[i] - shift);
+            d.push_back(shift_in_masked ? x[i] - shift : where(c.mask[i], x[i] - shift, 0.0f));
             d2.push_back(d[i] * d[i]);
           }
           auto mean_d = cluster_sum(sum(combine(d, plus), 0)) / n_cols;
