@@ -332,14 +332,12 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   Config c = cfg ? *cfg
                  : with_split_rows<Out>(add_rmsnorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), align), rows,
                                         cols, dtype_v<T>);
-  if (row_uses_split(c))
-    return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true, align,
-                         weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address));
+  bool copies = weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
+  if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true, align, copies);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
   check_row_cover(c, cols, "rmsnorm");
-  bool copies = weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
   launch_with_row_params<T>(c, copies, cols, [&](const auto& w) {
     launch_rows(rmsnorm_row_kernel<T>(), rmsnorm_looped_kernel<T>(), c, rows, cols, out, res_out, in, res, w, cols,
                 cols, eps);
