@@ -10,6 +10,7 @@
 #include "gallery_ptx_util.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/registry.hpp"
+#include "tilefuse/kernels/swiglu.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 #include "tilefuse/tools/ptxas.hpp"
 
@@ -191,5 +192,41 @@ TEST_CASE("cross_entropy: PICK_TARGET takes the target logit from registers, wit
     std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
     CHECK(count(ptx, scalar16) == (pick ? 0 : 1));  // the owner's load of x[target]
     CHECK(count(ptx, std::regex(R"(ld\.global[.A-Za-z_:0-9]*\.v4\.b32)")) == 8);  // the row: 8192 / 128 / 8
+  }
+}
+
+// The row reads' cache hint (RowChunks::read_once): none on rows of whole 16-byte runs
+// (L1::evict_first measured slower there), L1::evict_first on rows indexed from their
+// aligned start (measured faster there); SwiGLU's loads carry none. PTX only: no ptxas.
+TEST_CASE("row reads: no evict_first hint on rows of whole runs, evict_first from the aligned start") {
+  auto ptx_of = [](const std::string& kname, Config cfg, int64_t divisibility) {
+    const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                  [&](const auto& k) { return k.name == kname; });
+    for (auto& [key, v] : g.default_config.meta)
+      if (!cfg.has(key)) cfg.set(key, v);
+    const KernelBase& k = g.get(DType::bf16);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), divisibility));
+    return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  };
+  const std::regex hinted(R"(ld\.global\.L1::evict_first)"), loads(R"(ld\.global[^\n]*\.v4\.b32)");
+  for (std::string kname : {"softmax", "rmsnorm", "layernorm", "cross_entropy", "softmax_bwd"}) {
+    CAPTURE(kname);
+    Config plain{{"BLOCK", 1024}, {"CHUNKS", 4}};
+    if (kname == "softmax_bwd") plain = Config{{"BLOCK", 4096}};
+    std::string whole = ptx_of(kname, plain, 16);
+    CHECK(count(whole, loads) > 0);
+    CHECK(count(whole, hinted) == 0);
+    Config from_start = plain;
+    from_start.set("ALIGN_ROWS", 1);
+    std::string aligned = ptx_of(kname, from_start, 1);
+    int rows_read = kname == "softmax_bwd" ? 2 : 1;  // dy and y
+    int chunks = kname == "softmax_bwd" ? 1 : 4;
+    CHECK(count(aligned, hinted) >= rows_read * chunks);
+  }
+  for (std::string kname : {"swiglu", "swiglu_bwd"}) {
+    CAPTURE(kname);
+    std::string ptx = ptx_of(kname, kernels::swiglu_heuristic(4096, DType::bf16, kname == "swiglu_bwd"), 16);
+    CHECK(count(ptx, loads) > 0);
+    CHECK(count(ptx, hinted) == 0);
   }
 }

@@ -124,7 +124,7 @@ const auto& cross_entropy_row_kernel() {
         auto target = load(targets + row);
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(c.load(x_row, i, -inf, Cache::EvictFirst, readable).template cast<f32>());
+          x.push_back(c.load(x_row, i, -inf, c.read_once(), readable).template cast<f32>());
         auto factor = detail::ce_grad_factor(REDUCTION, grad_scale, inv_count);
         auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
         auto first = cluster_rank() * (BLOCK * CHUNKS);

@@ -32,7 +32,7 @@ const auto& rmsnorm_row_kernel() {
         RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols,
                     RESIDUAL ? align_rows(ALIGN_ROWS, in_row, out_row, res_row, res_out_row)
                              : align_rows(ALIGN_ROWS, in_row, out_row));
-        Cache first = RELOAD ? Cache::Normal : Cache::EvictFirst;
+        Cache first = RELOAD ? Cache::Normal : c.read_once();
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(base, (rows - 1 - row).template cast<i64>() * stride);
         std::vector<Tile<float, 1>> x, sq;
@@ -40,7 +40,7 @@ const auto& rmsnorm_row_kernel() {
           auto xi = c.load(in_row, i, 0.0f, first, readable).template cast<f32>();
           if (RESIDUAL) {
             // The sum is rounded to T once and normalized from there, as it is stored.
-            auto s = (xi + c.load(res_row, i, 0.0f, Cache::EvictFirst, readable).template cast<f32>())
+            auto s = (xi + c.load(res_row, i, 0.0f, c.read_once(), readable).template cast<f32>())
                          .template cast<T>();
             store(res_out_row + c.pos[i], s, c.mask[i]);
             xi = s.template cast<f32>();
@@ -52,7 +52,7 @@ const auto& rmsnorm_row_kernel() {
         for (int64_t i = 0; i < CHUNKS; ++i) {
           if (RELOAD)
             x[i] = (RESIDUAL ? c.load(res_out_row, i, 0.0f, Cache::Normal, readable)
-                             : c.load(in_row, i, 0.0f, Cache::EvictFirst, readable)).template cast<f32>();
+                             : c.load(in_row, i, 0.0f, c.read_once(), readable)).template cast<f32>();
           auto w = c.load_param(weight, i, 0.0f, WEIGHT_COPIES).template cast<f32>();
           store(out_row + c.pos[i], (x[i] * rstd * w).template cast<T>(), c.mask[i]);
         }
@@ -130,13 +130,13 @@ const auto& layernorm_row_kernel() {
         if (shift_in_masked) shift_t = load(first_col);
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i) {
-          Cache cache = RELOAD ? Cache::Normal : Cache::EvictFirst;
+          Cache cache = RELOAD ? Cache::Normal : c.read_once();
           x.push_back((shift_in_masked ? c.load(in_row, i, *shift_t, cache, readable)
                                        : c.load(in_row, i, 0.0f, cache, readable))
                           .template cast<f32>());
         }
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
-        auto again = [&](int64_t i) { return c.load(in_row, i, 0.0f, Cache::EvictFirst, readable).template cast<f32>(); };
+        auto again = [&](int64_t i) { return c.load(in_row, i, 0.0f, c.read_once(), readable).template cast<f32>(); };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
         auto affine = [&](int64_t i, auto normalized) {

@@ -28,8 +28,8 @@ const auto& softmax_backward_row_kernel() {
         RowChunks c(cluster_rank(), BLOCK, 1, n_cols, align_rows(ALIGN_ROWS, dy_row, y_row, dx_row));
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(base, (rows - 1 - row).template cast<i64>() * stride);
-        auto g = c.load(dy_row, 0, 0.0f, Cache::EvictFirst, readable).template cast<f32>();
-        auto yv = c.load(y_row, 0, 0.0f, Cache::EvictFirst, readable).template cast<f32>();
+        auto g = c.load(dy_row, 0, 0.0f, c.read_once(), readable).template cast<f32>();
+        auto yv = c.load(y_row, 0, 0.0f, c.read_once(), readable).template cast<f32>();
         auto dot = cluster_sum(sum(g * yv, 0));
         store(dx_row + c.pos[0], (yv * (g - dot)).template cast<T>(), c.mask[0]);
       });
