@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Odd 16-bit widths: what the per-run mask tests cost. Baseline against TILEFUSE_EXP=nofinish
 # (partly valid runs not finished: wrong at rows' edges, timing only), and the aligned twin
-# on the same config; ncu source-level stalls of RMSNorm.
+# on the same config; ncu source-level stalls of RMSNorm (sass_stalls.py: the copy in
+# results/h200_2026-11-28/readable/, placed beside this script in the bundle).
 cd "$(dirname "$0")"; export LD_LIBRARY_PATH=$PWD
 B=./tilefuse-bench
 for round in 1 2; do
