@@ -26,10 +26,10 @@ inline int count(const std::string& s, const std::regex& re) {
   return static_cast<int>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
 }
 
-// The PTX of a gallery row kernel compiled for sm_90a with every argument of
-// divisibility 1 (pointers and widths of any alignment), the kernel's defaults filling in
-// `cfg`; checks that ptxas assembles it without spills.
-inline std::string assemble_unaligned(const std::string& kname, DType d, Config cfg) {
+// The PTX of a gallery kernel compiled for sm_90a with every runtime argument known to
+// be divisible by `divisibility` (1: pointers and widths of any alignment), the kernel's
+// defaults filling in `cfg`.
+inline std::string gallery_ptx_of(const std::string& kname, DType d, Config cfg, int64_t divisibility) {
   const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                 [&](const auto& k) { return k.name == kname; });
   for (auto& [key, v] : g.default_config.meta)
@@ -38,8 +38,13 @@ inline std::string assemble_unaligned(const std::string& kname, DType d, Config 
   CAPTURE(name(d));
   CAPTURE(cfg.str());
   const KernelBase& k = g.get(d);
-  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
-  std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), divisibility));
+  return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+}
+
+// gallery_ptx_of at divisibility 1; checks that ptxas assembles it without spills.
+inline std::string assemble_unaligned(const std::string& kname, DType d, Config cfg) {
+  std::string ptx = gallery_ptx_of(kname, d, cfg, 1);
   tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
   CHECK_MESSAGE(r.ok, r.log);
   CHECK(r.spill_stores == 0);

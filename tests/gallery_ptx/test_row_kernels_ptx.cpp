@@ -199,14 +199,8 @@ TEST_CASE("cross_entropy: PICK_TARGET takes the target logit from registers, wit
 // (L1::evict_first measured slower there), L1::evict_first on rows indexed from their
 // aligned start (measured faster there); SwiGLU's loads carry none. PTX only: no ptxas.
 TEST_CASE("row reads: no evict_first hint on rows of whole runs, evict_first from the aligned start") {
-  auto ptx_of = [](const std::string& kname, Config cfg, int64_t divisibility) {
-    const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
-                                  [&](const auto& k) { return k.name == kname; });
-    for (auto& [key, v] : g.default_config.meta)
-      if (!cfg.has(key)) cfg.set(key, v);
-    const KernelBase& k = g.get(DType::bf16);
-    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), divisibility));
-    return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  auto ptx_of = [](const std::string& kname, const Config& cfg, int64_t divisibility) {
+    return gallery_ptx::gallery_ptx_of(kname, DType::bf16, cfg, divisibility);
   };
   const std::regex hinted(R"(ld\.global\.L1::evict_first)"), loads(R"(ld\.global[^\n]*\.v4\.b32)");
   for (std::string kname : {"softmax", "rmsnorm", "layernorm", "cross_entropy", "softmax_bwd"}) {
