@@ -49,9 +49,9 @@ struct RowChunks {
   // The cache hint for the row's reads (each element read once): no hint, except on rows
   // indexed from their aligned start, which keep L1::evict_first. Measured on H200
   // (bench/NOTES.md, "Loads without evict_first"): the hint cost rows of whole 16-byte
-  // runs 1-8 points of copy bandwidth (softmax 16384x4096 88.6 -> 92.0%, softmax backward
-  // 89.8 -> 96.3%, RMSNorm 86.9 -> 90.6%) and gained 0.3-2.5 on rows from their aligned
-  // start (softmax 8191x4097 78.3 against 75.8% without).
+  // runs 1-8 points of copy bandwidth (bf16 16384x4096, with -> without: softmax 89.1 ->
+  // 92.0%, softmax backward 89.6 -> 96.2%, RMSNorm 86.8 -> 91.1%) and gained 0.3-2.5 on
+  // rows from their aligned start (softmax 8191x4097 78.3 with, 75.8% without).
   Cache read_once() const { return head ? Cache::EvictFirst : Cache::Normal; }
 
   // The lanes a load of such a row may read where its mask drops them (load's

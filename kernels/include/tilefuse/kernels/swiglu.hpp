@@ -10,7 +10,7 @@
 //
 // Memory-bound: a flat grid of programs, each BLOCK columns of one row, so accesses are
 // contiguous and, when N is a multiple of 8 (16-bit) or 4 (f32), 128-bit wide. Loads
-// carry no cache hint: with L1::evict_first they ran 3-7 points of copy bandwidth slower
+// carry no cache hint: with L1::evict_first they ran 3-6 points of copy bandwidth slower
 // (H200 bf16, forward 16384x4096 94.4 -> 97.5%, 16384x5000 92.3 -> 98.4%; bench/NOTES.md).
 // sigmoid is fast_sigmoid(a) = 1 / (1 + 2^(-a * log2(e))): on the GPU ex2.approx and
 // div.approx, relative error about 2^-21 + |a| * 2^-24 (below 1e-6 for |a| < 10), far
@@ -79,7 +79,8 @@ const auto& swiglu_backward_kernel() {
 }
 
 // Up to 512 columns of a row per program, 16 elements per thread in the forward and 8 in
-// the backward (two tensors more in flight). Measured on H200, bf16 (tilefuse-tune):
+// the backward (two tensors more in flight). Measured on H200, bf16 (tilefuse-tune, loads
+// then with evict_first; not swept again without it):
 // 16384x4096 forward 512/1 warp 3.93 TB/s vs 2048/8 warps 3.68; 16384x5000 forward 3.77
 // vs 3.04 (small blocks waste less of the last one of a row); backward 512/2 warps 4.01
 // vs 3.98.
