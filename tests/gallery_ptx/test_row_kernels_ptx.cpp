@@ -158,6 +158,29 @@ TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readabl
   CHECK(count(before, masked) == 0);
 }
 
+// Checked runs' finishing (lower_checked.cpp): where a thread holds several runs of an op,
+// one warp vote per op (whole warps skip every run's test); where it holds one, none (the
+// vote measured slower there); TILEFUSE_UNIFORM_RUNS=0 never.
+TEST_CASE("checked runs: one warp vote per op of several runs per thread, none of one") {
+  if (gallery_ptx::no_ptxas()) return;
+  const std::regex vote(R"(vote\.sync\.all\.pred)"), ld128(R"(ld\.global[^\n]*\.v4\.b32)");
+  Config several{{"BLOCK", 8192}, {"num_warps", 8}, {"ALIGN_ROWS", 1}};  // 8192 / 256 / 8: 4 runs
+  std::string ptx = assemble_unaligned("softmax", DType::bf16, several);
+  CHECK(count(ptx, ld128) == 4);
+  CHECK(count(ptx, vote) == 2);  // the row's load and its store
+  Config one{{"BLOCK", 1024}, {"CHUNKS", 5}, {"num_warps", 4}, {"ALIGN_ROWS", 1}};  // 1024 / 128 / 8: 1 run
+  CHECK(count(assemble_unaligned("softmax", DType::bf16, one), vote) == 0);
+  for (std::string kname : {"rmsnorm", "layernorm", "cross_entropy", "softmax_bwd"}) {
+    CAPTURE(kname);
+    CHECK(count(assemble_unaligned(kname, DType::bf16, several), vote) > 0);
+  }
+  setenv("TILEFUSE_UNIFORM_RUNS", "0", 1);
+  std::string per_run = assemble_unaligned("softmax", DType::bf16, several);
+  unsetenv("TILEFUSE_UNIFORM_RUNS");
+  CHECK(count(per_run, ld128) == 4);
+  CHECK(count(per_run, vote) == 0);
+}
+
 TEST_CASE("min_programs_per_sm: the PTX asks for n programs per SM, ptxas caps the registers to fit them") {
   const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                 [](const auto& k) { return k.name == "cross_entropy"; });

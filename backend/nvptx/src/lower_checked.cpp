@@ -5,7 +5,10 @@
 #include <functional>
 #include <unordered_map>
 
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
 #include "memory_access.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -151,14 +154,43 @@ Regs fill_run(Codegen& cg, const Regs& other, DType dt, int r, int vec) {
   return elems;
 }
 
-// The element-wise part of checked loads: runs only partly valid load element by
-// element, runs with nothing valid take `other`.
-Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other, int vec, bool interval,
-                          DType dt, Evict ev, const Words& w, const std::vector<llvm::Value*>& all,
-                          const std::vector<std::vector<llvm::Value*>>& words) {
+// How an op's partly valid runs are finished. Per run (the default where a thread holds
+// one run of the op): a branch per run, which whole runs skip. Warp-uniform where a thread
+// holds several: one vote per op, and only a warp with a run partly valid in some lane
+// takes the per-run branches; the others keep the vector accesses' registers as they are.
+// Only a row's first and last runs are ever partial, so most warps skip the per-run tests,
+// predicate spills and BSSY/BSYNC pairs of every run. With one run per thread the vote
+// saves nothing and measured slower (bench/NOTES.md: LayerNorm bf16 -4 points).
+struct Finishing {
+  bool uniform;
+};
+Finishing finishing_for(int runs) { return {runs >= 2 && knob("TILEFUSE_UNIFORM_RUNS") != "0"}; }
+
+// True in every lane iff `p` holds in every lane of the warp (vote.all): a branch on it
+// is warp-uniform. Checked ops run with the whole warp converged (never inside a
+// lane-dependent branch).
+llvm::Value* warp_all(Codegen& cg, llvm::Value* p) {
+  return cg.call_intrinsic(llvm::Intrinsic::nvvm_vote_all_sync, {cg.c32(-1), p});
+}
+
+// The warp-uniform finishing: `finish` runs only in warps where `clean` (no run of the
+// op partly valid in this lane) fails in some lane; the others keep `kept`. Null
+// `warp_clean`: per run, finish() everywhere.
+std::vector<llvm::Value*> finish_uniformly(Codegen& cg, llvm::Value* warp_clean, const std::vector<llvm::Value*>& kept,
+                                           const std::function<std::vector<llvm::Value*>()>& finish) {
+  if (!warp_clean) return finish();
+  return unless(cg, warp_clean, kept, finish, true);
+}
+
+// The element-wise part of checked loads, as the runs' words: runs only partly valid
+// load element by element, runs with nothing valid take `other`.
+std::vector<llvm::Value*> finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other,
+                                               int vec, bool interval, DType dt, Evict ev, const Words& w,
+                                               const std::vector<llvm::Value*>& all,
+                                               const std::vector<std::vector<llvm::Value*>>& words, bool split) {
   int n = static_cast<int>(ptrs.size());
   auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
-  Regs out;
+  std::vector<llvm::Value*> out;
   for (int r = 0, k = 0; r < n; r += vec, ++k) {
     auto got = unless(cg, all[k], words[k], [&] {
       std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
@@ -167,9 +199,25 @@ Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const
         Regs part;
         for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
         return to_words(cg, part, dt, w);
-      });
-    });
-    for (auto* e : from_words(cg, got, dt, vec, w)) out.push_back(e);
+      }, split);
+    }, split);
+    out.insert(out.end(), got.begin(), got.end());
+  }
+  return out;
+}
+
+std::vector<llvm::Value*> flatten(const std::vector<std::vector<llvm::Value*>>& words) {
+  std::vector<llvm::Value*> out;
+  for (auto& w : words) out.insert(out.end(), w.begin(), w.end());
+  return out;
+}
+
+// The elements of runs of `vec` from their words, run after run.
+Regs elements_of_runs(Codegen& cg, const std::vector<llvm::Value*>& flat, DType dt, int vec, const Words& w) {
+  Regs out;
+  for (size_t i = 0; i < flat.size(); i += w.n) {
+    std::vector<llvm::Value*> run(flat.begin() + i, flat.begin() + i + w.n);
+    for (auto* e : from_words(cg, run, dt, vec, w)) out.push_back(e);
   }
   return out;
 }
@@ -182,14 +230,25 @@ Regs finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const
 void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask, const Regs& other,
                    int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
+  Finishing how = finishing_for(static_cast<int>(ptrs.size()) / vec);
   std::vector<llvm::Value*> all;
   std::vector<std::vector<llvm::Value*>> words;
+  llvm::Value* clean = cg.b.getTrue();
   for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
     all.push_back(run_all_valid(cg, mask, r, vec, interval));
-    words.push_back(load_words(cg, ptrs[r], all.back(), {}, w, ev));
+    // Warp-uniform: a run not loaded keeps its fill, so one with nothing valid is finished.
+    std::vector<llvm::Value*> fill;
+    if (how.uniform) fill = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+    words.push_back(load_words(cg, ptrs[r], all.back(), fill, w, ev));
+    if (how.uniform)
+      clean = cg.b.CreateAnd(clean, cg.b.CreateOr(all.back(), run_surely_empty(cg, mask, r, vec, interval)));
   }
-  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words] {
-    return finish_checked_loads(cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words);
+  llvm::Value* warp_clean = how.uniform ? warp_all(cg, clean) : nullptr;
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words, warp_clean] {
+    auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
+      return finish_checked_loads(cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words, warp_clean != nullptr);
+    });
+    return elements_of_runs(cg, got, dt, vec, w);
   });
 }
 
@@ -210,33 +269,48 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                             const Regs& other, const Regs& readable, int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
+  Finishing how = finishing_for(static_cast<int>(ptrs.size()) / vec);
   std::vector<llvm::Value*> read, whole;
   std::vector<std::vector<llvm::Value*>> words;
+  llvm::Value* clean = cg.b.getTrue();
   for (int r = 0; r < static_cast<int>(ptrs.size()); r += vec) {
     read.push_back(readable[r]);
     whole.push_back(cg.b.CreateAnd(readable[r], run_all_valid(cg, mask, r, vec, interval)));
-    words.push_back(load_words(cg, ptrs[r], read.back(), {}, w, ev));
-  }
-  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words] {
-    auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
-    Regs out;
-    for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
-      auto got = unless(cg, whole[k], words[k], [&] {
-        std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
-        return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
-          Regs m = run_masks_here(cg, mask, r, vec);
-          Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
-          for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
-          return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
-            Regs part;
-            for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
-            return to_words(cg, part, dt, w);
-          });
-        });
-      });
-      for (auto* e : from_words(cg, got, dt, vec, w)) out.push_back(e);
+    std::vector<llvm::Value*> fill;
+    if (how.uniform) fill = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+    words.push_back(load_words(cg, ptrs[r], read.back(), fill, w, ev));
+    if (how.uniform) {
+      // A run read whole although nothing in it is valid holds memory, not its fill.
+      llvm::Value* unread_empty = cg.b.CreateAnd(cg.b.CreateNot(read.back()), run_surely_empty(cg, mask, r, vec, interval));
+      clean = cg.b.CreateAnd(clean, cg.b.CreateOr(whole.back(), unread_empty));
     }
-    return out;
+  }
+  llvm::Value* warp_clean = how.uniform ? warp_all(cg, clean) : nullptr;
+  cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words, warp_clean] {
+    bool split = warp_clean != nullptr;
+    auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
+      auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
+      std::vector<llvm::Value*> out;
+      for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
+        auto run = unless(cg, whole[k], words[k], [&] {
+          std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+          return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
+            Regs m = run_masks_here(cg, mask, r, vec);
+            Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
+            for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
+            return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
+              Regs part;
+              for (int i = 0; i < vec; ++i)
+                part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
+              return to_words(cg, part, dt, w);
+            }, split);
+          }, split);
+        }, split);
+        out.insert(out.end(), run.begin(), run.end());
+      }
+      return out;
+    });
+    return elements_of_runs(cg, got, dt, vec, w);
   });
 }
 
@@ -279,22 +353,29 @@ void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& p
 void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs& mask, llvm::Value* owner,
                     uint32_t dup_regs, int vec, bool interval, DType dt, Evict ev) {
   int n = static_cast<int>(ptrs.size());
+  Finishing how = finishing_for(n / vec);
   std::vector<llvm::Value*> all;
+  llvm::Value* clean = cg.b.getTrue();
   for (int r = 0; r < n; r += vec) {
     all.push_back(run_all_valid(cg, mask, r, vec, interval));
     if (r & dup_regs) continue;
     emit_store(cg, ptrs[r], Regs(vals.begin() + r, vals.begin() + r + vec), and_pred(cg, all.back(), owner), dt, ev);
+    if (how.uniform)
+      clean = cg.b.CreateAnd(clean, cg.b.CreateOr(all.back(), run_surely_empty(cg, mask, r, vec, interval)));
   }
-  for (int r = 0, k = 0; r < n; r += vec, ++k) {
-    if (r & dup_regs) continue;
-    unless(cg, all[k], {}, [&] {
-      return unless(cg, run_surely_empty(cg, mask, r, vec, interval), {}, [&] {
-        Regs m = run_masks_here(cg, mask, r, vec);
-        for (int i = 0; i < vec; ++i) emit_store(cg, ptrs[r + i], {vals[r + i]}, and_pred(cg, m[i], owner), dt, ev);
-        return std::vector<llvm::Value*>{};
+  finish_uniformly(cg, how.uniform ? warp_all(cg, clean) : nullptr, {}, [&] {
+    for (int r = 0, k = 0; r < n; r += vec, ++k) {
+      if (r & dup_regs) continue;
+      unless(cg, all[k], {}, [&] {
+        return unless(cg, run_surely_empty(cg, mask, r, vec, interval), {}, [&] {
+          Regs m = run_masks_here(cg, mask, r, vec);
+          for (int i = 0; i < vec; ++i) emit_store(cg, ptrs[r + i], {vals[r + i]}, and_pred(cg, m[i], owner), dt, ev);
+          return std::vector<llvm::Value*>{};
+        });
       });
-    });
-  }
+    }
+    return std::vector<llvm::Value*>{};
+  });
 }
 
 }  // namespace tilefuse::nvptx

@@ -212,13 +212,22 @@ void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pr
 // Branches to a block built by `part` when `whole` does not hold; returns the values
 // merged after it (`kept` from before the branch, part()'s from the block).
 std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vector<llvm::Value*>& kept,
-                                 const std::function<std::vector<llvm::Value*>()>& part) {
+                                 const std::function<std::vector<llvm::Value*>()>& part, bool split_kept) {
   auto& b = cg.b;
   llvm::Function* f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* from = b.GetInsertBlock();
   auto* body = llvm::BasicBlock::Create(cg.ctx, "run.part", f);
   auto* join = llvm::BasicBlock::Create(cg.ctx, "run.join", f);
-  b.CreateCondBr(whole, join, body);
+  llvm::BasicBlock* kept_from = from;
+  if (!kept.empty() && split_kept) {
+    kept_from = llvm::BasicBlock::Create(cg.ctx, "run.whole", f);
+    b.CreateCondBr(whole, kept_from, body);
+    b.SetInsertPoint(kept_from);
+    cg.inline_asm(b.getVoidTy(), "", "", {}, true);
+    b.CreateBr(join);
+  } else {
+    b.CreateCondBr(whole, join, body);
+  }
   b.SetInsertPoint(body);
   std::vector<llvm::Value*> got = part();
   llvm::BasicBlock* body_end = b.GetInsertBlock();
@@ -227,7 +236,7 @@ std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vec
   std::vector<llvm::Value*> out;
   for (size_t i = 0; i < kept.size(); ++i) {
     llvm::PHINode* phi = b.CreatePHI(kept[i]->getType(), 2);
-    phi->addIncoming(kept[i], from);
+    phi->addIncoming(kept[i], kept_from);
     phi->addIncoming(got[i], body_end);
     out.push_back(phi);
   }

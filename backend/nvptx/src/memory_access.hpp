@@ -33,8 +33,11 @@ void emit_store(Codegen& cg, llvm::Value* ptr, const Regs& vals, llvm::Value* pr
 
 // Branches to a block built by `part` when `whole` does not hold; returns the values
 // merged after it (`kept` from before the branch, part()'s from the block).
+// `split_kept`: the kept values reach the merge through a block of their own (held by an
+// empty asm): else the merge's copies sit before the branch, where part() may still read
+// the kept values, and ptxas keeps them as moves that every thread runs.
 std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vector<llvm::Value*>& kept,
-                                 const std::function<std::vector<llvm::Value*>()>& part);
+                                 const std::function<std::vector<llvm::Value*>()>& part, bool split_kept = false);
 
 // Runs of 16 bytes whose start is not known to be 16-byte aligned (lower_realigned.cpp).
 // `mask` holds one predicate per element (empty: all valid); `owner` (null: every
