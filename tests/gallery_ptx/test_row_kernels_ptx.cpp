@@ -158,10 +158,10 @@ TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readabl
   CHECK(count(before, masked) == 0);
 }
 
-// Checked runs' finishing (lower_checked.cpp): where a thread holds several runs of an op,
-// one warp vote per op (whole warps skip every run's test); where it holds one, none (the
-// vote measured slower there); TILEFUSE_UNIFORM_RUNS=0 never.
-TEST_CASE("checked runs: one warp vote per op of several runs per thread, none of one") {
+// Checked runs' finishing (lower_checked.cpp): where a thread holds 4 or more runs of an
+// op, one warp vote per op (whole warps skip every run's test); where it holds one, none
+// (the vote measured slower there); TILEFUSE_UNIFORM_RUNS=0 never.
+TEST_CASE("checked runs: one warp vote per op of 4 runs per thread, none of one") {
   if (gallery_ptx::no_ptxas()) return;
   const std::regex vote(R"(vote\.sync\.all\.pred)"), ld128(R"(ld\.global[^\n]*\.v4\.b32)");
   Config several{{"BLOCK", 8192}, {"num_warps", 8}, {"ALIGN_ROWS", 1}};  // 8192 / 256 / 8: 4 runs

@@ -154,17 +154,18 @@ Regs fill_run(Codegen& cg, const Regs& other, DType dt, int r, int vec) {
   return elems;
 }
 
-// How an op's partly valid runs are finished. Per run (the default where a thread holds
-// one run of the op): a branch per run, which whole runs skip. Warp-uniform where a thread
-// holds several: one vote per op, and only a warp with a run partly valid in some lane
-// takes the per-run branches; the others keep the vector accesses' registers as they are.
-// Only a row's first and last runs are ever partial, so most warps skip the per-run tests,
-// predicate spills and BSSY/BSYNC pairs of every run. With one run per thread the vote
-// saves nothing and measured slower (bench/NOTES.md: LayerNorm bf16 -4 points).
+// How an op's partly valid runs are finished. Per run (the default): a branch per run,
+// which whole runs skip. Warp-uniform where a thread holds 4 or more runs of the op: one
+// vote per op, and only a warp with a run partly valid in some lane takes the per-run
+// branches; the others keep the vector accesses' registers as they are. Only a row's
+// first and last runs are ever partial, so most warps skip the per-run tests, predicate
+// spills and BSSY/BSYNC pairs. Measured (bench/NOTES.md, H200): at 4 runs per thread 0 to
+// +12 points of copy; at 1 run per thread the vote saves little and measured slower
+// (LayerNorm bf16 -4 points); 2 and 3 runs per thread were not measured in this form.
 struct Finishing {
   bool uniform;
 };
-Finishing finishing_for(int runs) { return {runs >= 2 && knob("TILEFUSE_UNIFORM_RUNS") != "0"}; }
+Finishing finishing_for(int runs) { return {runs >= 4 && knob("TILEFUSE_UNIFORM_RUNS") != "0"}; }
 
 // True in every lane iff `p` holds in every lane of the warp (vote.all): a branch on it
 // is warp-uniform. Checked ops run with the whole warp converged (never inside a
