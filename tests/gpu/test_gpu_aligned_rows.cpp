@@ -60,7 +60,10 @@ TEST_CASE_TEMPLATE("gpu: gallery row kernels with ALIGN_ROWS at odd widths and o
   for (auto& s : {Case{5, 4099, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4)}},
                   Case{4, 3001, Config{{"BLOCK", 512}, {"CHUNKS", 3}, num_warps(4), cluster(2)}},
                   Case{3, 16383, Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4), cluster(4)}},
-                  Case{6, 302, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}}}) {
+                  Case{6, 302, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
+                  // 4+ runs per thread: checked runs finished after one warp vote per op
+                  Case{3, 30011, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)}},
+                  Case{5, 4097, Config{{"BLOCK", 4096}, {"CHUNKS", 2}, num_warps(4)}}}) {
     CAPTURE(s.cols);
     CAPTURE(s.cfg.str());
     Config cfg = Config(s.cfg).set("ALIGN_ROWS", 1);
