@@ -2,6 +2,9 @@
 // the PTX must assemble for sm_80 and sm_90a. Plus the compiler's user errors.
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <string>
+
 #include "check.hpp"
 #include "op_kernels.hpp"
 #include "tilefuse/ir/printer.hpp"
@@ -41,6 +44,27 @@ TEST_CASE("unary math, exact and approximate, and integer unary ops") {
     }
   for (DType dt : {DType::i32, DType::u32, DType::i64, DType::i8})
     compile_and_assemble(*tftest::int_unary_kernel(dt), tag("intunary", {name(dt)}));
+}
+
+// TILEFUSE_APPROX_FTZ=1: approximate f32 math in its .ftz forms (subnormals flushed, no
+// fix-up around each instruction); by default the plain forms.
+TEST_CASE("approximate math flushes subnormals only under TILEFUSE_APPROX_FTZ") {
+  auto ptx_of = [](const char* ftz) {
+    setenv("TILEFUSE_APPROX_FTZ", ftz, 1);
+    std::string ptx = compile_and_assemble(*tftest::unary_kernel(DType::f32, true), tag("unary_ftz", {ftz})).kernel.ptx;
+    unsetenv("TILEFUSE_APPROX_FTZ");
+    return ptx;
+  };
+  const std::regex flushing(R"((ex2|lg2|sqrt|rsqrt|sin|cos|div)\.approx\.ftz\.f32)"),
+      plain(R"((ex2|lg2|sqrt|rsqrt|sin|cos|div)\.approx\.f32)");
+  auto count = [](const std::string& s, const std::regex& re) {
+    return std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator());
+  };
+  std::string flushed = ptx_of("1"), kept = ptx_of("0");
+  // (libdevice's functions, e.g. erf's, flush either way: nvvm-reflect-ftz.)
+  CHECK(count(kept, plain) > 0);
+  CHECK(count(flushed, plain) == 0);
+  CHECK(count(flushed, flushing) == count(kept, flushing) + count(kept, plain));
 }
 
 TEST_CASE("compare, select, fma, logical ops on masks") {

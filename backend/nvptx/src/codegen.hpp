@@ -329,6 +329,8 @@ Regs view_regs(Codegen& cg, const ir::Op& op, const Regs& src, const LinearLayou
                const LinearLayout& dst);
 // Unary math on one element (libdevice, nvvm approximations, or plain LLVM).
 llvm::Value* lower_unary_math(Codegen& cg, ir::UnaryOp op, llvm::Value* x, DType dt, bool approx);
+// x / y in f32 by div.approx (fast math); .ftz under TILEFUSE_APPROX_FTZ (lower_math.cpp).
+llvm::Value* approx_div_f32(Codegen& cg, llvm::Value* x, llvm::Value* y);
 // Element conversion between dtypes.
 llvm::Value* convert_element(Codegen& cg, llvm::Value* x, DType from, DType to);
 // 8-bit floats (i8 registers) to f32 and back (lower_float8.cpp; the latter needs sm_89+),

@@ -83,7 +83,7 @@ llvm::Value* binary_element(Codegen& cg, BinaryOp op, llvm::Value* x, llvm::Valu
     case BinaryOp::Mul: return fp ? b.CreateFMul(x, y) : b.CreateMul(x, y);
     case BinaryOp::Div:
       if (fp) {
-        if (cg.fast_math && dt == DType::f32) return cg.call_intrinsic(llvm::Intrinsic::nvvm_div_approx_f, {x, y});
+        if (cg.fast_math && dt == DType::f32) return approx_div_f32(cg, x, y);
         return b.CreateFDiv(x, y);
       }
       if (sgn) {  // x / -1 wraps (no INT_MIN / -1 trap)

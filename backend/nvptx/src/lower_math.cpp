@@ -4,10 +4,22 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "codegen.hpp"
+#include "tilefuse/ir/knobs.hpp"
 
 namespace tilefuse::nvptx {
 
 using ir::UnaryOp;
+
+// TILEFUSE_APPROX_FTZ=1: the .ftz forms. Without it ptxas (sm_90a) wraps each ex2 in a
+// subnormal-range fix-up (a compare and two predicated multiplies: softmax bf16 on
+// 5 x 1024, 1424 -> 1304 SASS instructions with .ftz); libdevice math already flushes
+// (nvvm-reflect-ftz), as nvcc's --use_fast_math does. Off until measured on a GPU.
+bool approx_flushes_subnormals() { return knob_on("TILEFUSE_APPROX_FTZ"); }
+
+llvm::Value* approx_div_f32(Codegen& cg, llvm::Value* x, llvm::Value* y) {
+  using namespace llvm::Intrinsic;
+  return cg.call_intrinsic(approx_flushes_subnormals() ? nvvm_div_approx_ftz_f : nvvm_div_approx_f, {x, y});
+}
 
 namespace {
 
@@ -33,22 +45,24 @@ llvm::Value* approx_f32(Codegen& cg, UnaryOp op, llvm::Value* x) {
   auto& b = cg.b;
   using namespace llvm::Intrinsic;
   auto* f = b.getFloatTy();
-  auto ex2 = [&](llvm::Value* v) { return cg.call_intrinsic(nvvm_ex2_approx_f, {v}); };
-  auto lg2 = [&](llvm::Value* v) { return cg.call_intrinsic(nvvm_lg2_approx_f, {v}); };
+  bool ftz = approx_flushes_subnormals();
+  auto call = [&](ID plain, ID flushing, llvm::Value* v) { return cg.call_intrinsic(ftz ? flushing : plain, {v}); };
+  auto ex2 = [&](llvm::Value* v) { return call(nvvm_ex2_approx_f, nvvm_ex2_approx_ftz_f, v); };
+  auto lg2 = [&](llvm::Value* v) { return call(nvvm_lg2_approx_f, nvvm_lg2_approx_ftz_f, v); };
   switch (op) {
     case UnaryOp::Exp: return ex2(b.CreateFMul(x, llvm::ConstantFP::get(f, kLog2e)));
     case UnaryOp::Exp2: return ex2(x);
     case UnaryOp::Log: return b.CreateFMul(lg2(x), llvm::ConstantFP::get(f, kLn2));
     case UnaryOp::Log2: return lg2(x);
-    case UnaryOp::Sqrt: return cg.call_intrinsic(nvvm_sqrt_approx_f, {x});
-    case UnaryOp::Rsqrt: return cg.call_intrinsic(nvvm_rsqrt_approx_f, {x});
-    case UnaryOp::Sin: return cg.call_intrinsic(nvvm_sin_approx_f, {x});
-    case UnaryOp::Cos: return cg.call_intrinsic(nvvm_cos_approx_f, {x});
+    case UnaryOp::Sqrt: return call(nvvm_sqrt_approx_f, nvvm_sqrt_approx_ftz_f, x);
+    case UnaryOp::Rsqrt: return call(nvvm_rsqrt_approx_f, nvvm_rsqrt_approx_ftz_f, x);
+    case UnaryOp::Sin: return call(nvvm_sin_approx_f, nvvm_sin_approx_ftz_f, x);
+    case UnaryOp::Cos: return call(nvvm_cos_approx_f, nvvm_cos_approx_ftz_f, x);
     case UnaryOp::Tanh: return cg.inline_asm(f, "tanh.approx.f32 $0, $1;", "=f,f", {x}, false);
     case UnaryOp::Sigmoid: {
       llvm::Value* e = ex2(b.CreateFMul(x, llvm::ConstantFP::get(f, -kLog2e)));
       llvm::Value* den = b.CreateFAdd(e, llvm::ConstantFP::get(f, 1.0));
-      return cg.call_intrinsic(nvvm_div_approx_f, {llvm::ConstantFP::get(f, 1.0), den});
+      return approx_div_f32(cg, llvm::ConstantFP::get(f, 1.0), den);
     }
     default: return nullptr;  // erf has no hardware approximation
   }
