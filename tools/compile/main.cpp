@@ -1,9 +1,11 @@
 // tilefuse-compile: compiles a gallery kernel offline for a target and config and
-// writes its tile IR, GPU plan, LLVM IR or PTX; --ptxas also assembles the PTX and
-// prints registers, shared memory and spills.
+// writes its tile IR, GPU plan, LLVM IR, PTX or SASS (ptxas + nvdisasm: the listing, or
+// its instruction count by opcode); --ptxas also assembles the PTX and prints registers,
+// shared memory and spills.
 //
 //   tilefuse-compile --list
 //   tilefuse-compile softmax --target sm_90a --dtype bf16 --set BLOCK=1024 --set num_warps=4 --emit ptx -o softmax.ptx
+//   tilefuse-compile softmax --dtype bf16 --emit sass-summary
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include "tilefuse/nvptx/compiler.hpp"
 #include "tilefuse/tools/cli.hpp"
 #include "tilefuse/tools/ptxas.hpp"
+#include "tilefuse/tools/sass.hpp"
 
 using namespace tilefuse;
 
@@ -47,7 +50,7 @@ int run(int argc, char** argv) {
   app.add_option("--target", target_name, "sm_80, sm_90 or sm_90a")->capture_default_str();
   app.add_option("--set", set_args, "NAME=VALUE: a meta-parameter, num_warps or num_stages; repeatable")->allow_extra_args(false);
   app.add_option("--emit", emit, "what to write")
-      ->check(CLI::IsMember({"ir", "plan", "llvm", "llvm-opt", "ptx"}))
+      ->check(CLI::IsMember({"ir", "plan", "llvm", "llvm-opt", "ptx", "sass", "sass-summary"}))
       ->capture_default_str();
   app.add_option("-o", out_path, "output file (default: stdout)");
   app.add_flag("--ptxas", run_ptxas, "assemble the PTX and print registers, shared memory and spills");
@@ -100,13 +103,21 @@ int run(int argc, char** argv) {
     text = ir::to_string(*f);
   } else {
     // Text forms only where they are written: --time then measures what a launch compiles.
-    bool keep_text = emit != "ptx";
+    bool keep_text = emit == "plan" || emit == "llvm" || emit == "llvm-opt";
     nvptx::CompileArtifacts art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{target}, keep_text);
     auto t2 = std::chrono::steady_clock::now();
     if (emit == "plan") text = art.plan;
     else if (emit == "llvm") text = art.llvm_ir;
     else if (emit == "llvm-opt") text = art.llvm_ir_opt;
     else text = art.kernel.ptx;  // --emit ptx; CLI11 checked the choice
+    if (emit == "sass" || emit == "sass-summary") {
+      tools::SassResult sass = tools::disassemble(art.kernel.ptx, target.name());
+      if (!sass.ok) {
+        std::fprintf(stderr, "tilefuse-compile: --emit %s: %s\n", emit.c_str(), sass.log.c_str());
+        return 1;
+      }
+      text = emit == "sass" ? sass.text : tools::to_string(tools::summarize_sass(sass.text));
+    }
     if (timing)
       std::fprintf(stderr, "trace+passes %.2f ms, plan %.2f ms, lower %.2f ms, O3 %.2f ms, PTX %.2f ms, total %.2f ms%s\n",
                    std::chrono::duration<double, std::milli>(t1 - t0).count(), art.ms_plan, art.ms_lower, art.ms_opt,

@@ -11,25 +11,27 @@
 
 namespace tilefuse::tools {
 
-std::string find_ptxas() {
+std::string find_cuda_tool(const std::string& name) {
   namespace fs = std::filesystem;
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* root = std::getenv(env))
-      if (fs::exists(fs::path(root) / "bin" / "ptxas")) return (fs::path(root) / "bin" / "ptxas").string();
-  if (fs::exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
+      if (fs::exists(fs::path(root) / "bin" / name)) return (fs::path(root) / "bin" / name).string();
+  if (fs::exists(fs::path("/usr/local/cuda/bin") / name)) return (fs::path("/usr/local/cuda/bin") / name).string();
   if (const char* path = std::getenv("PATH")) {
     std::string p = path;
     size_t start = 0;
     while (start <= p.size()) {
       size_t end = p.find(':', start);
       if (end == std::string::npos) end = p.size();
-      fs::path cand = fs::path(p.substr(start, end - start)) / "ptxas";
+      fs::path cand = fs::path(p.substr(start, end - start)) / name;
       if (!p.substr(start, end - start).empty() && fs::exists(cand)) return cand.string();
       start = end + 1;
     }
   }
   return "";
 }
+
+std::string find_ptxas() { return find_cuda_tool("ptxas"); }
 
 static int capture_int(const std::string& log, const char* pattern) {
   std::smatch m;

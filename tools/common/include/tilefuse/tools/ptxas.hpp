@@ -15,7 +15,9 @@ struct PtxasResult {
   int shared_bytes = -1;  // "N bytes smem"
 };
 
-// Path of ptxas ($CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, then $PATH), or "".
+// Path of a CUDA toolkit executable ($CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin,
+// then $PATH), or "".
+std::string find_cuda_tool(const std::string& name);
 std::string find_ptxas();
 // Assembles `ptx` for `arch` (e.g. "sm_90a") with -O3 -v and parses the report.
 PtxasResult run_ptxas(const std::string& ptx, const std::string& arch);
