@@ -199,6 +199,36 @@ TEST_CASE("ALIGN_ROWS: when the rows need it, whether every buffer's rows share 
   CHECK(tk::aligned_rows_heuristic(true, 4099, DType::bf16, h, true) == h(tk::aligned_row_span(4099, DType::bf16)));
 }
 
+// Programs per SM for rows indexed from their aligned start are asked about the rows' own
+// width, not the span (width + 7 for 16-bit data): every odd width alike. Before, widths of
+// 1 mod 8 (span a multiple of 8) went without the cap (H200 bf16: the same softmax kernel
+// ran 77.8% of copy at 8191x4097, 82.9% capped at 16384x4099).
+TEST_CASE("programs per SM of rows from their aligned start follow the width, not the span") {
+  for (bool clusters : {false, true}) {
+    CAPTURE(clusters);
+    auto softmax_config = [&](int64_t w) {
+      return tk::aligned_rows_heuristic(
+          true, w, DType::bf16, [&](int64_t n) { return tk::softmax_heuristic(n, DType::bf16, clusters, w); }, true);
+    };
+    int capped = softmax_config(4099).min_programs_per_sm;
+    CHECK(capped > 0);
+    for (int64_t w : {4097, 4098, 4101, 4103}) {
+      CAPTURE(w);
+      CHECK(softmax_config(w).min_programs_per_sm == capped);
+    }
+    CHECK(tk::softmax_heuristic(4104, DType::bf16, clusters).min_programs_per_sm == 0);  // aligned rows: none
+  }
+  // Cross-entropy's clusters alike (2 programs: the cap comes from the width's alignment).
+  auto ce_config = [](int64_t v) {
+    return tk::aligned_rows_heuristic(true, v, DType::bf16,
+                                      [&](int64_t n) { return tk::cross_entropy_heuristic(n, DType::bf16, true, v); });
+  };
+  Config at1 = ce_config(16393), at3 = ce_config(16395);  // 1 and 3 mod 8
+  CHECK(at1.cluster == at3.cluster);
+  CHECK(at1.min_programs_per_sm == at3.min_programs_per_sm);
+  CHECK(at1.min_programs_per_sm > 0);
+}
+
 // 16-bit rows of 2048-4096 columns in one tile: softmax and RMSNorm take 16 values per
 // thread (twice the warps); LayerNorm, the residual RMSNorm, f32, chunked rows, odd widths,
 // clusters and wider tiles keep 32.

@@ -175,8 +175,11 @@ llvm::Value* warp_all(Codegen& cg, llvm::Value* p) {
 }
 
 // The warp-uniform finishing: `finish` runs only in warps where `clean` (no run of the
-// op partly valid in this lane) fails in some lane; the others keep `kept`. Null
-// `warp_clean`: per run, finish() everywhere.
+// op partly valid in this lane) fails in some lane; the others keep `kept`, which reach
+// the merge through an edge of their own (unless's split_kept: no moves on their path).
+// The per-run merges inside stay unsplit: splitting them too (the variant measured in
+// bench/NOTES.md) left ptxas spilling 4 bytes in two norm configs. Null `warp_clean`:
+// per run, finish() everywhere.
 std::vector<llvm::Value*> finish_uniformly(Codegen& cg, llvm::Value* warp_clean, const std::vector<llvm::Value*>& kept,
                                            const std::function<std::vector<llvm::Value*>()>& finish) {
   if (!warp_clean) return finish();
@@ -188,7 +191,7 @@ std::vector<llvm::Value*> finish_uniformly(Codegen& cg, llvm::Value* warp_clean,
 std::vector<llvm::Value*> finish_checked_loads(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other,
                                                int vec, bool interval, DType dt, Evict ev, const Words& w,
                                                const std::vector<llvm::Value*>& all,
-                                               const std::vector<std::vector<llvm::Value*>>& words, bool split) {
+                                               const std::vector<std::vector<llvm::Value*>>& words) {
   int n = static_cast<int>(ptrs.size());
   auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
   std::vector<llvm::Value*> out;
@@ -200,8 +203,8 @@ std::vector<llvm::Value*> finish_checked_loads(Codegen& cg, const Regs& ptrs, co
         Regs part;
         for (int i = 0; i < vec; ++i) part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
         return to_words(cg, part, dt, w);
-      }, split);
-    }, split);
+      });
+    });
     out.insert(out.end(), got.begin(), got.end());
   }
   return out;
@@ -247,7 +250,7 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
   llvm::Value* warp_clean = how.uniform ? warp_all(cg, clean) : nullptr;
   cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words, warp_clean] {
     auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
-      return finish_checked_loads(cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words, warp_clean != nullptr);
+      return finish_checked_loads(cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words);
     });
     return elements_of_runs(cg, got, dt, vec, w);
   });
@@ -288,7 +291,6 @@ void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& pt
   }
   llvm::Value* warp_clean = how.uniform ? warp_all(cg, clean) : nullptr;
   cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words, warp_clean] {
-    bool split = warp_clean != nullptr;
     auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
       auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
       std::vector<llvm::Value*> out;
@@ -304,9 +306,9 @@ void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& pt
               for (int i = 0; i < vec; ++i)
                 part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
               return to_words(cg, part, dt, w);
-            }, split);
-          }, split);
-        }, split);
+            });
+          });
+        });
         out.insert(out.end(), run.begin(), run.end());
       }
       return out;

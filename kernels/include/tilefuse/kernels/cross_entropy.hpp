@@ -46,8 +46,9 @@ struct CrossEntropyOptions {
 // thread, 68.0% -> 74.9%), f32 at about 32 elements per thread, and f32 programs of
 // more than 8K columns as 1K chunks (2048x151936 f32 69% -> 83%). Where rows loop,
 // 4K-column tiles: the looped program carries three running values per lane.
-// Programs per SM: row_programs_per_sm, measured on both kernels.
-inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false) {
+// Programs per SM: row_programs_per_sm, measured on both kernels, asked about the rows'
+// own width (`width`, 0: V) where V is the span of rows indexed from their aligned start.
+inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false, int64_t width = 0) {
   constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
   if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) return chunked_row_config(V, dtype);
   if (clusters && V <= kMaxCluster * 2 * kPerProgram) {
@@ -64,7 +65,7 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
                         ? static_cast<int>(std::bit_ceil(uint64_t(std::clamp<int64_t>((cover + 2047) / 2048, 4, 16))))
                         : static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
-      c.min_programs_per_sm = row_programs_per_sm(c, dtype, V);
+      c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V);
       int64_t best_cover = best ? row_cover(*best) : 0;
       if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }
@@ -217,7 +218,7 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
     if constexpr (!detail::is_device_buffer<Targets>) detail::ce_check_host_targets(targets, M, V, o.ignore_index);
 
     bool align = rows_need_alignment(dtype_v<T>, {row_buffer(logits, ls), row_buffer(dlogits, ds)});
-    auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype_v<T>, clusters_usable<Logits>()); };
+    auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype_v<T>, clusters_usable<Logits>(), V); };
     // ALIGN_ROWS first: the PICK_TARGET rule (cross_entropy_config) depends on it.
     Config c = cfg ? *cfg : aligned_rows_heuristic(align, V, dtype_v<T>, heuristic);
     set_align_rows(c, align, aligned_row_span(V, dtype_v<T>), aligned_rows_pay(c, V, dtype_v<T>));

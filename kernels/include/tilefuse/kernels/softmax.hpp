@@ -116,12 +116,14 @@ const auto& softmax_looped_kernel() {
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
 // Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm);
-// 16-bit rows of 2048-4096 columns in one tile take 16 values per thread.
-inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
+// 16-bit rows of 2048-4096 columns in one tile take 16 values per thread. `width`: the
+// rows' own width where n_cols is the span of rows indexed from their aligned start
+// (0: n_cols), whose alignment row_programs_per_sm asks about.
+inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false, int64_t width = 0) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (auto eight = eight_program_cluster(c, n_cols, dtype, false)) c = *eight;  // 2 x 8192 on 8 programs
   if (!row_uses_loop(c, n_cols))
-    c.min_programs_per_sm = row_programs_per_sm(c, dtype, n_cols);
+    c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : n_cols);
   spread_one_tile_rows(c, dtype, n_cols);
   return c;
 }
@@ -138,7 +140,7 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (in_stride < 0) in_stride = cols;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, in_stride), row_buffer(out, out_stride)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype_v<T>, clusters_usable<Out>()); };
+  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype_v<T>, clusters_usable<Out>(), cols); };
   Config c = cfg ? *cfg
                  : with_split_rows<Out>(aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic, true), rows, cols,
                                         dtype_v<T>);

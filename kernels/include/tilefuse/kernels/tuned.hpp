@@ -167,9 +167,10 @@ const auto& softmax_tuner() {
                   .fallback =
                       [](const tuning::KeyView& k) {
                         return with_split_rows_any(aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
-                                                                          k["n_cols"], dtype_v<T>, [](int64_t n) {
+                                                                          k["n_cols"], dtype_v<T>, [&](int64_t n) {
                                                                             return softmax_heuristic(n, dtype_v<T>,
-                                                                                                     gpu_has_clusters());
+                                                                                                     gpu_has_clusters(),
+                                                                                                     k["n_cols"]);
                                                                           }, true),
                                                    k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
@@ -667,9 +668,9 @@ const auto& cross_entropy_tuner() {
                   .fallback =
                       [](const tuning::KeyView& k) {
                         return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
-                                                      k["n_cols"], dtype_v<T>, [](int64_t n) {
+                                                      k["n_cols"], dtype_v<T>, [&](int64_t n) {
                                                         return cross_entropy_heuristic(n, dtype_v<T>,
-                                                                                       gpu_has_clusters());
+                                                                                       gpu_has_clusters(), k["n_cols"]);
                                                       });
                       }},
       [](const Config& c, const auto& loss, const auto& dlogits, const auto& logits, const auto& targets, int64_t M,
