@@ -39,31 +39,41 @@ static int capture_int(const std::string& log, const char* pattern) {
   return -1;
 }
 
-PtxasResult run_ptxas(const std::string& ptx, const std::string& arch) {
-  PtxasResult r;
+bool run_command(const std::string& cmd, std::string& out) {
+  std::array<char, 4096> buf;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return false;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  return pclose(p) == 0;
+}
+
+bool with_cubin(const std::string& ptx, const std::string& arch, std::string& log,
+                const std::function<void(const std::string&)>& use) {
   std::string exe = find_ptxas();
   if (exe.empty()) {
-    r.log = "no ptxas in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin or $PATH";
-    return r;
+    log = "no ptxas in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin or $PATH";
+    return false;
   }
-  r.found = true;
   char dir_tmpl[] = "/tmp/tilefuse-ptxas-XXXXXX";
   if (!mkdtemp(dir_tmpl)) {
-    r.log = "cannot create a temporary directory";
-    return r;
+    log = "cannot create a temporary directory";
+    return false;
   }
   std::filesystem::path dir(dir_tmpl);
   { std::ofstream(dir / "k.ptx") << ptx; }
-  std::string cmd = "'" + exe + "' -arch=" + arch + " -O3 -v '" + (dir / "k.ptx").string() + "' -o '" +
-                    (dir / "k.cubin").string() + "' 2>&1";
-  std::array<char, 4096> buf;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.log.append(buf.data(), n);
-    int status = pclose(p);
-    r.ok = status == 0;
-  }
+  std::string cubin = (dir / "k.cubin").string();
+  bool ok = run_command("'" + exe + "' -arch=" + arch + " -O3 -v '" + (dir / "k.ptx").string() + "' -o '" + cubin + "'",
+                        log);
+  if (ok) use(cubin);
   std::filesystem::remove_all(dir);
+  return ok;
+}
+
+PtxasResult run_ptxas(const std::string& ptx, const std::string& arch) {
+  PtxasResult r;
+  r.found = !find_ptxas().empty();
+  r.ok = with_cubin(ptx, arch, r.log, [](const std::string&) {});
   r.registers = capture_int(r.log, "Used (\\d+) registers");
   r.spill_stores = capture_int(r.log, "(\\d+) bytes spill stores");
   r.spill_loads = capture_int(r.log, "(\\d+) bytes spill loads");

@@ -1,12 +1,6 @@
 #include "tilefuse/tools/sass.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -15,47 +9,24 @@
 
 namespace tilefuse::tools {
 
-namespace {
-
-// Runs `cmd` through the shell; its stdout and stderr, and whether it exited 0.
-bool run_command(const std::string& cmd, std::string& out) {
-  std::array<char, 4096> buf;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return false;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  return pclose(p) == 0;
-}
-
-}  // namespace
-
 SassResult disassemble(const std::string& ptx, const std::string& arch) {
   SassResult r;
-  std::string ptxas = find_cuda_tool("ptxas"), nvdisasm = find_cuda_tool("nvdisasm");
-  if (ptxas.empty() || nvdisasm.empty()) {
-    r.log = std::string("no ") + (ptxas.empty() ? "ptxas" : "nvdisasm") +
-            " in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin or $PATH (nvdisasm also comes with the "
+  std::string nvdisasm = find_cuda_tool("nvdisasm");
+  if (nvdisasm.empty()) {
+    r.log = "no nvdisasm in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin or $PATH (it also comes with the "
             "nvidia-cuda-nvdisasm Python wheel: put its bin/ on PATH)";
     return r;
   }
-  char dir_tmpl[] = "/tmp/tilefuse-sass-XXXXXX";
-  if (!mkdtemp(dir_tmpl)) {
-    r.log = "cannot create a temporary directory";
-    return r;
-  }
-  std::filesystem::path dir(dir_tmpl);
-  { std::ofstream(dir / "k.ptx") << ptx; }
-  std::string cubin = (dir / "k.cubin").string();
   std::string log;
-  if (!run_command("'" + ptxas + "' -arch=" + arch + " -O3 '" + (dir / "k.ptx").string() + "' -o '" + cubin + "'", log)) {
-    r.log = "ptxas failed: " + log;
-  } else if (!run_command("'" + nvdisasm + "' -c '" + cubin + "'", r.text)) {
+  bool assembled = with_cubin(ptx, arch, log, [&](const std::string& cubin) {
+    r.ok = run_command("'" + nvdisasm + "' -c '" + cubin + "'", r.text);
+  });
+  if (!assembled) {
+    r.log = "ptxas: " + log;
+  } else if (!r.ok) {
     r.log = "nvdisasm failed: " + r.text;
     r.text.clear();
-  } else {
-    r.ok = true;
   }
-  std::filesystem::remove_all(dir);
   return r;
 }
 

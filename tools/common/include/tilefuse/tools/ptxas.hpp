@@ -1,6 +1,7 @@
 #pragma once
 // Running the CUDA toolkit's ptxas on generated PTX: the offline check that code
 // assembles, and the source of register / shared memory / spill numbers.
+#include <functional>
 #include <string>
 
 namespace tilefuse::tools {
@@ -19,6 +20,13 @@ struct PtxasResult {
 // then $PATH), or "".
 std::string find_cuda_tool(const std::string& name);
 std::string find_ptxas();
+// Runs a shell command; its stdout and stderr appended to `out`; whether it exited 0.
+bool run_command(const std::string& cmd, std::string& out);
+// Assembles `ptx` for `arch` (ptxas -O3 -v) in a temporary directory and calls `use` with
+// the cubin's path while it exists; ptxas's output goes to `log`. False when ptxas is
+// missing or fails.
+bool with_cubin(const std::string& ptx, const std::string& arch, std::string& log,
+                const std::function<void(const std::string&)>& use);
 // Assembles `ptx` for `arch` (e.g. "sm_90a") with -O3 -v and parses the report.
 PtxasResult run_ptxas(const std::string& ptx, const std::string& arch);
 
