@@ -162,10 +162,7 @@ Regs fill_run(Codegen& cg, const Regs& other, DType dt, int r, int vec) {
 // spills and BSSY/BSYNC pairs. Measured (bench/NOTES.md, H200): at 4 runs per thread 0 to
 // +12 points of copy; at 1 run per thread the vote saves little and measured slower
 // (LayerNorm bf16 -4 points); 2 and 3 runs per thread were not measured in this form.
-struct Finishing {
-  bool uniform;
-};
-Finishing finishing_for(int runs) { return {runs >= 4 && knob("TILEFUSE_UNIFORM_RUNS") != "0"}; }
+bool finishes_uniformly(int runs) { return runs >= 4 && knob("TILEFUSE_UNIFORM_RUNS") != "0"; }
 
 // True in every lane iff `p` holds in every lane of the warp (vote.all): a branch on it
 // is warp-uniform. Checked ops run with the whole warp converged (never inside a
@@ -234,7 +231,7 @@ Regs elements_of_runs(Codegen& cg, const std::vector<llvm::Value*>& flat, DType 
 void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask, const Regs& other,
                    int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
-  Finishing how = finishing_for(static_cast<int>(ptrs.size()) / vec);
+  bool uniform = finishes_uniformly(static_cast<int>(ptrs.size()) / vec);
   std::vector<llvm::Value*> all;
   std::vector<std::vector<llvm::Value*>> words;
   llvm::Value* clean = cg.b.getTrue();
@@ -242,12 +239,12 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
     all.push_back(run_all_valid(cg, mask, r, vec, interval));
     // Warp-uniform: a run not loaded keeps its fill, so one with nothing valid is finished.
     std::vector<llvm::Value*> fill;
-    if (how.uniform) fill = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+    if (uniform) fill = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
     words.push_back(load_words(cg, ptrs[r], all.back(), fill, w, ev));
-    if (how.uniform)
+    if (uniform)
       clean = cg.b.CreateAnd(clean, cg.b.CreateOr(all.back(), run_surely_empty(cg, mask, r, vec, interval)));
   }
-  llvm::Value* warp_clean = how.uniform ? warp_all(cg, clean) : nullptr;
+  llvm::Value* warp_clean = uniform ? warp_all(cg, clean) : nullptr;
   cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words, warp_clean] {
     auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
       return finish_checked_loads(cg, ptrs, mask, other, vec, interval, dt, ev, w, all, words);
@@ -273,7 +270,7 @@ void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const
 void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                             const Regs& other, const Regs& readable, int vec, bool interval, DType dt, Evict ev) {
   Words w = words_for(cg, dt, vec);
-  Finishing how = finishing_for(static_cast<int>(ptrs.size()) / vec);
+  bool uniform = finishes_uniformly(static_cast<int>(ptrs.size()) / vec);
   std::vector<llvm::Value*> read, whole;
   std::vector<std::vector<llvm::Value*>> words;
   llvm::Value* clean = cg.b.getTrue();
@@ -281,15 +278,15 @@ void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& pt
     read.push_back(readable[r]);
     whole.push_back(cg.b.CreateAnd(readable[r], run_all_valid(cg, mask, r, vec, interval)));
     std::vector<llvm::Value*> fill;
-    if (how.uniform) fill = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+    if (uniform) fill = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
     words.push_back(load_words(cg, ptrs[r], read.back(), fill, w, ev));
-    if (how.uniform) {
+    if (uniform) {
       // A run read whole although nothing in it is valid holds memory, not its fill.
       llvm::Value* unread_empty = cg.b.CreateAnd(cg.b.CreateNot(read.back()), run_surely_empty(cg, mask, r, vec, interval));
       clean = cg.b.CreateAnd(clean, cg.b.CreateOr(whole.back(), unread_empty));
     }
   }
-  llvm::Value* warp_clean = how.uniform ? warp_all(cg, clean) : nullptr;
+  llvm::Value* warp_clean = uniform ? warp_all(cg, clean) : nullptr;
   cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words, warp_clean] {
     auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
       auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
@@ -356,17 +353,17 @@ void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& p
 void checked_stores(Codegen& cg, const Regs& ptrs, const Regs& vals, const Regs& mask, llvm::Value* owner,
                     uint32_t dup_regs, int vec, bool interval, DType dt, Evict ev) {
   int n = static_cast<int>(ptrs.size());
-  Finishing how = finishing_for(n / vec);
+  bool uniform = finishes_uniformly(n / vec);
   std::vector<llvm::Value*> all;
   llvm::Value* clean = cg.b.getTrue();
   for (int r = 0; r < n; r += vec) {
     all.push_back(run_all_valid(cg, mask, r, vec, interval));
     if (r & dup_regs) continue;
     emit_store(cg, ptrs[r], Regs(vals.begin() + r, vals.begin() + r + vec), and_pred(cg, all.back(), owner), dt, ev);
-    if (how.uniform)
+    if (uniform)
       clean = cg.b.CreateAnd(clean, cg.b.CreateOr(all.back(), run_surely_empty(cg, mask, r, vec, interval)));
   }
-  finish_uniformly(cg, how.uniform ? warp_all(cg, clean) : nullptr, {}, [&] {
+  finish_uniformly(cg, uniform ? warp_all(cg, clean) : nullptr, {}, [&] {
     for (int r = 0, k = 0; r < n; r += vec, ++k) {
       if (r & dup_regs) continue;
       unless(cg, all[k], {}, [&] {
