@@ -139,11 +139,15 @@ TEST_CASE("the tuner also times the heuristic's config at one program per SM few
   CHECK(heuristic_candidates(Config(h).set("min_programs_per_sm", 1)).size() == 2);
   CHECK(heuristic_candidates(Config(h).set("min_programs_per_sm", 32)).back().min_programs_per_sm == 31);
 
-  // Through a gallery tuner: a 16-bit row of an odd width asks for a cap (row_programs_per_sm).
-  SoftmaxArgs a;
-  a.cols = 4099;
-  auto& t = kernels::softmax_tuner<bfloat16>();
-  auto p = t.problem(a.out, a.in, a.rows, a.cols);
+  // Through a gallery tuner: cross-entropy's 16-bit rows of an odd width in one program ask
+  // for a cap (row_programs_per_sm).
+  int64_t M = 1024, V = 4099;
+  auto logits = DevicePtr<bfloat16>::from_address(uint64_t(1) << 32, size_t(M) * V);
+  auto dlogits = DevicePtr<bfloat16>::from_address(uint64_t(1) << 34, size_t(M) * V);
+  auto targets = DevicePtr<int64_t>::from_address(uint64_t(1) << 36, size_t(M));
+  auto loss = DevicePtr<float>::from_address(uint64_t(1) << 37, 1);
+  auto& t = kernels::cross_entropy_tuner<bfloat16>();
+  auto p = t.problem(loss, dlogits, logits, targets, M, V, kernels::CrossEntropyOptions{});
   REQUIRE(!p.extra.empty());
   int n = p.extra.front().min_programs_per_sm;
   REQUIRE(n > 1);

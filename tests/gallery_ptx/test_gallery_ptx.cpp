@@ -10,6 +10,7 @@
 
 #include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/cross_entropy.hpp"
 #include "tilefuse/kernels/gemm_operands.hpp"
 #include "tilefuse/kernels/gemm_split_k.hpp"
 #include "tilefuse/kernels/registry.hpp"
@@ -99,7 +100,10 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
                                   [&](const auto& k) { return k.name == kname; });
     for (DType d : {DType::bf16, DType::f32}) {
       for (int64_t cols : {20000, 65536, 262144}) {
-        Config cfg = kernels::row_heuristic(cols, d, true);
+        // Cross-entropy's own heuristic (row_heuristic's f32 8192 x 8 warps, not one it picks,
+        // spills 4 bytes with approximate math flushing subnormals).
+        Config cfg = kname == "cross_entropy" ? kernels::cross_entropy_heuristic(cols, d, true)
+                                              : kernels::row_heuristic(cols, d, true);
         for (auto& [key, v] : g.default_config.meta)
           if (!cfg.has(key)) cfg.set(key, v);
         CAPTURE(kname);
@@ -112,7 +116,11 @@ TEST_CASE("row kernels split over thread-block clusters assemble for sm_90a, spi
         CHECK(ck.cluster_size == cfg.cluster);
         tools::PtxasResult r = tools::run_ptxas(ck.ptx, "sm_90a");
         CHECK_MESSAGE(r.ok, r.log);
-        CHECK(r.spill_stores == 0);
+        // Cross-entropy's 16-bit rows of 16 x 16384 (64 values per thread) at 3 programs per SM
+        // spill 76 bytes and still run fastest (H200 bf16 512x262144: 74.4% of copy, 69.4% at 2
+        // programs without spills, 37.8% uncapped; bench/NOTES.md).
+        bool measured_spill = kname == "cross_entropy" && d == DType::bf16 && cols == 262144;
+        CHECK(r.spill_stores <= (measured_spill ? 96 : 0));
         // Values sent per program: cross-entropy's max, sum of exponentials and loss term.
         int values = kname == "rmsnorm" || kname == "softmax_bwd" ? 1 : kname == "cross_entropy" ? 3 : 2;
         CHECK(count(ck.ptx, barrier) == 1);  // once, after initializing the mbarriers

@@ -90,7 +90,7 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
   std::function<void(std::vector<T>&, std::vector<T>&, const std::vector<T>&, const std::vector<T>&, int64_t)> host;
   std::function<void()> gpu;
   if (kernel == "softmax") {
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::aligned_rows_heuristic(tk::contiguous_rows_misaligned(s.cols, dtype_v<T>), s.cols, dtype_v<T>, [](int64_t n) { return tk::softmax_heuristic(n, dtype_v<T>, gpu_has_clusters()); }, true), s.rows, s.cols, dtype_v<T>), sets);
+    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::softmax_rows_config(s.cols, dtype_v<T>, gpu_has_clusters(), tk::contiguous_rows_misaligned(s.cols, dtype_v<T>)), s.rows, s.cols, dtype_v<T>), sets);
     gpu = [&] { tk::softmax(dy, dx, s.rows, s.cols, -1, -1, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::softmax(y, xs, rows, s.cols, -1, -1, cfg); };
     bytes = 2.0 * n * es;

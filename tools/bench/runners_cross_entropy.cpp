@@ -61,7 +61,7 @@ Result run(const std::string& shape, const std::vector<std::pair<std::string, in
   auto td = to_device(t);
   DeviceBuffer<T> dxd(n);
   DeviceBuffer<float> lossd(M);
-  Config cfg = tk::cross_entropy_heuristic(V, dtype_v<T>, gpu_has_clusters());
+  Config cfg = tk::cross_entropy_rows_config(V, dtype_v<T>, gpu_has_clusters(), tk::contiguous_rows_misaligned(V, dtype_v<T>));
   for (auto& [k, v] : sets) cfg.set(k, v);
   tk::CrossEntropyOptions o;  // mean over rows not ignored
   Result res;

@@ -35,7 +35,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_PERSISTENT_PROGRAMS", "n: persistent kernels start at most n programs (default: as many as are resident at once)", false},
       {"TILEFUSE_READABLE", "0: loads ignore their readable lanes (runs partly masked move element by element, not whole)", true},
       {"TILEFUSE_UNIFORM_RUNS", "0: runs whose mask is tested at run time always finish run by run (default: ops of 4 or more runs per thread first take one warp vote, and warps whose runs are all whole or empty skip the finishing)", true},
-      {"TILEFUSE_APPROX_FTZ", "1: approximate f32 math (exp, log, sqrt, rsqrt, sin, cos, sigmoid, fast-math division) flushes subnormal inputs and results to zero, as --use_fast_math does: fewer instructions (default: subnormals kept)", true},
+      {"TILEFUSE_APPROX_FTZ", "0: approximate f32 math (exp, log, sqrt, rsqrt, sin, cos, sigmoid, fast-math division) keeps subnormal inputs and results (default: flushed to zero, as --use_fast_math does: fewer instructions)", true},
       {"TILEFUSE_CHECKED", "0: no runs whose mask is tested at run time (aligned runs with a changing mask move element by element)", true},
       {"TILEFUSE_UNALIGNED", "how contiguous runs of unknown alignment move: scalar (default: consecutive lanes, consecutive elements), realign (16-byte chunks) or narrow", true},
   };

@@ -47,10 +47,16 @@ struct CrossEntropyOptions {
 // more than 8K columns as 1K chunks (2048x151936 f32 69% -> 83%). Where rows loop,
 // 4K-column tiles: the looped program carries three running values per lane.
 // Programs per SM: row_programs_per_sm, measured on both kernels, asked about the rows'
-// own width (`width`, 0: V) where V is the span of rows indexed from their aligned start.
+// own width (`width`, 0: V) where V is the span of rows indexed from their aligned start;
+// rows in one program too (H200 bf16 16384x4099 64.2% -> 68.0% of copy; 4097, 3001 and 1025
+// columns within a point).
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false, int64_t width = 0) {
   constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
-  if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) return chunked_row_config(V, dtype);
+  if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) {
+    Config c = chunked_row_config(V, dtype);
+    c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V);
+    return c;
+  }
   if (clusters && V <= kMaxCluster * 2 * kPerProgram) {
     int64_t limit = V <= kMaxCluster * kPerProgram ? kPerProgram : 2 * kPerProgram;
     std::optional<Config> best;
@@ -72,6 +78,14 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
     if (best) return *best;
   }
   return Config{{"BLOCK", 4096}, num_warps(16)};
+}
+
+// The heuristic config of cross-entropy's rows of V logits (`align`: they may be indexed
+// from their aligned start, rows_need_alignment): what cross_entropy() starts from, and the
+// tuner's fallback and the benchmark with it.
+inline Config cross_entropy_rows_config(int64_t V, DType dtype, bool clusters, bool align) {
+  auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype, clusters, V); };
+  return aligned_rows_heuristic(align, V, dtype, heuristic);
 }
 
 namespace detail {
@@ -218,9 +232,8 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
     if constexpr (!detail::is_device_buffer<Targets>) detail::ce_check_host_targets(targets, M, V, o.ignore_index);
 
     bool align = rows_need_alignment(dtype_v<T>, {row_buffer(logits, ls), row_buffer(dlogits, ds)});
-    auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype_v<T>, clusters_usable<Logits>(), V); };
     // ALIGN_ROWS first: the PICK_TARGET rule (cross_entropy_config) depends on it.
-    Config c = cfg ? *cfg : aligned_rows_heuristic(align, V, dtype_v<T>, heuristic);
+    Config c = cfg ? *cfg : cross_entropy_rows_config(V, dtype_v<T>, clusters_usable<Logits>(), align);
     set_align_rows(c, align, aligned_row_span(V, dtype_v<T>), aligned_rows_pay(c, V, dtype_v<T>));
     c = cross_entropy_config(c, V, o);
     bool mean = o.reduction == LossReduction::mean;

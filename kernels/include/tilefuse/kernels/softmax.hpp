@@ -116,18 +116,28 @@ const auto& softmax_looped_kernel() {
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).
 // Rows split over a cluster may also ask for more programs per SM (row_programs_per_sm);
-// 16-bit rows of 2048-4096 columns in one tile take 16 values per thread. `width`: the
-// rows' own width where n_cols is the span of rows indexed from their aligned start
-// (0: n_cols), whose alignment row_programs_per_sm asks about.
+// rows in one program do not (H200 bf16 % of copy, with approximate math flushing
+// subnormals: 16384x4099 86.6 uncapped against 83.3 at 8 programs, 8191x4097 81.1 against
+// 79.1, 1025 and 3001 columns equal; cross-entropy keeps its cap there). 16-bit rows of
+// 2048-4096 columns in one tile take 16 values per thread. `width`: the rows' own width
+// where n_cols is the span of rows indexed from their aligned start (0: n_cols), whose
+// alignment row_programs_per_sm asks about.
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false, int64_t width = 0) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (auto eight = eight_program_cluster(c, n_cols, dtype, false)) c = *eight;  // 2 x 8192 on 8 programs
-  if (!row_uses_loop(c, n_cols))
+  if (!row_uses_loop(c, n_cols) && c.cluster > 1)
     c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : n_cols);
   spread_one_tile_rows(c, dtype, n_cols);
   return c;
 }
 inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses_loop(c, n_cols); }
+// The heuristic config of softmax's rows of `cols` (`align`: they may be indexed from their
+// aligned start, rows_need_alignment), before with_split_rows: what softmax() starts from,
+// and the tuner's fallback and the benchmark with it.
+inline Config softmax_rows_config(int64_t cols, DType dtype, bool clusters, bool align) {
+  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype, clusters, cols); };
+  return aligned_rows_heuristic(align, cols, dtype, heuristic, true);
+}
 
 // softmax(out, in, rows, cols): row-wise softmax of a [rows, cols] matrix with
 // row strides (elements) out_stride/in_stride (default: cols).
@@ -140,9 +150,8 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (in_stride < 0) in_stride = cols;
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, in_stride), row_buffer(out, out_stride)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
-  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype_v<T>, clusters_usable<Out>(), cols); };
   Config c = cfg ? *cfg
-                 : with_split_rows<Out>(aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic, true), rows, cols,
+                 : with_split_rows<Out>(softmax_rows_config(cols, dtype_v<T>, clusters_usable<Out>(), align), rows, cols,
                                         dtype_v<T>);
   if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride, align);  // split_softmax.hpp
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>, true));

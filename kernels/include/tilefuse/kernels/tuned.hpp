@@ -166,13 +166,10 @@ const auto& softmax_tuner() {
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return with_split_rows_any(aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
-                                                                          k["n_cols"], dtype_v<T>, [&](int64_t n) {
-                                                                            return softmax_heuristic(n, dtype_v<T>,
-                                                                                                     gpu_has_clusters(),
-                                                                                                     k["n_cols"]);
-                                                                          }, true),
-                                                   k["n_rows"], k["n_cols"], dtype_v<T>);
+                        return with_split_rows_any(
+                            softmax_rows_config(k["n_cols"], dtype_v<T>, gpu_has_clusters(),
+                                                contiguous_rows_misaligned(k["n_cols"], dtype_v<T>)),
+                            k["n_rows"], k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, int64_t rows, int64_t cols) {
         if (row_uses_split(c))
@@ -667,11 +664,8 @@ const auto& cross_entropy_tuner() {
       TuneOptions{.name = "cross_entropy", .key_names = {"n_rows", "n_cols"}, .outputs = {0, 1},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
-                                                      k["n_cols"], dtype_v<T>, [&](int64_t n) {
-                                                        return cross_entropy_heuristic(n, dtype_v<T>,
-                                                                                       gpu_has_clusters(), k["n_cols"]);
-                                                      });
+                        return cross_entropy_rows_config(k["n_cols"], dtype_v<T>, gpu_has_clusters(),
+                                                         contiguous_rows_misaligned(k["n_cols"], dtype_v<T>));
                       }},
       [](const Config& c, const auto& loss, const auto& dlogits, const auto& logits, const auto& targets, int64_t M,
          int64_t V, CrossEntropyOptions o) {
