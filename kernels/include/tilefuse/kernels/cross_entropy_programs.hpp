@@ -271,9 +271,11 @@ inline const auto& cross_entropy_sum_kernel() {
 }
 
 // The configs of the two one-program kernels, and of the target-gradient kernel. The
-// one-program loops are latency-bound (one memory round trip per step): wide steps, the
-// next one's loads staged (8192 rows: the count took 6.8 us at 1024 x 4 warps, H200).
-inline Config cross_entropy_scan_config() { return Config{{"BLOCK", 4096}, num_warps(8), num_stages(2)}; }
+// one-program loops are latency-bound (one memory round trip per step): the widest steps,
+// on 32 warps (bench/ce_scans, H200, count / sum in us: 65536 rows 15.3 / 12.1 at 4096 x 8
+// warps with the next step staged -> 6.9 / 6.3; 262144 rows 50.1 / 37.3 -> 15.8 / 13.1;
+// 8192 rows 5.0 / 4.8 -> 4.5 / 4.5; staging 8192 on 16 or 32 warps between the two).
+inline Config cross_entropy_scan_config() { return Config{{"BLOCK", 16384}, num_warps(32), num_stages(1)}; }
 inline Config cross_entropy_target_grad_config() { return Config{{"BLOCK", 128}, num_warps(4)}; }
 
 }  // namespace tilefuse::kernels
