@@ -77,6 +77,13 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy, one tile per row and looped", T, float, 
 
 TEST_CASE("gpu: cross_entropy mean over many rows (the count kernel loops), int32 targets") {
   check_gpu<bfloat16>(2500, 7, {.label_smoothing = 0.05f}, false, Config{{"BLOCK", 8}, num_warps(1)}, 8);
+  // Rows over several steps of the scans' loop, back to back.
+  int64_t many = 3 * tk::cross_entropy_scan_config().get("BLOCK") + 77;
+  for (int round = 0; round < 2; ++round) {
+    check_gpu<bfloat16>(many, 7, {.label_smoothing = 0.05f}, false, Config{{"BLOCK", 8}, num_warps(1)}, 11 + round);
+    check_gpu<float, int32_t>(many, 9, {.reduction = LossReduction::sum}, true, Config{{"BLOCK", 16}, num_warps(1)},
+                              21 + round);
+  }
   check_gpu<float, int32_t>(70, 333, {.z_loss = 1e-3f}, true, Config{{"BLOCK", 512}, num_warps(4)}, 9);
   check_gpu<float, int32_t>(70, 333, {.reduction = LossReduction::none}, false, Config{{"BLOCK", 64}, num_warps(2)}, 10);
 }

@@ -145,6 +145,16 @@ TEST_CASE("cross_entropy: int32 targets, and a separate dlogits stride") {
   CHECK(dx[V] == 3.0f);
 }
 
+// The count and the sum loop over the rows in steps of cross_entropy_scan_config()'s
+// BLOCK: rows past one and two steps, with a third of them ignored.
+TEST_CASE("cross_entropy: the scans of many rows, over several steps") {
+  int64_t block = tk::cross_entropy_scan_config().get("BLOCK");
+  for (int64_t M : {block + 1, 2 * block + 333}) {
+    check_case<float>(M, 5, {}, false);
+    check_case<float>(M, 7, {.label_smoothing = 0.1f, .reduction = LossReduction::sum}, true);
+  }
+}
+
 TEST_CASE("cross_entropy: a mean over no rows is NaN with zero gradients") {
   int64_t M = 3, V = 10;
   auto x = ref::random_vec<float>(M * V, 5);
