@@ -214,7 +214,8 @@ TEST_CASE("programs per SM of rows from their aligned start follow the width, no
     for (int64_t w : {16395, 16397, 16399}) {
       CAPTURE(w);
       Config c = config(w);
-      if (c.cluster == at1.cluster) CHECK(c.min_programs_per_sm == at1.min_programs_per_sm);
+      CHECK(c.cluster == at1.cluster);
+      CHECK(c.min_programs_per_sm == at1.min_programs_per_sm);
     }
   }
   CHECK(softmax_config(16384).min_programs_per_sm == 0);  // aligned, cluster of 2

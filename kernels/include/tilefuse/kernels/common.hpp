@@ -313,8 +313,9 @@ inline int register_capped_programs(const Config& c, int spare = 16, int most = 
 // of widths that are not a multiple of 8, whose narrow accesses need more programs in
 // flight (4096x16383 on clusters of 2 47.4% -> 68.1%; cross-entropy 16384x4099 in one
 // program 64.2% -> 68.0%, 2047x16385 on 4 48.4% -> 57.7%; softmax's one-program rows lost
-// once its approximate math flushed subnormals: softmax_heuristic). Not f32 rows (-5 points: twice the loads in flight per value), nor aligned
-// 16-bit rows on fewer than 4 programs (8192x16384 92.7% -> 87.3%; one program: -1 to +0.5).
+// once its approximate math flushed subnormals: softmax_heuristic). Not f32 rows (-5
+// points: twice the loads in flight per value), nor aligned 16-bit rows on fewer than 4
+// programs (8192x16384 92.7% -> 87.3%; one program: -1 to +0.5).
 //
 // How many: the larger of two caps — E + 20 registers, up to 8 programs (1024 threads at
 // 4 warps), and E + 16, up to 6 (7 on clusters of 8 or more, whose longer exchange leaves
