@@ -45,7 +45,7 @@ TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
 TF_GALLERY_MAKER(CrossEntropyRow, cross_entropy_row_kernel)
 TF_GALLERY_MAKER(CrossEntropyLooped, cross_entropy_looped_kernel)
-TF_GALLERY_MAKER(CrossEntropyTargetGrad, cross_entropy_target_grad_kernel)
+TF_GALLERY_MAKER(CrossEntropyFinish, cross_entropy_finish_kernel)
 TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
@@ -131,16 +131,14 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 1024}, {"REDUCTION", 2}, num_warps(4)}, by_dtype<CrossEntropyRow>()},
       {"cross_entropy_looped", "cross-entropy for long rows (online max/sum, then the gradient pass)", floats,
        Config{{"BLOCK", 4096}, {"REDUCTION", 2}, num_warps(16)}, by_dtype<CrossEntropyLooped>()},
-      {"cross_entropy_target_grad", "cross-entropy epilogue: the target column's gradient, written after the rows",
-       floats, cross_entropy_target_grad_config(), by_dtype<CrossEntropyTargetGrad>()},
-      {"cross_entropy_count", "cross-entropy prologue of a mean: 1/count of the rows not ignored", {DType::i64, DType::i32},
-       cross_entropy_scan_config(),
+      {"cross_entropy_count", "cross-entropy prologue of a mean whose rows have no counting programs: the count word",
+       {DType::i64, DType::i32}, cross_entropy_count_config(),
        [](DType d) -> const KernelBase& {
          if (d == DType::i32) return cross_entropy_count_kernel<int32_t>();
          return cross_entropy_count_kernel<int64_t>();
        }},
-      {"cross_entropy_sum", "cross-entropy epilogue of sum/mean: the row losses summed (x 1/count with MEAN)", {DType::f32},
-       Config(cross_entropy_scan_config()).set("MEAN", 1), [](DType) -> const KernelBase& { return cross_entropy_sum_kernel(); }},
+      {"cross_entropy_finish", "cross-entropy epilogue: the target column's gradient after the rows, and the loss of a sum or mean",
+       floats, Config(cross_entropy_finish_config()).set("REDUCTION", 2), by_dtype<CrossEntropyFinish>()},
       {"swiglu", "SwiGLU y = silu(a) * b (a, b separate or packed [gate | up] rows)", floats,
        Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<Swiglu>()},
       {"swiglu_bwd", "SwiGLU backward: da, db from dy, a, b", floats, Config{{"BLOCK", 1024}, num_warps(4)},

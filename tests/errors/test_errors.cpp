@@ -525,6 +525,20 @@ TEST_CASE("cluster reductions: in a loop whose bounds differ in the cluster, in 
   });
   expect_parts(error_of([&] { in_if.trace(Config{cluster(2)}); }),
                {"cluster_max of f32 inside if_, whose branch may differ between the programs of a cluster", kAtLine});
+  // A branch on cluster_id() and arguments is taken by the whole cluster: allowed, also nested.
+  auto uniform_if = kernel("cluster_uniform_if", {"out", "n"}, [](Ptr<f32> out, I32 n) {
+    if_(cluster_id() < n, [&] { store(out, scalar<f32>(0.0)); }, [&] {
+      if_(cluster_id() - n > 2, [&] { store(out + cluster_id(), cluster_max(load(out + program_id(0)))); });
+    });
+  });
+  CHECK_NOTHROW(uniform_if.trace(Config{cluster(4)}));
+  auto mixed_if = kernel("cluster_mixed_if", {"out", "n"}, [](Ptr<f32> out, I32 n) {
+    if_(cluster_id() < n, [&] {
+      if_(program_id(0) < n, [&] { g_line = __LINE__; store(out, cluster_max(scalar<f32>(1.0))); });
+    });
+  });
+  expect_parts(error_of([&] { mixed_if.trace(Config{cluster(2)}); }),
+               {"cluster_max of f32 inside if_, whose branch may differ between the programs of a cluster", kAtLine});
 
   auto narrow = kernel("cluster_f16", [](Ptr<f16> out) {
     g_line = __LINE__; store(out, cluster_max(load(out)));

@@ -75,17 +75,53 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy, one tile per row and looped", T, float, 
   check_gpu<T>(5, 5000, {.z_loss = 1e-3f, .logits_stride = 5003}, false, Config{{"BLOCK", 8192}, num_warps(16)}, 7);
 }
 
-TEST_CASE("gpu: cross_entropy mean over many rows (the count kernel loops), int32 targets") {
+TEST_CASE("gpu: cross_entropy mean over many rows (many counting and finish programs), int32 targets") {
   check_gpu<bfloat16>(2500, 7, {.label_smoothing = 0.05f}, false, Config{{"BLOCK", 8}, num_warps(1)}, 8);
-  // Rows over several steps of the scans' loop, back to back.
-  int64_t many = 3 * tk::cross_entropy_scan_config().get("BLOCK") + 77;
+  // 193 counting programs (256 targets each) and 49 finish programs, calls back to back
+  // (each leaves the stream's counters zero for the next).
+  int64_t many = 49229;
   for (int round = 0; round < 2; ++round) {
     check_gpu<bfloat16>(many, 7, {.label_smoothing = 0.05f}, false, Config{{"BLOCK", 8}, num_warps(1)}, 11 + round);
+    // The count kernel instead of counting programs, and counting programs on clusters.
+    check_gpu<bfloat16>(many, 7, {}, true, Config{{"BLOCK", 8}, {"COUNT", 0}, num_warps(1)}, 13 + round);
+    if (gpu_has_clusters())
+      check_gpu<float>(many, 9, {}, false, Config{{"BLOCK", 4}, {"COUNT", 256}, num_warps(1), cluster(4)}, 15 + round);
     check_gpu<float, int32_t>(many, 9, {.reduction = LossReduction::sum}, true, Config{{"BLOCK", 16}, num_warps(1)},
                               21 + round);
   }
   check_gpu<float, int32_t>(70, 333, {.z_loss = 1e-3f}, true, Config{{"BLOCK", 512}, num_warps(4)}, 9);
   check_gpu<float, int32_t>(70, 333, {.reduction = LossReduction::none}, false, Config{{"BLOCK", 64}, num_warps(2)}, 10);
+}
+
+// The finish kernel alone at a BLOCK whose partials take its last program 4 steps.
+TEST_CASE("gpu: cross_entropy's finish kernel, the loss over several steps of partials") {
+  if (!difftest::have_gpu()) return;
+  const int64_t M = 1000, V = 11, block = 16, programs = (M + block - 1) / block;
+  auto losses = ref::random_vec<float>(M, 41);
+  auto grads = ref::random_vec<float>(M, 42);
+  auto t = targets_for<int64_t>(M, V, 43, -100);
+  for (int64_t reduction : {1, 2}) {
+    CAPTURE(reduction);
+    Config c{{"BLOCK", block}, {"REDUCTION", reduction}};
+    std::vector<int64_t> count_word{(int64_t(4) << 32) + (reduction == 2 ? 900 : 0)};  // 4 arrived, 900 rows
+    std::vector<int32_t> done{0};
+    auto count_wordd = to_device(count_word);
+    auto doned = to_device(done);
+    std::vector<float> loss(1, -1.0f), dx(M * V, 7.0f), partials(programs, 0.0f);
+    tk::cross_entropy_finish_kernel<float>().launch(Grid(programs), c, loss, dx, grads, losses, partials, count_word,
+                                                    done, t, M, V, V, int64_t(-100));
+    auto dxd = to_device(std::vector<float>(M * V, 7.0f));
+    auto gradsd = to_device(grads), lossesd = to_device(losses);
+    auto td = to_device(t);
+    DeviceBuffer<float> lossd(1), partialsd(programs);
+    tk::cross_entropy_finish_kernel<float>().launch(Grid(programs), c, lossd, dxd, gradsd, lossesd, partialsd,
+                                                    count_wordd, doned, td, M, V, V, int64_t(-100));
+    cuda::synchronize();
+    difftest::compare(lossd.to_host(), loss, {1e-6, 1e-6}, 0);
+    difftest::compare(dxd.to_host(), dx, {0.0, 0.0}, 1);
+    CHECK(count_wordd.to_host()[0] == 0);
+    CHECK(doned.to_host()[0] == 0);
+  }
 }
 
 TEST_CASE_TEMPLATE("gpu: cross_entropy rows split over thread-block clusters", T, float, bfloat16) {

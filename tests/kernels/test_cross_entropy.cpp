@@ -145,13 +145,65 @@ TEST_CASE("cross_entropy: int32 targets, and a separate dlogits stride") {
   CHECK(dx[V] == 3.0f);
 }
 
-// The count and the sum loop over the rows in steps of cross_entropy_scan_config()'s
-// BLOCK: rows past one and two steps, with a third of them ignored.
-TEST_CASE("cross_entropy: the scans of many rows, over several steps") {
-  int64_t block = tk::cross_entropy_scan_config().get("BLOCK");
+// A mean's count runs in the row kernel's first programs (COUNT targets each) or in the
+// count kernel before it (COUNT = 0: the heuristic's choice on clusters and for looped
+// rows), the loss sum in the finish kernel's (BLOCK rows each, then the last program adds
+// their partials): rows over many of each, with a third of them ignored.
+TEST_CASE("cross_entropy: the count and the sum of many rows") {
+  int64_t block = tk::cross_entropy_finish_config().get("BLOCK");
   for (int64_t M : {block + 1, 2 * block + 333}) {
     check_case<float>(M, 5, {}, false);
     check_case<float>(M, 7, {.label_smoothing = 0.1f, .reduction = LossReduction::sum}, true);
+  }
+  int64_t M = 2 * block + 5;
+  check_case<float>(M, 5, {}, false, Config{{"BLOCK", 8}, {"COUNT", 0}, num_warps(1)});  // the count kernel
+  check_case<float>(M, 9, {}, false, Config{{"BLOCK", 4}, num_warps(1), cluster(4)});    // the count kernel
+  check_case<float>(M, 9, {}, false, Config{{"BLOCK", 4}, {"COUNT", 256}, num_warps(1), cluster(4)});  // 3 clusters
+  check_case<float>(700, 9, {}, true, Config{{"BLOCK", 4}, num_warps(2)});  // looped: the count kernel
+  check_case<float>(700, 9, {}, true, Config{{"BLOCK", 4}, {"COUNT", 64}, num_warps(2)});  // looped, 11 counting
+}
+
+TEST_CASE("cross_entropy: where a mean counts its targets") {
+  auto counts = [](Config c, int64_t V) { return tk::cross_entropy_config(c, V, {}).get("COUNT"); };
+  CHECK(counts(Config{{"BLOCK", 1024}, num_warps(1)}, 1000) == 256);  // one-program rows: 8 per thread
+  CHECK(counts(Config{{"BLOCK", 1024}, num_warps(4)}, 1000) == 1024);
+  CHECK(counts(Config{{"BLOCK", 4096}, num_warps(4), cluster(8)}, 32000) == 0);  // clusters: the count kernel
+  CHECK(counts(Config{{"BLOCK", 4096}, num_warps(16)}, 300000) == 0);             // looped: the count kernel
+  CHECK(counts(Config{{"BLOCK", 1024}, {"COUNT", 0}, num_warps(1)}, 1000) == 0);  // the config's choice
+  CHECK(tk::cross_entropy_config(Config{{"BLOCK", 1024}, num_warps(1)}, 1000, {.reduction = LossReduction::sum})
+            .get("COUNT") == 0);
+}
+
+// The finish kernel alone, at a BLOCK whose partials take the last program several
+// steps: the target columns' gradients scattered, the loss summed (and divided by the
+// count for a mean), the counters left zero.
+TEST_CASE("cross_entropy: the finish kernel's loss over several steps of partials") {
+  const int64_t M = 1000, V = 11, block = 16, programs = (M + block - 1) / block;
+  auto losses = ref::random_vec<float>(M, 31);
+  auto grads = ref::random_vec<float>(M, 32);
+  auto targets = random_targets(M, V, 33, -100);
+  for (int64_t reduction : {1, 2}) {
+    CAPTURE(reduction);
+    std::vector<float> loss(1, -1.0f), dx(M * V, 7.0f), partials(programs, 0.0f);
+    // The count word as the counting programs leave it: 5 arrived, 250 rows (for a mean).
+    std::vector<int64_t> count_word{(int64_t(5) << 32) + (reduction == 2 ? 250 : 0)};
+    std::vector<int32_t> done{0};
+    tk::cross_entropy_finish_kernel<float>().launch(Grid(programs), Config{{"BLOCK", block}, {"REDUCTION", reduction}},
+                                                    loss, dx, grads, losses, partials, count_word, done, targets, M, V,
+                                                    V, int64_t(-100));
+    double total = 0;
+    for (float v : losses) total += v;
+    if (reduction == 2) total /= 250;
+    CHECK(loss[0] == doctest::Approx(total).epsilon(1e-5));
+    CHECK(count_word[0] == 0);
+    CHECK(done[0] == 0);
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t j = 0; j < V; ++j) {
+        float want = targets[r] == j ? grads[r] : 7.0f;
+        if (dx[r * V + j] != want) {
+          FAIL("dx[" << r << ", " << j << "] = " << dx[r * V + j] << ", want " << want);
+        }
+      }
   }
 }
 
@@ -220,6 +272,8 @@ TEST_CASE("cross_entropy: argument errors name the argument") {
                {"cross_entropy: M and V must be in [1, 2^31), got M = 0, V = 7"});
   expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {}, Config{{"BLOCK", 2}, num_warps(1), cluster(2)}); }),
                {"cross_entropy: the config", "covers 4 columns per row (BLOCK x cluster), but rows have 7"});
+  expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {}, Config{{"BLOCK", 8}, {"COUNT", -1}}); }),
+               {"cross_entropy: the config's COUNT is -1, expected >= 0", "or 0 for the count kernel"});
 }
 
 TEST_CASE_TEMPLATE("cross_entropy: CHUNKS tiles per program, alone and in clusters, at odd V", T, float, bfloat16) {

@@ -311,4 +311,22 @@ TEST_CASE("wait_at_least: a wait on programs that come later is a UserError on t
   std::vector<int32_t> c2(1, 0), seen(1, -1);
   ok.launch(grid(2), Config{num_warps(1)}, c2, seen);
   CHECK(seen[0] == 5);
+  // Relaxed, on an i64 word packing arrivals (high half) and a total (low half).
+  static auto packed = kernel("wait_relaxed_packed", {"word", "seen", "n"}, [](Ptr<i64> word, Ptr<i64> seen, I32 n) {
+    auto p = program_id(0);
+    if_(p < n, [&] { atomic_add(word, (int64_t(1) << 32) + (p + 10).cast<i64>()); },
+        [&] { store(seen + (p - n), wait_at_least(word, n.cast<i64>() << 32, MemOrder::Relaxed) & 0xffffffffLL); });
+  });
+  std::vector<int64_t> word(1, 0), seen64(2, -1);
+  packed.launch(grid(5), Config{num_warps(2)}, word, seen64, 3);
+  CHECK(word[0] == (int64_t(3) << 32) + 33);
+  CHECK(seen64 == std::vector<int64_t>{33, 33});
+  static auto first = kernel("wait_relaxed_for_later", {"word"}, [](Ptr<i64> word) {
+    if_(program_id(0) == 0, [&] { wait_at_least(word, int64_t(1) << 32, MemOrder::Relaxed); },
+        [&] { atomic_add(word, int64_t(1) << 32); });
+  });
+  word[0] = 0;
+  std::string late = error_of([&] { first.launch(grid(2), Config{num_warps(1)}, word); });
+  CHECK(late.find("program (0, 0, 0) waits for a counter to reach " + std::to_string(int64_t(1) << 32)) !=
+        std::string::npos);
 }

@@ -372,6 +372,36 @@ TEST_CASE("wait_at_least: warp 0 polls with acquire loads and a vote, then fence
   }
 }
 
+TEST_CASE("wait_at_least relaxed: every warp polls an i64 word itself, without barriers or fences") {
+  auto f = tftest::new_kernel("relaxed_wait_kernel", 4);
+  ir::Builder b(*f);
+  ir::Value* word = b.param("word", ir::Type::pointer(DType::i64));
+  ir::Value* out = b.param("out", ir::Type::pointer(DType::i64));
+  ir::Value* seen = b.atomic_rmw(ir::AtomicOp::WaitAtLeast, word, b.const_int(int64_t(3) << 32, ir::Type::scalar(DType::i64)),
+                                 nullptr, false);
+  b.store(out, seen);
+  ir::run_frontend_passes(*f);  // verifies
+  nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  CHECK(k.ptx.find("ld.relaxed.gpu.global.u64") != std::string::npos);
+  CHECK(k.ptx.find("vote.sync.all.pred") != std::string::npos);
+  CHECK(k.ptx.find("fence.") == std::string::npos);
+  CHECK(k.ptx.find("bar.sync") == std::string::npos);
+  CHECK(k.ptx.find("ld.acquire") == std::string::npos);
+  auto r = tftest::run_ptxas(k.ptx, "sm_90a", "relaxed_wait_kernel");
+  if (r.ran) CHECK(r.status == 0);
+  // An ordered wait takes an i32 counter only.
+  auto g = tftest::new_kernel("bad_ordered_wait", 4);
+  ir::Builder bg(*g);
+  ir::Value* w64 = bg.param("w", ir::Type::pointer(DType::i64));
+  try {
+    bg.atomic_rmw(ir::AtomicOp::WaitAtLeast, w64, bg.const_int(1, ir::Type::scalar(DType::i64)), nullptr, true);
+    FAIL("accepted an ordered wait on an i64");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("it waits on one i32 counter (i32 or i64 with MemOrder::Relaxed)") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("a tile's cluster reduction in a cluster that exchanges through memory is a clear error") {
   auto f = tftest::new_kernel("memory_cluster_tile", 4);
   f->cluster_size = 32;

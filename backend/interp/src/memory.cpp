@@ -110,6 +110,7 @@ T rmw(ir::AtomicOp a, T old, T v, DType d) {
       else return old < v ? old : v;
     case ir::AtomicOp::Xchg: return v;
     case ir::AtomicOp::WaitAtLeast: return old;  // checked by exec_atomic_rmw
+    case ir::AtomicOp::Read: return old;
   }
   return v;
 }

@@ -458,8 +458,12 @@ Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask, bo
       is_float8(d))
     fail(std::string("atomic_") + name(a) + " on " + name(d) + " elements is not supported",
          "Use i32, u32, i64, f32 or f64 elements");
-  if (a == AtomicOp::WaitAtLeast && (d != DType::i32 || !ptr->type.shape.empty() || mask || !acq_rel))
-    fail("wait_at_least on " + ptr->type.str() + ": it waits on one i32 counter",
+  if (a == AtomicOp::Read && ((d != DType::i32 && d != DType::i64) || !ptr->type.shape.empty() || mask || acq_rel))
+    fail("load_relaxed on " + ptr->type.str() + ": it reads one i32 or i64 element",
+         "Pass a scalar pointer to an i32 or i64 counter");
+  if (a == AtomicOp::WaitAtLeast &&
+      ((d != DType::i32 && (d != DType::i64 || acq_rel)) || !ptr->type.shape.empty() || mask))
+    fail("wait_at_least on " + ptr->type.str() + ": it waits on one i32 counter (i32 or i64 with MemOrder::Relaxed)",
          "Pass a scalar pointer to an i32 counter that other programs raise with atomic_add");
   if ((a == AtomicOp::Max || a == AtomicOp::Min) && d == DType::f64)
     fail(std::string("atomic_") + name(a) + " on f64 is not supported", "Use f32 or an integer type");

@@ -47,8 +47,13 @@ bool reached_by_whole_cluster(const Block& block, int cluster_size, std::string*
   if (cluster_size == 1) return true;
   for (const Block* b = &block; b->parent; b = b->parent->parent) {
     const Op& region = *b->parent;
-    if (region.kind != OpKind::For) {
+    if (region.kind == OpKind::If) {
+      if (cluster_uniform(region.operand(0), cluster_size)) continue;  // e.g. cluster_id() < n
       if (why) *why = "inside if_, whose branch may differ between the programs of a cluster";
+      return false;
+    }
+    if (region.kind != OpKind::For) {
+      if (why) *why = "inside a region that not every program of a cluster may reach";
       return false;
     }
     if (!loop_bounds_uniform(region, cluster_size)) {

@@ -30,7 +30,7 @@ const char* name(ReduceKind k) {
   return n[static_cast<int>(k)];
 }
 const char* name(AtomicOp k) {
-  static const char* n[] = {"add", "max", "min", "xchg", "wait_at_least"};
+  static const char* n[] = {"add", "max", "min", "xchg", "wait_at_least", "read"};
   return n[static_cast<int>(k)];
 }
 const char* name(Evict k) {

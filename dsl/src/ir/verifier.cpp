@@ -367,11 +367,14 @@ class Verifier {
           fail(op, "value shape " + shape_str(v.shape) + " differs from pointer shape " + shape_str(p.shape));
         if (o.size() > 2) is_bool_of(op, o[2], p.shape, "mask");
         if (!st) {
-          if (op.code > static_cast<uint8_t>(AtomicOp::WaitAtLeast))
+          if (op.code > static_cast<uint8_t>(AtomicOp::Read))
             fail(op, "unknown atomic code " + std::to_string(op.code));
           if (op.atomic() == AtomicOp::WaitAtLeast &&
-              (!p.shape.empty() || p.dtype != DType::i32 || o.size() > 2 || !op.acq_rel))
-            fail(op, "wait_at_least takes one ordered scalar i32 element without a mask");
+              (!p.shape.empty() || (p.dtype != DType::i32 && (p.dtype != DType::i64 || op.acq_rel)) || o.size() > 2))
+            fail(op, "wait_at_least takes one scalar i32 element (i32 or i64 relaxed) without a mask");
+          if (op.atomic() == AtomicOp::Read &&
+              (!p.shape.empty() || (p.dtype != DType::i32 && p.dtype != DType::i64) || o.size() > 2 || op.acq_rel))
+            fail(op, "load_relaxed takes one scalar i32 or i64 element without a mask");
           result_is(op, v);
         }
         break;

@@ -288,16 +288,40 @@ TF_ATOMIC(atomic_min, Min)
 TF_ATOMIC(atomic_xchg, Xchg)
 #undef TF_ATOMIC
 
-// wait_at_least(counter, v): the program waits until *counter >= v, then reads what the
-// programs that raised it (atomic_add(counter, .., MemOrder::AcqRel)) wrote before; returns
-// the value it saw. A program may wait only for programs with lower ids (x fastest, then
-// y, z): the GPU starts thread blocks in that order and those never wait for it, so the
-// wait ends; the interpreter runs programs in that order and reports any other wait as a
-// UserError. For one-pass schedules whose later programs consume earlier ones' results.
-template <class V>
-I32 wait_at_least(const Tile<PtrTo<int32_t>, 0>& counter, const V& v, TF_HERE) {
+// wait_at_least(counter, v): the program waits until *counter (i32 or i64) >= v, then
+// reads what the programs that raised it (atomic_add(counter, .., MemOrder::AcqRel)) wrote
+// before; returns the value it saw. A program may wait only for programs with lower ids
+// (x fastest, then y, z): the GPU starts thread blocks in that order and those never wait
+// for it, so the wait ends; the interpreter runs programs in that order and reports any
+// other wait as a UserError. For one-pass schedules whose later programs consume earlier
+// ones' results.
+// wait_at_least(counter, v, MemOrder::Relaxed): each warp polls the counter by itself, with
+// no barrier and no fence, so it orders nothing but the counter's own value: pack what the
+// wait is for into it (e.g. arrivals in the high half of an i64 and a total in the low half,
+// both added by one relaxed atomic_add). It costs one load where the counter is already
+// there, which can then overlap the program's earlier loads. Warps may see different values
+// (each at least v) while the counter still grows.
+template <class T, class V>
+Tile<T, 0> wait_at_least(const Tile<PtrTo<T>, 0>& counter, const V& v, MemOrder order, TF_HERE) {
+  static_assert(std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>, "wait_at_least: the counter is i32 or i64");
   ir::Builder& b = detail::builder("wait_at_least", loc);
-  return I32(b.atomic_rmw(ir::AtomicOp::WaitAtLeast, counter.value, detail::value_of<int32_t>(b, v), nullptr, true));
+  return Tile<T, 0>(b.atomic_rmw(ir::AtomicOp::WaitAtLeast, counter.value, detail::value_of<T>(b, v), nullptr,
+                                 order == MemOrder::AcqRel));
+}
+template <class T, class V>
+Tile<T, 0> wait_at_least(const Tile<PtrTo<T>, 0>& counter, const V& v, TF_HERE) {
+  return wait_at_least(counter, v, MemOrder::AcqRel, loc);
+}
+
+// load_relaxed(counter): *counter (i32 or i64) read at GPU scope without ordering anything
+// else (ld.relaxed.gpu: never a stale L1 line), for a counter that other programs raise
+// while this one runs. Issued early it costs no wait; a relaxed wait_at_least where the
+// value is needed then polls only where it fell short.
+template <class T>
+Tile<T, 0> load_relaxed(const Tile<PtrTo<T>, 0>& counter, TF_HERE) {
+  static_assert(std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>, "load_relaxed: the counter is i32 or i64");
+  ir::Builder& b = detail::builder("load_relaxed", loc);
+  return Tile<T, 0>(b.atomic_rmw(ir::AtomicOp::Read, counter.value, detail::value_of<T>(b, 0), nullptr, false));
 }
 
 template <class T, int R, class C, class V>

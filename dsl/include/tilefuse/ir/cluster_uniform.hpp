@@ -16,8 +16,8 @@ namespace tilefuse::ir {
 bool cluster_uniform(const Value* v, int cluster_size);
 
 // Whether every program of a cluster reaches the ops of `block` equally often: each
-// region around it is a for loop with cluster-uniform bounds. Otherwise `why` (when
-// given) says which region is not.
+// region around it is a for loop with cluster-uniform bounds or an if_ branch on a
+// cluster-uniform condition. Otherwise `why` (when given) says which region is not.
 bool reached_by_whole_cluster(const Block& block, int cluster_size, std::string* why = nullptr);
 
 }  // namespace tilefuse::ir

@@ -64,9 +64,11 @@ enum class ReduceKind : uint8_t {
   Custom,          // region: (lhs, rhs) -> yield combined
 };
 
-// WaitAtLeast: no write; the program waits until the (scalar i32) element is at least the
-// value, and returns what it saw (DSL wait_at_least; always ordered like acq_rel).
-enum class AtomicOp : uint8_t { Add, Max, Min, Xchg, WaitAtLeast };
+// WaitAtLeast: no write; the program waits until the (scalar i32, or i64 when relaxed)
+// element is at least the value, and returns what it saw (DSL wait_at_least). Read: no
+// write, no wait; every thread reads the (scalar i32 or i64) element at GPU scope, relaxed
+// (DSL load_relaxed; the value operand is unused).
+enum class AtomicOp : uint8_t { Add, Max, Min, Xchg, WaitAtLeast, Read };
 
 // How a Dot multiplies f32 inputs: Exact (f32 products, the default) or Tf32 (inputs
 // rounded to tf32 — 10 mantissa bits, to nearest, ties away — as tensor cores take them).

@@ -1,14 +1,21 @@
 #pragma once
 // Tile programs of the fused cross-entropy (host function: cross_entropy.hpp).
 // The row programs write each row's loss to loss[row]; with sum or mean that is a
-// scratch buffer the sum kernel then reduces (deterministic; same-address atomics from
-// every row cost ~30% of the kernel on H200). REDUCTION (meta): 0 none, 1 sum, 2 mean
-// (the gradient is scaled by 1/count, which the count kernel writes to inv_count).
+// scratch buffer the finish kernel reduces (deterministic; same-address atomics from
+// every row cost ~30% of the kernel on H200). REDUCTION (meta): 0 none, 1 sum, 2 mean.
+// A mean scales the gradient by 1/count of the rows not ignored: the row kernel's first
+// programs count the targets (COUNT per program) while the row programs load their
+// rows, and each row program waits for the count only before its gradient; or (COUNT =
+// 0) the count kernel, launched before, counts them all.
 // The row programs write every dlogit without the one-hot term (comparing each column
 // with the target kept ~25 more registers live: 77 vs 53 at 8K bf16 columns); the
 // program holding the target column writes that column's full gradient to
-// target_grad[row], and the target-gradient kernel, launched after them, stores it over
+// target_grad[row], and the finish kernel, launched after them, stores it over
 // dlogits[row, target] (a later launch, so after every store of the rows; deterministic).
+// count_word (i64): the count in its low half, the counting programs arrived in its high
+// half (one relaxed atomic each, so a row program's one load sees both; the count kernel
+// arrives once); done (i32): the finish programs done. Both zero before and after a call
+// (the finish kernel zeroes them).
 #include <limits>
 #include <string>
 
@@ -87,9 +94,56 @@ inline F32 ce_target_grad(const F32& x_t, const F32& row_max, const CeRow& r, bo
   return ce_grad(fast_exp(x_t - row_max), r, smoothing) - r.coef_t;
 }
 
-// The gradient factor of every row: grad_scale, divided by the count for mean.
-inline F32 ce_grad_factor(int64_t reduction, const F32& grad_scale, const Ptr<const float>& inv_count) {
-  return reduction == 2 ? grad_scale * load(inv_count) : grad_scale;
+// A counting program of a mean (program q of the first ones): the targets
+// [q COUNT, (q + 1) COUNT) not ignore_index added into the count, with its arrival.
+template <class TI>
+void ce_count_targets(const Ptr<int64_t>& count_word, const Ptr<const TI>& targets, const I32& n_rows,
+                      const I64& ignore_index, int64_t count) {
+  auto r = program_id(0) * count + arange(0, count);
+  auto in = r < n_rows;
+  auto t = load(targets + r, in, 0, Cache::EvictLast).template cast<i64>();  // read again by the rows
+  atomic_add(count_word, (int64_t(1) << 32) + sum((in && t != ignore_index).template cast<i64>(), 0));
+}
+
+// A mean's count word as a row program with counting programs (COUNT > 0) first reads it:
+// one relaxed load issued with the row's loads, as they may still be counting (0
+// otherwise: unused).
+inline I64 ce_count_seen(int64_t reduction, int64_t count, const Ptr<int64_t>& count_word) {
+  return reduction == 2 && count > 0 ? load_relaxed(count_word) : scalar<i64>(0);
+}
+
+// After the count kernel (a mean without counting programs), its 1/count: loaded with
+// the row's loads (that grid finished before this one touched memory), so that no load
+// waits after the row's reductions (bf16 rows on clusters measured 4-6% slower with it
+// loaded there, bench/NOTES.md). 1 otherwise: unused.
+inline F32 ce_inv_count(int64_t reduction, int64_t count, const Ptr<const float>& inv_count) {
+  return reduction == 2 && count == 0 ? load(inv_count) : scalar<f32>(1.0f);
+}
+
+// The gradient factor of every row: grad_scale, divided for a mean by the count (inf for
+// no rows: every factor is then unused). With counting programs, the count once
+// `counting` of them have arrived: only where the word seen early fell short (the first
+// programs) does a warp poll it again. After the count kernel, times its 1/count `inv`.
+// (Rows on clusters that divided by the count word instead ran up to 50% slower, f32
+// 1024x256000 on 16 x 16 warps: the IEEE reciprocal's slow path, bench/NOTES.md.)
+inline F32 ce_grad_factor(int64_t reduction, int64_t count, const F32& grad_scale, const Ptr<int64_t>& count_word,
+                          const I32& counting, const I64& seen, const F32& inv) {
+  if (reduction != 2) return grad_scale;
+  if (count == 0) return grad_scale * inv;
+  auto need = counting.cast<i64>() << 32;
+  auto word = seen;
+  if_(seen < need, [&] { word = wait_at_least(count_word, need, MemOrder::Relaxed); });
+  return grad_scale * (1.0f / (word & 0xffffffffLL).cast<f32>());
+}
+
+// A row kernel's programs: with COUNT (a mean), the first n_count clusters count the
+// targets and the rest run `rows` on row id - n_count; without, every cluster a row.
+template <class TI, class Rows>
+void ce_count_then_rows(int64_t count, const I32& id, const I32& n_count, const Ptr<int64_t>& count_word,
+                        const Ptr<const TI>& targets, const I32& n_rows, const I64& ignore_index, Rows&& rows) {
+  if (count == 0) return rows(id);
+  if_(id < n_count, [&] { ce_count_targets(count_word, targets, n_rows, ignore_index, count); },
+      [&] { rows(id - n_count); });
 }
 
 }  // namespace detail
@@ -101,61 +155,65 @@ inline F32 ce_grad_factor(int64_t reduction, const F32& grad_scale, const Ptr<co
 template <class T, class TI = int64_t>
 const auto& cross_entropy_row_kernel() {
   static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_"),
-      {"loss", "dlogits", "target_grad", "logits", "targets", "inv_count", "n_cols", "logits_stride",
+      {"loss", "dlogits", "target_grad", "logits", "targets", "count_word", "n_count", "counting", "inv_count", "n_cols", "logits_stride",
        "dlogits_stride", "ignore_index", "smoothing", "z_loss", "grad_scale"},
       [](Ptr<float> loss, Ptr<T> dlogits, Ptr<float> target_grad, Ptr<const T> logits, Ptr<const TI> targets,
-         Ptr<const float> inv_count,
+         Ptr<i64> count_word, I32 n_count, I32 counting, Ptr<const float> inv_count,
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"REDUCTION"> REDUCTION,
          Meta<"SMOOTHING", bool, true> SMOOTHING, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
-         Meta<"PICK_TARGET", bool, false> PICK_TARGET) {
-        auto row = cluster_id();
-        auto in_row = logits + row * logits_stride;
-        // ALIGN_ROWS: the row and its gradient indexed from their 16-byte-aligned starts
-        // (row_chunks.hpp).
-        auto x_row = in_row;
-        auto d_row = dlogits + row * dlogits_stride;
-        auto head = align_rows(ALIGN_ROWS, x_row, d_row);
-        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, head);
-        auto rows = num_programs(0) / cluster_size();
-        auto readable = c.template readable<T>(row * logits_stride, (rows - 1 - row).template cast<i64>() * logits_stride);
-        // The target first: nothing waits on it before the row's loads are issued, and
-        // it arrives with them.
-        auto target = load(targets + row);
-        std::vector<Tile<float, 1>> x;
-        for (int64_t i = 0; i < CHUNKS; ++i)
-          x.push_back(c.load(x_row, i, -inf, c.read_once(), readable).template cast<f32>());
-        auto factor = detail::ce_grad_factor(REDUCTION, grad_scale, inv_count);
-        auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
-        auto first = cluster_rank() * (BLOCK * CHUNKS);
-        if (head) first = first - *head;  // the program's first column
-        auto owns = t.col >= first && t.col < first + BLOCK * CHUNKS;
-        // The target logit: a load once the target has arrived (a second memory latency
-        // before the cluster's exchange), or with PICK_TARGET picked from the registers
-        // of the program holding it (a masked sum there: more registers, no latency).
-        F32 x_t = scalar<f32>(0.0f);
-        if (PICK_TARGET) if_(owns, [&] { x_t = detail::ce_pick(x, c.cols, t.col); });
-        else x_t = detail::ce_target_logit(in_row, t, owns);
-        // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and its
-        // share of `lin`; one exchange gives the row's (cluster_max_sumexp).
-        auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
-        std::vector<Tile<float, 1>> e;
-        for (auto& xi : x) e.push_back(fast_exp(xi - m));
-        auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
-        F32 lin = (1.0f - smoothing) * x_t;
-        if (SMOOTHING) {
-          std::vector<Tile<float, 1>> xs;
-          for (int64_t i = 0; i < CHUNKS; ++i) xs.push_back(where(c.mask[i], x[i], 0.0f));
-          lin = lin + smoothing / n_cols.template cast<f32>() * sum(combine(xs, [](auto a, auto b) { return a + b; }), 0);
-        }
-        auto [row_max, sum_e, row_lin] = cluster_max_sumexp(std::array{m, s, lin});
-        auto r = detail::ce_row(t, row_max, sum_e, row_lin, n_cols, smoothing, z_loss, factor);
-        auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
-        mine.coef_p = r.coef_p * fast_exp(m - row_max);
-        for (int64_t i = 0; i < CHUNKS; ++i)
-          store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
-        store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
-        store(loss + row, r.loss, cluster_rank() == 0);
+         Meta<"PICK_TARGET", bool, false> PICK_TARGET, Meta<"COUNT", int64_t, 1024> COUNT) {
+        auto rows = num_programs(0) / cluster_size() - n_count;
+        auto id = cluster_id();
+        detail::ce_count_then_rows(COUNT, id, n_count, count_word, targets, rows, ignore_index, [&](I32 row) {
+          auto in_row = logits + row * logits_stride;
+          // ALIGN_ROWS: the row and its gradient indexed from their 16-byte-aligned starts
+          // (row_chunks.hpp).
+          auto x_row = in_row;
+          auto d_row = dlogits + row * dlogits_stride;
+          auto head = align_rows(ALIGN_ROWS, x_row, d_row);
+          RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, head);
+          auto readable = c.template readable<T>(row * logits_stride, (rows - 1 - row).template cast<i64>() * logits_stride);
+          // The target first: nothing waits on it before the row's loads are issued, and
+          // it arrives with them.
+          auto target = load(targets + row);
+          auto seen = detail::ce_count_seen(REDUCTION, COUNT, count_word);
+          std::vector<Tile<float, 1>> x;
+          for (int64_t i = 0; i < CHUNKS; ++i)
+            x.push_back(c.load(x_row, i, -inf, c.read_once(), readable).template cast<f32>());
+          auto inv = detail::ce_inv_count(REDUCTION, COUNT, inv_count);
+          auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
+          auto first = cluster_rank() * (BLOCK * CHUNKS);
+          if (head) first = first - *head;  // the program's first column
+          auto owns = t.col >= first && t.col < first + BLOCK * CHUNKS;
+          // The target logit: a load once the target has arrived (a second memory latency
+          // before the cluster's exchange), or with PICK_TARGET picked from the registers
+          // of the program holding it (a masked sum there: more registers, no latency).
+          F32 x_t = scalar<f32>(0.0f);
+          if (PICK_TARGET) if_(owns, [&] { x_t = detail::ce_pick(x, c.cols, t.col); });
+          else x_t = detail::ce_target_logit(in_row, t, owns);
+          // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and its
+          // share of `lin`; one exchange gives the row's (cluster_max_sumexp).
+          auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
+          std::vector<Tile<float, 1>> e;
+          for (auto& xi : x) e.push_back(fast_exp(xi - m));
+          auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
+          F32 lin = (1.0f - smoothing) * x_t;
+          if (SMOOTHING) {
+            std::vector<Tile<float, 1>> xs;
+            for (int64_t i = 0; i < CHUNKS; ++i) xs.push_back(where(c.mask[i], x[i], 0.0f));
+            lin = lin + smoothing / n_cols.template cast<f32>() * sum(combine(xs, [](auto a, auto b) { return a + b; }), 0);
+          }
+          auto [row_max, sum_e, row_lin] = cluster_max_sumexp(std::array{m, s, lin});
+          auto factor = detail::ce_grad_factor(REDUCTION, COUNT, grad_scale, count_word, counting, seen, inv);
+          auto r = detail::ce_row(t, row_max, sum_e, row_lin, n_cols, smoothing, z_loss, factor);
+          auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
+          mine.coef_p = r.coef_p * fast_exp(m - row_max);
+          for (int64_t i = 0; i < CHUNKS; ++i)
+            store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
+          store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
+          store(loss + row, r.loss, cluster_rank() == 0);
+        });
       });
   return k;
 }
@@ -166,79 +224,115 @@ const auto& cross_entropy_row_kernel() {
 template <class T, class TI = int64_t>
 const auto& cross_entropy_looped_kernel() {
   static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_looped_"),
-      {"loss", "dlogits", "target_grad", "logits", "targets", "inv_count", "n_cols", "logits_stride",
+      {"loss", "dlogits", "target_grad", "logits", "targets", "count_word", "n_count", "counting", "inv_count", "n_cols", "logits_stride",
        "dlogits_stride", "ignore_index", "smoothing", "z_loss", "grad_scale"},
       [](Ptr<float> loss, Ptr<T> dlogits, Ptr<float> target_grad, Ptr<const T> logits, Ptr<const TI> targets,
-         Ptr<const float> inv_count,
+         Ptr<i64> count_word, I32 n_count, I32 counting, Ptr<const float> inv_count,
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
-         F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"REDUCTION"> REDUCTION, Meta<"SMOOTHING", bool, true> SMOOTHING) {
-        auto row = program_id(0);
-        auto cols = arange(0, BLOCK);
-        auto in_row = logits + row * logits_stride;
-        auto target = load(targets + row);
-        auto factor = detail::ce_grad_factor(REDUCTION, grad_scale, inv_count);
-        // Lanes start from a finite floor, so the exponent never sees -inf - -inf.
-        auto m = full<f32>({BLOCK}, -3.0e38f);
-        auto l = zeros<f32>({BLOCK});
-        auto sx = zeros<f32>({BLOCK});  // the logit sum, only with SMOOTHING
-        for_range(0, n_cols, BLOCK, [&](I32 start) {
-          auto c = start + cols;
-          auto mask = c < n_cols;
-          auto x = load(in_row + c, mask, -inf, Cache::EvictLast).template cast<f32>();
-          auto m_new = maximum(m, x);
-          auto e = fast_exp(minimum(m, x) - m_new);  // rescales l, or is x's own term
-          l = where(x > m, l * e + 1.0f, l + e);
-          m = m_new;
-          if (SMOOTHING) sx = sx + where(mask, x, 0.0f);
+         F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"REDUCTION"> REDUCTION, Meta<"SMOOTHING", bool, true> SMOOTHING,
+         Meta<"COUNT", int64_t, 1024> COUNT) {
+        auto rows = num_programs(0) - n_count;
+        auto id = program_id(0);
+        detail::ce_count_then_rows(COUNT, id, n_count, count_word, targets, rows, ignore_index, [&](I32 row) {
+          auto cols = arange(0, BLOCK);
+          auto in_row = logits + row * logits_stride;
+          auto target = load(targets + row);
+          auto seen = detail::ce_count_seen(REDUCTION, COUNT, count_word);
+          auto inv = detail::ce_inv_count(REDUCTION, COUNT, inv_count);
+          // Lanes start from a finite floor, so the exponent never sees -inf - -inf.
+          auto m = full<f32>({BLOCK}, -3.0e38f);
+          auto l = zeros<f32>({BLOCK});
+          auto sx = zeros<f32>({BLOCK});  // the logit sum, only with SMOOTHING
+          for_range(0, n_cols, BLOCK, [&](I32 start) {
+            auto c = start + cols;
+            auto mask = c < n_cols;
+            auto x = load(in_row + c, mask, -inf, Cache::EvictLast).template cast<f32>();
+            auto m_new = maximum(m, x);
+            auto e = fast_exp(minimum(m, x) - m_new);  // rescales l, or is x's own term
+            l = where(x > m, l * e + 1.0f, l + e);
+            m = m_new;
+            if (SMOOTHING) sx = sx + where(mask, x, 0.0f);
+          });
+          // The target logit after the first pass: its load waits on the target's.
+          auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
+          auto owns = t.col >= 0;
+          auto x_t = detail::ce_target_logit(in_row, t, owns);
+          auto row_max = max(m, 0);
+          auto sum_e = sum(l * fast_exp(m - row_max), 0);
+          auto lin = (1.0f - smoothing) * x_t;
+          if (SMOOTHING) lin = lin + smoothing / n_cols.template cast<f32>() * sum(sx, 0);
+          auto factor = detail::ce_grad_factor(REDUCTION, COUNT, grad_scale, count_word, counting, seen, inv);
+          auto r = detail::ce_row(t, row_max, sum_e, lin, n_cols, smoothing, z_loss, factor);
+          auto out_row = dlogits + row * dlogits_stride;
+          for_range(0, n_cols, BLOCK, [&](I32 start) {
+            auto c = start + cols;
+            auto mask = c < n_cols;
+            auto x = load(in_row + c, mask, -inf, Cache::EvictFirst).template cast<f32>();
+            store(out_row + c, detail::ce_grad(fast_exp(x - row_max), r, SMOOTHING).template cast<T>(), mask);
+          });
+          store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
+          store(loss + row, r.loss);
         });
-        // The target logit after the first pass: its load waits on the target's.
-        auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
-        auto owns = t.col >= 0;
-        auto x_t = detail::ce_target_logit(in_row, t, owns);
-        auto row_max = max(m, 0);
-        auto sum_e = sum(l * fast_exp(m - row_max), 0);
-        auto lin = (1.0f - smoothing) * x_t;
-        if (SMOOTHING) lin = lin + smoothing / n_cols.template cast<f32>() * sum(sx, 0);
-        auto r = detail::ce_row(t, row_max, sum_e, lin, n_cols, smoothing, z_loss, factor);
-        auto out_row = dlogits + row * dlogits_stride;
-        for_range(0, n_cols, BLOCK, [&](I32 start) {
-          auto c = start + cols;
-          auto mask = c < n_cols;
-          auto x = load(in_row + c, mask, -inf, Cache::EvictFirst).template cast<f32>();
-          store(out_row + c, detail::ce_grad(fast_exp(x - row_max), r, SMOOTHING).template cast<T>(), mask);
-        });
-        store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
-        store(loss + row, r.loss);
       });
   return k;
 }
 
-// After the rows: dlogits[row, target] = target_grad[row] for the rows whose target is
-// a class (not ignore_index, in [0, V)); BLOCK rows per program.
+// After the rows, BLOCK rows per program: dlogits[row, target] = target_grad[row] for
+// the rows whose target is a class (not ignore_index, in [0, V)). With a sum or mean
+// (REDUCTION 1, 2) also the loss: each program adds its rows' losses into
+// partials[program], and the last program to count itself done adds the partials in
+// program order (deterministic; a lone program takes its own sum), divides a mean by the
+// count (NaN over no rows, as PyTorch: 0 x inf) and zeroes the counters for the next call.
 template <class T, class TI = int64_t>
-const auto& cross_entropy_target_grad_kernel() {
-  static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_target_grad_"),
-      {"dlogits", "target_grad", "targets", "n_rows", "n_cols", "dlogits_stride", "ignore_index"},
-      [](Ptr<T> dlogits, Ptr<const float> target_grad, Ptr<const TI> targets, I32 n_rows, I32 n_cols,
-         I64 dlogits_stride, I64 ignore_index, Meta<"BLOCK"> BLOCK) {
-        auto rows = program_id(0) * BLOCK + arange(0, BLOCK);
+const auto& cross_entropy_finish_kernel() {
+  static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_finish_"),
+      {"loss", "dlogits", "target_grad", "row_losses", "partials", "count_word", "done", "targets", "n_rows",
+       "n_cols", "dlogits_stride", "ignore_index"},
+      [](Ptr<float> loss, Ptr<T> dlogits, Ptr<const float> target_grad, Ptr<const float> row_losses,
+         Ptr<float> partials, Ptr<i64> count_word, Ptr<i32> done, Ptr<const TI> targets, I32 n_rows, I32 n_cols,
+         I64 dlogits_stride, I64 ignore_index, Meta<"BLOCK"> BLOCK, Meta<"REDUCTION"> REDUCTION) {
+        auto lanes = arange(0, BLOCK);
+        auto rows = program_id(0) * BLOCK + lanes;
         auto in = rows < n_rows;
         auto t = load(targets + rows, in, 0).template cast<i64>();
         auto ok = in && t != ignore_index && t >= 0 && t < n_cols.template cast<i64>();
         auto g = load(target_grad + rows, ok, 0.0f);
         auto at = rows.template cast<i64>() * dlogits_stride + where(ok, t, scalar<i64>(0));
         store(dlogits + at, g.template cast<T>(), ok);
+        if (REDUCTION == 0) return;
+        auto n = num_programs(0);
+        auto part = sum(load(row_losses + rows, in, 0.0f), 0);
+        auto finish = [&](F32 total) {
+          if (REDUCTION == 2) total = total * (1.0f / (load(count_word) & 0xffffffffLL).template cast<f32>());
+          store(loss, total);
+          store(count_word, scalar<i64>(0));
+          store(done, scalar<i32>(0));
+        };
+        // One program (up to BLOCK rows) needs no ticket: its sum is the loss.
+        if_(n == 1, [&] { finish(part); }, [&] {
+          store(partials + program_id(0), part);
+          if_(atomic_add(done, 1, MemOrder::AcqRel) == n - 1, [&] {
+            auto acc = zeros<f32>({BLOCK});
+            for_range(0, n, BLOCK, [&](I32 start) {
+              auto i = start + lanes;
+              acc = acc + load(partials + i, i < n, 0.0f);
+            });
+            finish(sum(acc, 0));
+          });
+        });
       });
   return k;
 }
 
-// One program, before the rows of a mean: inv_count = 1/count of the rows whose
-// target is not ignore_index (inf for none: every row's gradient factor is then unused).
+// One program, before the rows of a mean whose row kernel has no counting programs
+// (COUNT = 0): the count of the rows whose target is not ignore_index, as the count word
+// of one arrival (for the finish kernel) and as inv_count = 1/count (for the rows).
 template <class TI = int64_t>
 const auto& cross_entropy_count_kernel() {
   static auto k = kernel(std::string("cross_entropy_count_") + name(dtype_v<TI>),
-      {"inv_count", "targets", "n_rows", "ignore_index"},
-      [](Ptr<float> inv_count, Ptr<const TI> targets, I32 n_rows, I64 ignore_index, Meta<"BLOCK"> BLOCK) {
+      {"count_word", "inv_count", "targets", "n_rows", "ignore_index"},
+      [](Ptr<i64> count_word, Ptr<float> inv_count, Ptr<const TI> targets, I32 n_rows, I64 ignore_index,
+         Meta<"BLOCK"> BLOCK) {
         auto offs = arange(0, BLOCK);
         auto acc = zeros<i32>({BLOCK});
         for_range(0, n_rows, BLOCK, [&](I32 start) {
@@ -247,35 +341,24 @@ const auto& cross_entropy_count_kernel() {
           auto t = load(targets + r, in, 0, Cache::EvictLast).template cast<i64>();  // read again by the rows
           acc = acc + (in && t != ignore_index).template cast<i32>();
         });
-        store(inv_count, 1.0f / sum(acc, 0).template cast<f32>());
+        auto count = sum(acc, 0);
+        store(count_word, (int64_t(1) << 32) + count.template cast<i64>());
+        store(inv_count, 1.0f / count.template cast<f32>());
       });
   return k;
 }
 
-// One program, after the rows: loss = the sum of the row losses, times inv_count with
-// MEAN (NaN for a mean over no rows, as PyTorch: 0 x inf).
-inline const auto& cross_entropy_sum_kernel() {
-  static auto k = kernel("cross_entropy_sum", {"loss", "row_losses", "inv_count", "n_rows"},
-      [](Ptr<float> loss, Ptr<const float> row_losses, Ptr<const float> inv_count, I32 n_rows, Meta<"BLOCK"> BLOCK,
-         Meta<"MEAN", bool> MEAN) {
-        auto offs = arange(0, BLOCK);
-        auto acc = zeros<f32>({BLOCK});
-        for_range(0, n_rows, BLOCK, [&](I32 start) {
-          auto r = start + offs;
-          acc = acc + load(row_losses + r, r < n_rows, 0.0f);
-        });
-        auto total = sum(acc, 0);
-        store(loss, MEAN ? total * load(inv_count) : total);
-      });
-  return k;
-}
+// The count kernel's config: one program, so its loop is latency-bound (a memory round
+// trip per step): the widest steps, on 32 warps (H200, 65536 rows: 15.3 us at 4096 x 8
+// warps with the next step staged, 6.9 us at 16384 x 32).
+inline Config cross_entropy_count_config() { return Config{{"BLOCK", 16384}, num_warps(32), num_stages(1)}; }
 
-// The configs of the two one-program kernels, and of the target-gradient kernel. The
-// one-program loops are latency-bound (one memory round trip per step): the widest steps,
-// on 32 warps (bench/ce_scans, H200, count / sum in us: 65536 rows 15.3 / 12.1 at 4096 x 8
-// warps with the next step staged -> 6.9 / 6.3; 262144 rows 50.1 / 37.3 -> 15.8 / 13.1;
-// 8192 rows 5.0 / 4.8 -> 4.5 / 4.5; staging 8192 on 16 or 32 warps between the two).
-inline Config cross_entropy_scan_config() { return Config{{"BLOCK", 16384}, num_warps(32), num_stages(1)}; }
-inline Config cross_entropy_target_grad_config() { return Config{{"BLOCK", 128}, num_warps(4)}; }
+// The finish kernel's config: 1024 rows per program (so that the last program's sum of
+// the partials is one step up to a million rows).
+inline Config cross_entropy_finish_config() { return Config{{"BLOCK", 1024}, num_warps(8)}; }
+
+// Targets per counting program of a mean: 8 per thread, whatever the row config's warps
+// (a wider count would take registers from the row programs, which share the kernel).
+inline int64_t cross_entropy_count_tile(const Config& c) { return 256 * c.num_warps; }
 
 }  // namespace tilefuse::kernels
