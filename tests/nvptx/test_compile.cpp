@@ -377,8 +377,8 @@ TEST_CASE("wait_at_least relaxed: every warp polls an i64 word itself, without b
   ir::Builder b(*f);
   ir::Value* word = b.param("word", ir::Type::pointer(DType::i64));
   ir::Value* out = b.param("out", ir::Type::pointer(DType::i64));
-  ir::Value* seen = b.atomic_rmw(ir::AtomicOp::WaitAtLeast, word, b.const_int(int64_t(3) << 32, ir::Type::scalar(DType::i64)),
-                                 nullptr, false);
+  ir::Value* three = b.const_int(int64_t(3) << 32, ir::Type::scalar(DType::i64));  // 3 arrivals, high half
+  ir::Value* seen = b.atomic_rmw(ir::AtomicOp::WaitAtLeast, word, three, nullptr, false);
   b.store(out, seen);
   ir::run_frontend_passes(*f);  // verifies
   nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});

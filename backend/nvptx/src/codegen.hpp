@@ -306,10 +306,12 @@ MemoryClusterLayout memory_cluster_layout(const ir::Function& f, const GpuPlan& 
 void init_memory_clusters(Codegen& cg);
 void lower_cluster_reduce_in_memory(Codegen& cg, const ir::Op& op, const std::vector<const ir::Op*>& ops);
 void finish_memory_clusters(Codegen& cg);
-// In warp 0 (all 32 lanes): polls the i32 at global `ptr` with acquire loads until every
-// lane saw it at least `target` (wrapping: seen - target >= 0), the warp leaving together
-// (vote), so it reaches a CTA barrier after it converged; returns the value seen.
-llvm::Value* poll_until_at_least(Codegen& cg, llvm::Value* ptr, llvm::Value* target, bool wrapping);
+// In a whole warp (all 32 lanes): polls the i32 at global `ptr` with acquire loads until
+// every lane saw it at least `target` (wrapping: seen - target >= 0), the warp leaving
+// together (vote), so it reaches a CTA barrier after it converged; returns the value seen.
+// `relaxed`: relaxed loads (no ordering but the counter's own), of an i64 with `wide`.
+llvm::Value* poll_until_at_least(Codegen& cg, llvm::Value* ptr, llvm::Value* target, bool wrapping,
+                                 bool relaxed = false, bool wide = false);
 
 void lower_control(Codegen& cg, const ir::Op& op);    // for, if
 // Persistent kernels (lower_persistent.cpp): the kernel body inside a loop over the

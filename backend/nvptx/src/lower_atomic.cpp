@@ -87,34 +87,15 @@ llvm::Value* rmw(Codegen& cg, AtomicOp a, DType dt, llvm::Value* ptr, llvm::Valu
 // whole warp saw it at least the target (vote: the warp leaves the loop together, converged
 // at the CTA barrier after it), then fences; thread 0's value reaches the others through
 // shared memory after the barrier. The acquire load invalidates the SM's L1, so the
-// program's later plain loads read what the counting programs wrote.
-// A relaxed wait: every warp polls by itself (one transaction per warp and try, a vote
-// so that the warp leaves together), with no barrier, no fence and no L1 invalidation.
-llvm::Value* poll_relaxed(Codegen& cg, llvm::Value* ptr, llvm::Value* target, bool wide) {
-  auto& b = cg.b;
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  auto* loop = llvm::BasicBlock::Create(cg.ctx, "poll_relaxed", f);
-  auto* done = llvm::BasicBlock::Create(cg.ctx, "polled_relaxed", f);
-  b.CreateBr(loop);
-  b.SetInsertPoint(loop);
-  llvm::Value* seen = wide ? cg.inline_asm(b.getInt64Ty(), "ld.relaxed.gpu.global.u64 $0, [$1];", "=l,l,~{memory}", {ptr}, true)
-                           : cg.inline_asm(cg.i32(), "ld.relaxed.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true);
-  llvm::Value* ok = b.CreateICmpSGE(seen, target);
-  llvm::Value* all = cg.inline_asm(
-      cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
-      "=r,r", {b.CreateZExt(ok, cg.i32())}, true);
-  b.CreateCondBr(b.CreateICmpNE(all, cg.c32(0)), done, loop);
-  b.SetInsertPoint(done);
-  return seen;
-}
-
+// program's later plain loads read what the counting programs wrote. A relaxed wait:
+// every warp polls with relaxed loads by itself and does nothing else.
 void lower_wait(Codegen& cg, const ir::Op& op) {
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);
   llvm::Value* ptr = cg.scalar(op.operand(0));
   llvm::Value* target = cg.scalar(op.operand(1));
-  if (!op.acq_rel) {
-    cg.set(op.result(), {poll_relaxed(cg, ptr, target, bit_width(op.operand(0)->type.dtype) == 64)});
+  if (!op.acq_rel) {  // every warp polls by itself: no barrier, no fence, no L1 invalidation
+    cg.set(op.result(), {poll_until_at_least(cg, ptr, target, false, true, bit_width(op.operand(0)->type.dtype) == 64)});
     return;
   }
   llvm::Value* addr = cg.smem_addr(p.smem_offset);
@@ -139,8 +120,10 @@ void lower_atomic(Codegen& cg, const ir::Op& op) {
   if (op.kind == OpKind::AtomicRMW && op.atomic() == AtomicOp::Read) {  // every thread reads for itself
     bool wide = bit_width(op.operand(0)->type.dtype) == 64;
     llvm::Value* ptr = cg.scalar(op.operand(0));
-    cg.set(op.result(), {wide ? cg.inline_asm(b.getInt64Ty(), "ld.relaxed.gpu.global.u64 $0, [$1];", "=l,l,~{memory}", {ptr}, true)
-                              : cg.inline_asm(cg.i32(), "ld.relaxed.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true)});
+    llvm::Value* v = wide ? cg.inline_asm(b.getInt64Ty(), "ld.relaxed.gpu.global.u64 $0, [$1];", "=l,l,~{memory}",
+                                          {ptr}, true)
+                          : cg.inline_asm(cg.i32(), "ld.relaxed.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true);
+    cg.set(op.result(), {v});
     return;
   }
   const OpPlan& p = cg.plan.op(&op);

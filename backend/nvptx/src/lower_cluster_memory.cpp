@@ -64,15 +64,19 @@ MemoryClusterLayout memory_cluster_layout(const ir::Function& f, const GpuPlan& 
   return l;
 }
 
-llvm::Value* poll_until_at_least(Codegen& cg, llvm::Value* ptr, llvm::Value* target, bool wrapping) {
+llvm::Value* poll_until_at_least(Codegen& cg, llvm::Value* ptr, llvm::Value* target, bool wrapping, bool relaxed,
+                                 bool wide) {
   auto& b = cg.b;
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto* loop = llvm::BasicBlock::Create(cg.ctx, "poll", f);
   auto* done = llvm::BasicBlock::Create(cg.ctx, "polled", f);
   b.CreateBr(loop);
   b.SetInsertPoint(loop);
-  llvm::Value* seen = cg.inline_asm(cg.i32(), "ld.acquire.gpu.global.u32 $0, [$1];", "=r,l,~{memory}", {ptr}, true);
-  llvm::Value* ok = wrapping ? b.CreateICmpSGE(b.CreateSub(seen, target), cg.c32(0)) : b.CreateICmpSGE(seen, target);
+  std::string load = std::string("ld.") + (relaxed ? "relaxed" : "acquire") + ".gpu.global." + (wide ? "u64" : "u32");
+  llvm::Value* seen = cg.inline_asm(wide ? b.getInt64Ty() : cg.i32(), load + " $0, [$1];",
+                                    wide ? "=l,l,~{memory}" : "=r,l,~{memory}", {ptr}, true);
+  llvm::Value* zero = llvm::ConstantInt::get(seen->getType(), 0);
+  llvm::Value* ok = wrapping ? b.CreateICmpSGE(b.CreateSub(seen, target), zero) : b.CreateICmpSGE(seen, target);
   llvm::Value* all = cg.inline_asm(
       cg.i32(), "{ .reg .pred p, q; setp.ne.u32 p, $1, 0; vote.sync.all.pred q, p, 0xffffffff; selp.u32 $0, 1, 0, q; }",
       "=r,r", {b.CreateZExt(ok, cg.i32())}, true);

@@ -183,7 +183,9 @@ inline bool cross_entropy_picks_target(const Config& c) {
 // % of copy, the count kernel -> counting programs): bf16 65536x1024 77.9 -> 82.0,
 // 262144x512 62.7 -> 68.5, f32 87.6 -> 90.2 and 82.2 -> 89.0, the other one-program rows
 // equal. Rows on clusters lost (f32 1024x256000 88 -> 58, bf16 8192x32000 92 -> 88).
-inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) { return c.cluster == 1 && !row_uses_loop(c, V); }
+inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) {
+  return c.cluster == 1 && !row_uses_loop(c, V);
+}
 
 // The config the main launch uses: the row config plus the reduction and whether the
 // logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller),
