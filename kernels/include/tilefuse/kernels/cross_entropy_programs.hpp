@@ -125,7 +125,8 @@ inline F32 ce_inv_count(int64_t reduction, int64_t count, const Ptr<const float>
 // `counting` of them have arrived: only where the word seen early fell short (the first
 // programs) does a warp poll it again. After the count kernel, times its 1/count `inv`.
 // (Rows on clusters that divided by the count word instead ran up to 50% slower, f32
-// 1024x256000 on 16 x 16 warps: the IEEE reciprocal's slow path, bench/NOTES.md.)
+// 1024x256000 on 16 x 16 warps, not yet explained; the IEEE reciprocal is suspected,
+// bench/NOTES.md.)
 inline F32 ce_grad_factor(int64_t reduction, int64_t count, const F32& grad_scale, const Ptr<int64_t>& count_word,
                           const I32& counting, const I64& seen, const F32& inv) {
   if (reduction != 2) return grad_scale;
