@@ -177,9 +177,13 @@ TuneResult tune(const Problem& p, const Space& s, const TuneSettings& st) {
     const Config& cfg = candidates[i];
     Trial t;
     t.config = cfg;
-    if (i < in_space) t.pruned = s.check(cfg, p.view());
-    else if (cfg == p.extra.front()) t.note = "the heuristic's config";
-    else t.note = "the heuristic's config with min_programs_per_sm = " + std::to_string(cfg.min_programs_per_sm);
+    // The heuristic's configs are named wherever they are (in the space or added), and
+    // timed even where the space's predicates would prune them.
+    const bool extra = std::find(p.extra.begin(), p.extra.end(), cfg) != p.extra.end();
+    if (i < in_space && !extra) t.pruned = s.check(cfg, p.view());
+    if (extra && cfg == p.extra.front()) t.note = "the heuristic's config";
+    else if (extra)
+      t.note = "the heuristic's config with min_programs_per_sm = " + std::to_string(cfg.min_programs_per_sm);
     if (t.pruned.empty()) t.pruned = threads_reason(cfg, dev.max_threads_per_block);
     const Record* rec = t.pruned.empty() && cached ? cached->find(cfg) : nullptr;
     if (rec) {

@@ -45,7 +45,6 @@ TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
 TF_GALLERY_MAKER(CrossEntropyRow, cross_entropy_row_kernel)
 TF_GALLERY_MAKER(CrossEntropyLooped, cross_entropy_looped_kernel)
-TF_GALLERY_MAKER(CrossEntropyFinish, cross_entropy_finish_kernel)
 TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
@@ -137,8 +136,9 @@ const std::vector<GalleryKernel>& gallery() {
          if (d == DType::i32) return cross_entropy_count_kernel<int32_t>();
          return cross_entropy_count_kernel<int64_t>();
        }},
-      {"cross_entropy_finish", "cross-entropy epilogue: the target column's gradient after the rows, and the loss of a sum or mean",
-       floats, Config(cross_entropy_finish_config()).set("REDUCTION", 2), by_dtype<CrossEntropyFinish>()},
+      {"cross_entropy_finish", "cross-entropy epilogue of a sum or mean: the loss from the rows' losses",
+       {DType::f32}, Config(cross_entropy_finish_config()).set("REDUCTION", 2),
+       [](DType) -> const KernelBase& { return cross_entropy_finish_kernel(); }},
       {"swiglu", "SwiGLU y = silu(a) * b (a, b separate or packed [gate | up] rows)", floats,
        Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<Swiglu>()},
       {"swiglu_bwd", "SwiGLU backward: da, db from dy, a, b", floats, Config{{"BLOCK", 1024}, num_warps(4)},

@@ -192,12 +192,16 @@ TEST_CASE("the tuner times the heuristic's config at one program per SM fewer an
   REQUIRE(h != nullptr);
   int n = h->config.min_programs_per_sm;
   REQUIRE(n > 1);
+  // Each neighbour once, whether the space holds it or the tuner added it.
   REQUIRE(neighbours.size() == 2);
-  CHECK(neighbours[0]->config == Config(h->config).set("min_programs_per_sm", n - 1));
-  CHECK(neighbours[1]->config == Config(h->config).set("min_programs_per_sm", n + 1));
+  for (int m : {n - 1, n + 1}) {
+    auto want = Config(h->config).set("min_programs_per_sm", m);
+    CAPTURE(want.str());
+    CHECK(std::count_if(neighbours.begin(), neighbours.end(), [&](auto* tr) { return tr->config == want; }) == 1);
+  }
   for (auto* tr : neighbours) {
     CAPTURE(tr->config.str());
-    CHECK((tr->timed() || tr->pruned.find("spills") != std::string::npos));
+    CHECK((tr->timed() || !tr->pruned.empty()));
   }
   CHECK(r.best_ms <= h->ms);
 }

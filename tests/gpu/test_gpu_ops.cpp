@@ -238,6 +238,29 @@ TEST_CASE("gpu: the last program to count itself in sees what the others stored"
   }
 }
 
+// barrier(): a second store over elements that other threads of the program stored
+// (the tile reversed, then one element: a fix-up as cross-entropy's target column)
+// leaves the later value, as the interpreter's program order does.
+TEST_CASE("gpu: a store after barrier() wins over the program's earlier store of the same elements") {
+  auto k = kernel("store_over", {"out", "x", "at"},
+      [](Ptr<f32> out, Ptr<const f32> x, Ptr<const i32> at, Meta<"BLOCK"> BLOCK) {
+        auto offs = arange(0, BLOCK);
+        auto row = out + program_id(0) * BLOCK;
+        auto v = load(x + program_id(0) * BLOCK + offs);
+        store(row + offs, v);
+        barrier();
+        store(row + (BLOCK - 1 - offs), v * 2.0f, offs < BLOCK / 2);
+        barrier();
+        store(row + load(at + program_id(0)), scalar<f32>(-7.0f));
+      });
+  const int programs = 300, block = 512;
+  auto x = rnd<float>(programs * block, 23);
+  std::vector<int32_t> at(programs);
+  for (int p = 0; p < programs; ++p) at[p] = (p * 131 + 7) % block;
+  std::vector<float> out(programs * block, 0.0f);
+  gpu_matches_interp(k, Grid(programs), {{"BLOCK", block}, num_warps(8)}, {0, 0}, out, x, at);
+}
+
 // A kernel object made where a destroyed one lived (a local of a function called
 // twice) runs its own code: compiled kernels are found by the kernel's identity, not
 // its address (they once were, and the second call ran the first kernel).

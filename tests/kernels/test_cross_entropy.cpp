@@ -175,35 +175,24 @@ TEST_CASE("cross_entropy: where a mean counts its targets") {
 }
 
 // The finish kernel alone, at a BLOCK whose partials take the last program several
-// steps: the target columns' gradients scattered, the loss summed (and divided by the
-// count for a mean), the counters left zero.
+// steps: the loss summed (and divided by the count for a mean), the counters left zero.
 TEST_CASE("cross_entropy: the finish kernel's loss over several steps of partials") {
-  const int64_t M = 1000, V = 11, block = 16, programs = (M + block - 1) / block;
+  const int64_t M = 1000, block = 16, programs = (M + block - 1) / block;
   auto losses = ref::random_vec<float>(M, 31);
-  auto grads = ref::random_vec<float>(M, 32);
-  auto targets = random_targets(M, V, 33, -100);
   for (int64_t reduction : {1, 2}) {
     CAPTURE(reduction);
-    std::vector<float> loss(1, -1.0f), dx(M * V, 7.0f), partials(programs, 0.0f);
+    std::vector<float> loss(1, -1.0f), partials(programs, 0.0f);
     // The count word as the counting programs leave it: 5 arrived, 250 rows (for a mean).
     std::vector<int64_t> count_word{(int64_t(5) << 32) + (reduction == 2 ? 250 : 0)};
     std::vector<int32_t> done{0};
-    tk::cross_entropy_finish_kernel<float>().launch(Grid(programs), Config{{"BLOCK", block}, {"REDUCTION", reduction}},
-                                                    loss, dx, grads, losses, partials, count_word, done, targets, M, V,
-                                                    V, int64_t(-100));
+    tk::cross_entropy_finish_kernel().launch(Grid(programs), Config{{"BLOCK", block}, {"REDUCTION", reduction}}, loss,
+                                             losses, partials, count_word, done, M);
     double total = 0;
     for (float v : losses) total += v;
     if (reduction == 2) total /= 250;
     CHECK(loss[0] == doctest::Approx(total).epsilon(1e-5));
     CHECK(count_word[0] == 0);
     CHECK(done[0] == 0);
-    for (int64_t r = 0; r < M; ++r)
-      for (int64_t j = 0; j < V; ++j) {
-        float want = targets[r] == j ? grads[r] : 7.0f;
-        if (dx[r * V + j] != want) {
-          FAIL("dx[" << r << ", " << j << "] = " << dx[r * V + j] << ", want " << want);
-        }
-      }
   }
 }
 

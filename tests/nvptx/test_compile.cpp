@@ -15,6 +15,7 @@
 #include "ir_kernels.hpp"
 #include "check.hpp"
 #include "tilefuse/ir/passes.hpp"
+#include "tilefuse/ir/printer.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
 
 using namespace tilefuse;
@@ -370,6 +371,31 @@ TEST_CASE("wait_at_least: warp 0 polls with acquire loads and a vote, then fence
     CHECK(std::string(e.what()).find("wait_at_least on") != std::string::npos);
     CHECK(std::string(e.what()).find("it waits on one i32 counter") != std::string::npos);
   }
+}
+
+TEST_CASE("barrier: kept by the passes, printed, and a CTA barrier in the PTX") {
+  auto f = tftest::new_kernel("barrier_kernel", 4);
+  ir::Builder b(*f);
+  ir::Value* out = b.param("out", ir::Type::pointer(DType::f32));
+  b.store(out, b.const_float(1.0f, ir::Type::scalar(DType::f32)));
+  b.barrier();
+  b.barrier();  // not merged with the first
+  b.store(out, b.const_float(2.0f, ir::Type::scalar(DType::f32)));
+  ir::run_frontend_passes(*f);  // verifies
+  std::string ir_text = ir::to_string(*f);
+  auto first = ir_text.find("barrier");
+  REQUIRE(first != std::string::npos);
+  CHECK(ir_text.find("barrier", first + 1) != std::string::npos);
+  nvptx::CompiledKernel k = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  auto bar = k.ptx.find("bar.sync");
+  if (bar == std::string::npos) bar = k.ptx.find("barrier.sync");
+  REQUIRE(bar != std::string::npos);
+  // Between the two stores.
+  auto st1 = k.ptx.find("st.global"), st2 = k.ptx.rfind("st.global");
+  CHECK(st1 < bar);
+  CHECK(bar < st2);
+  auto r = tftest::run_ptxas(k.ptx, "sm_90a", "barrier_kernel");
+  if (r.ran) CHECK(r.status == 0);
 }
 
 TEST_CASE("wait_at_least relaxed: every warp polls an i64 word itself, without barriers or fences") {

@@ -1,5 +1,5 @@
 // tilefuse-bench runner of the fused cross-entropy (shape MxV): loss (mean over rows
-// not ignored) and dlogits in a separate buffer, targets uniform in [0, V) with ~5%
+// not ignored; `--set REDUCTION=0|1` for none or sum) and dlogits in a separate buffer, targets uniform in [0, V) with ~5%
 // ignore_index. GB/s counts the minimal bytes 2 x M x V x sizeof(T): the logits read
 // once and dlogits written once (targets and the loss are negligible). Three sampled
 // rows are checked against the interpreter running the same host function and config.
@@ -62,31 +62,41 @@ Result run(const std::string& shape, const std::vector<std::pair<std::string, in
   DeviceBuffer<T> dxd(n);
   DeviceBuffer<float> lossd(M);
   Config cfg = tk::cross_entropy_rows_config(V, dtype_v<T>, gpu_has_clusters(), tk::contiguous_rows_misaligned(V, dtype_v<T>));
-  for (auto& [k, v] : sets) cfg.set(k, v);
-  tk::CrossEntropyOptions o;  // mean over rows not ignored
+  tk::CrossEntropyOptions o;  // mean over rows not ignored, unless REDUCTION is set
+  for (auto& [k, v] : sets) {
+    if (k != "REDUCTION") cfg.set(k, v);
+    else if (v < 0 || v > 2) user_error("cross_entropy: REDUCTION=" + std::to_string(v) + " is not 0, 1 or 2", SourceLoc{},
+                                        "Set REDUCTION=0 (none), 1 (sum) or 2 (mean)");
+    else o.reduction = static_cast<tk::LossReduction>(v);
+  }
   Result res;
   res.config = cfg.str();
   res.ms = time_ms([&] { tk::cross_entropy(lossd, dxd, xd, td, M, V, o, cfg); }, reps);
   res.gbs = 2.0 * double(n) * sizeof(T) / (res.ms * 1e-3) / 1e9;
-  // Sampled rows on the interpreter with reduction none and grad_scale 1/count, which
-  // gives the mean's gradient row by row; the mean loss is checked on every row's loss.
+  // Sampled rows on the interpreter with reduction none and grad_scale 1/count (a
+  // mean) or 1, which gives the gradient row by row; a sum or mean is checked against
+  // every row's loss.
   int64_t count = 0;
   for (auto v : t) count += v != -100;
+  const bool mean = o.reduction == tk::LossReduction::mean;
   auto dx = dxd.to_host();
-  float mean_gpu = 0;
-  lossd.view().subview(0, 1).copy_to_host(std::span<float>(&mean_gpu, 1));
+  float reduced_gpu = 0;
+  lossd.view().subview(0, 1).copy_to_host(std::span<float>(&reduced_gpu, 1));
   tk::cross_entropy(lossd, dxd, xd, td, M, V, {.reduction = tk::LossReduction::none}, cfg);
   auto rows_gpu = lossd.to_host();
   double total = 0;
   for (float v : rows_gpu) total += v;
-  double worst = std::fabs(mean_gpu - total / double(count)) / (1e-5 * std::fabs(total / double(count)) + 1e-6);
+  if (mean) total /= double(count);
+  double worst = o.reduction == tk::LossReduction::none
+                     ? 0.0
+                     : std::fabs(reduced_gpu - total) / (1e-5 * std::fabs(total) + 1e-6);
   double rtol = std::is_same_v<T, float> ? 1e-4 : std::is_same_v<T, half> ? 4e-3 : 2e-2;
   for (int64_t r : {int64_t(0), M / 2, M - 1}) {
     std::vector<T> xs(x.begin() + r * V, x.begin() + (r + 1) * V), want(V);
     std::vector<int64_t> ts{t[r]};
     std::vector<float> loss(1);
     tk::cross_entropy(loss, want, xs, ts, 1, V,
-                      {.reduction = tk::LossReduction::none, .grad_scale = 1.0f / float(count)}, cfg);
+                      {.reduction = tk::LossReduction::none, .grad_scale = mean ? 1.0f / float(count) : 1.0f}, cfg);
     std::vector<T> got(dx.begin() + r * V, dx.begin() + (r + 1) * V);
     worst = std::max(worst, worst_error(got, want, rtol));
     worst = std::max(worst, std::fabs(rows_gpu[r] - loss[0]) / (1e-5 * std::fabs(loss[0]) + 1e-5));

@@ -106,6 +106,7 @@ void exec_op(Exec& ex, const ir::Op& op) {
     case OpKind::For: return exec_for(ex, op);
     case OpKind::If: return exec_if(ex, op);
     case OpKind::Yield: return;  // read by the parent op
+    case OpKind::Barrier: return;  // one thread per program: its accesses are in program order
   }
   internal_error("exec_op: unknown op kind");
 }

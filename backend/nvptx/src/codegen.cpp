@@ -321,7 +321,7 @@ void Codegen::lower_op(const ir::Op& op) {
       return;
     }
     bool effects = !op.regions.empty() || op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW ||
-                   op.kind == OpKind::AtomicCas || op.kind == OpKind::Yield;
+                   op.kind == OpKind::AtomicCas || op.kind == OpKind::Yield || op.kind == OpKind::Barrier;
     if (reads || effects) finish_loads();
   }
   if (auto w = plan.wgmma_waits.find(&op); w != plan.wgmma_waits.end()) {
@@ -361,6 +361,7 @@ void Codegen::lower_op(const ir::Op& op) {
     case OpKind::ClusterReduce: return lower_cluster_reduce(*this, op);
     case OpKind::For: case OpKind::If: return lower_control(*this, op);
     case OpKind::Yield: return;  // consumed by the parent op
+    case OpKind::Barrier: return barrier();  // bar.sync: orders the CTA's memory accesses too
   }
 }
 

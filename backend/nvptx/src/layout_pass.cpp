@@ -397,6 +397,7 @@ class LayoutPass {
         case OpKind::For: loop(op); break;
         case OpKind::If: branch(op); break;
         case OpKind::Yield: break;  // set by the parent
+        case OpKind::Barrier: break;
         default:
           if (is_elementwise(op.kind)) {
             if (r->type.is_scalar()) {

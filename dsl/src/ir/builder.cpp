@@ -451,6 +451,8 @@ void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
   op->evict = e;
 }
 
+void Builder::barrier() { create(OpKind::Barrier, {}, {}); }
+
 Value* Builder::atomic_rmw(AtomicOp a, Value* ptr, Value* value, Value* mask, bool acq_rel) {
   if (!ptr->type.is_ptr) fail(std::string("atomic_") + name(a) + " on " + ptr->type.str() + ", which is not a pointer");
   DType d = ptr->type.dtype;

@@ -14,6 +14,7 @@ bool mergeable(const Op& op) {
     case OpKind::Store:
     case OpKind::AtomicRMW:
     case OpKind::AtomicCas:
+    case OpKind::Barrier:
     case OpKind::For:
     case OpKind::If:
     case OpKind::Yield: return false;

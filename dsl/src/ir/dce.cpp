@@ -9,7 +9,8 @@ namespace tilefuse::ir {
 namespace {
 
 bool effectful(const Op& op) {
-  return op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCas;
+  return op.kind == OpKind::Store || op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCas ||
+         op.kind == OpKind::Barrier;
 }
 
 bool has_side_effects(const Op& op) {

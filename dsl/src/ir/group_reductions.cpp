@@ -13,7 +13,7 @@ bool pure(const Op& op) {
   switch (op.kind) {
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCas:
     case OpKind::For: case OpKind::If: case OpKind::Yield: case OpKind::Reduce: case OpKind::Scan:
-    case OpKind::ClusterReduce: case OpKind::Dot:
+    case OpKind::ClusterReduce: case OpKind::Dot: case OpKind::Barrier:
       return false;
     default: return op.regions.empty();
   }

@@ -142,6 +142,7 @@ class Printer {
       }
       case OpKind::If: os_ << "if " << list(op.operands); break;
       case OpKind::Yield: os_ << "yield " << list(op.operands); break;
+      case OpKind::Barrier: os_ << "barrier"; break;
     }
     if (!op.results.empty()) os_ << " : " << types(op.results);
     if ((op.kind == OpKind::Reduce || op.kind == OpKind::ClusterReduce) && op.red() == ReduceKind::Custom) {

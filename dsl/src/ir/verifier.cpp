@@ -495,6 +495,9 @@ class Verifier {
       case OpKind::Yield:
         if (!op.results.empty() || !op.regions.empty()) fail(op, "yield has results or regions");
         break;
+      case OpKind::Barrier:
+        counts(op, 0, 0, 0);
+        break;
     }
   }
 

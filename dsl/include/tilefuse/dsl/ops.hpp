@@ -313,6 +313,14 @@ Tile<T, 0> wait_at_least(const Tile<PtrTo<T>, 0>& counter, const V& v, TF_HERE) 
   return wait_at_least(counter, v, MemOrder::AcqRel, loc);
 }
 
+// barrier(): the program's threads wait for each other here; every load and store the
+// program issued before it is done, for all of them, before any access after it. The
+// interpreter runs a program in order, the GPU runs its elements on many threads: a
+// store over elements that an earlier store of the same program wrote (a fix-up of a few
+// elements, e.g. one column of a tile just stored) needs a barrier between the two, or
+// the GPU's result depends on which thread comes last. Costs a CTA barrier (bar.sync).
+inline void barrier(TF_HERE) { detail::builder("barrier", loc).barrier(); }
+
 // load_relaxed(counter): *counter (i32 or i64) read at GPU scope without ordering anything
 // else (ld.relaxed.gpu: never a stale L1 line), for a counter that other programs raise
 // while this one runs. Issued early it costs no wait; a relaxed wait_at_least where the

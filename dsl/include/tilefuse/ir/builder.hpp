@@ -69,6 +69,7 @@ class Builder {
   // acq_rel: ordered program-wide (Op::acq_rel).
   Value* atomic_rmw(AtomicOp op, Value* ptr, Value* value, Value* mask = nullptr, bool acq_rel = false);
   Value* atomic_cas(Value* ptr, Value* cmp, Value* value, bool acq_rel = false);
+  void barrier();
 
   // Reductions, scans, matrix multiply.
   Value* reduce(Value* x, int axis, ReduceKind k);

@@ -33,7 +33,8 @@ namespace tilefuse::ir {
   X(Dot)         /* (a [M,K], b [K,N], acc [M,N]) -> [M,N] */                  \
   X(For)         /* (lo, hi, step, init...) region(iv, iter...) -> iter... */ \
   X(If)          /* (cond) regions then, else -> results */                   \
-  X(Yield)       /* (values...) terminates a region */
+  X(Yield)       /* (values...) terminates a region */                       \
+  X(Barrier)     /* no operands, no result: the program's threads wait for each other */
 
 enum class OpKind : uint8_t {
 #define TF_X(name) name,

@@ -141,8 +141,8 @@ void ce_check_host_targets(const Targets& targets, int64_t M, int64_t V, int64_t
 }
 
 // Device scratch of at least n floats per (device, stream) on each host thread: the
-// row losses of a sum or mean, the target-column gradients, the finish kernel's
-// partial sums, written and read by the launches of one call, in order on one stream.
+// row losses of a sum or mean, the finish kernel's partial sums, the count kernel's
+// 1/count, written and read by the launches of one call, in order on one stream.
 // Kept for the process (launches may be in flight at exit); a larger one replaces it
 // after the device is idle.
 inline DevicePtr<float> ce_device_scratch(size_t n) {
@@ -262,9 +262,8 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
     Config c = cfg ? *cfg : cross_entropy_rows_config(V, dtype_v<T>, clusters_usable<Logits>(), align);
     set_align_rows(c, align, aligned_row_span(V, dtype_v<T>), aligned_rows_pay(c, V, dtype_v<T>));
     c = cross_entropy_config(c, V, o);
-    // Scratch: the row losses of a sum or mean (none writes `loss` itself), the
-    // target-column gradients (M floats), the finish kernel's partial sums, the count
-    // kernel's 1/count.
+    // Scratch: the row losses of a sum or mean (none writes `loss` itself), the finish
+    // kernel's partial sums, the count kernel's 1/count.
     Config fin = cross_entropy_finish_config().set("REDUCTION", static_cast<int64_t>(o.reduction));
     int64_t finish_programs = (M + fin.get("BLOCK") - 1) / fin.get("BLOCK");
     int64_t n_count = cross_entropy_count_clusters(c, V, M);
@@ -272,35 +271,34 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
     // The arrivals a mean's rows wait for: each counting program's, or the count kernel's.
     int64_t counting = count_kernel ? 1 : n_count * (row_uses_loop(c, V) ? 1 : c.cluster);
     // Counters (zero before and after): a mean's count word, the finish programs done.
-    auto run = [&](const auto& row_losses, const auto& target_grad, const auto& partials, const auto& inv_count,
-                   const auto& count_word, const auto& done) {
+    auto run = [&](const auto& row_losses, const auto& partials, const auto& inv_count, const auto& count_word,
+                   const auto& done) {
       if (count_kernel)
         cross_entropy_count_kernel<TI>().launch(Grid(1), cross_entropy_count_config(), count_word, inv_count,
                                                 targets, M, o.ignore_index);
       launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M + n_count, V,
-                  row_losses, dlogits, target_grad, logits, targets, count_word, n_count, counting, inv_count, V,
-                  ls, ds, o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
-      cross_entropy_finish_kernel<T, TI>().launch(Grid(finish_programs), fin, loss, dlogits, target_grad, row_losses,
-                                                  partials, count_word, done, targets, M, V, ds, o.ignore_index);
+                  row_losses, dlogits, logits, targets, count_word, n_count, counting, inv_count, V, ls, ds,
+                  o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
+      if (!none)
+        cross_entropy_finish_kernel().launch(Grid(finish_programs), fin, loss, row_losses, partials, count_word, done,
+                                             M);
     };
     if constexpr (detail::is_device_buffer<Loss>) {
-      DevicePtr<float> s = detail::ce_device_scratch(2 * M + finish_programs + 1);
+      DevicePtr<float> s = detail::ce_device_scratch(M + finish_programs + 1);
       uint32_t* counters = cuda::stream_counters(static_cast<CUstream>(current_launch_stream()));
       DevicePtr<int64_t> count_word(reinterpret_cast<int64_t*>(counters), 1);  // counters 0 and 1
       DevicePtr<int32_t> done(reinterpret_cast<int32_t*>(counters + 2), 1);
-      auto target_grad = s.subview(M, M), partials = s.subview(2 * M, finish_programs);
-      auto inv_count = s.subview(2 * M + finish_programs, 1);
-      if (none) run(loss, target_grad, partials, inv_count, count_word, done);
-      else run(s.subview(0, M), target_grad, partials, inv_count, count_word, done);
+      auto partials = s.subview(M, finish_programs), inv_count = s.subview(M + finish_programs, 1);
+      if (none) run(loss, partials, inv_count, count_word, done);
+      else run(s.subview(0, M), partials, inv_count, count_word, done);
     } else {
-      std::vector<float> s(2 * M + finish_programs + 1);
+      std::vector<float> s(M + finish_programs + 1);
       std::vector<int64_t> count_word(1, 0);
       std::vector<int32_t> done(1, 0);
       std::span<float> all(s);
-      auto target_grad = all.subspan(M, M), partials = all.subspan(2 * M, finish_programs);
-      auto inv_count = all.subspan(2 * M + finish_programs, 1);
-      if (none) run(loss, target_grad, partials, inv_count, count_word, done);
-      else run(all.subspan(0, M), target_grad, partials, inv_count, count_word, done);
+      auto partials = all.subspan(M, finish_programs), inv_count = all.subspan(M + finish_programs, 1);
+      if (none) run(loss, partials, inv_count, count_word, done);
+      else run(all.subspan(0, M), partials, inv_count, count_word, done);
     }
   }
 }

@@ -9,9 +9,8 @@
 // 0) the count kernel, launched before, counts them all.
 // The row programs write every dlogit without the one-hot term (comparing each column
 // with the target kept ~25 more registers live: 77 vs 53 at 8K bf16 columns); the
-// program holding the target column writes that column's full gradient to
-// target_grad[row], and the finish kernel, launched after them, stores it over
-// dlogits[row, target] (a later launch, so after every store of the rows; deterministic).
+// program holding the target column then stores that column's full gradient over it,
+// after a barrier (the tile store's element is another thread's).
 // count_word (i64): the count in its low half, the counting programs arrived in its high
 // half (one relaxed atomic each, so a row program's one load sees both; the count kernel
 // arrives once); done (i32): the finish programs done. Both zero before and after a call
@@ -89,9 +88,16 @@ auto ce_grad(const E& e, const CeRow& r, bool smoothing) {
   auto dx = e * r.coef_p;
   return smoothing ? dx - r.coef_u : dx;
 }
-// The full gradient of the target column, from the target logit.
-inline F32 ce_target_grad(const F32& x_t, const F32& row_max, const CeRow& r, bool smoothing) {
-  return ce_grad(fast_exp(x_t - row_max), r, smoothing) - r.coef_t;
+// The full gradient of the target column, from the target logit, stored over the value
+// the program's tile store wrote there (by another thread: hence the barrier) by the
+// program holding the column.
+template <class T>
+void ce_store_target_grad(const Ptr<T>& d_row, const CeTarget& t, const I1& owns, const F32& x_t,
+                          const F32& row_max, const CeRow& r, bool smoothing) {
+  if_(owns, [&] {
+    barrier();
+    store(d_row + t.col, (ce_grad(fast_exp(x_t - row_max), r, smoothing) - r.coef_t).template cast<T>());
+  });
 }
 
 // A counting program of a mean (program q of the first ones): the targets
@@ -156,9 +162,9 @@ void ce_count_then_rows(int64_t count, const I32& id, const I32& n_count, const 
 template <class T, class TI = int64_t>
 const auto& cross_entropy_row_kernel() {
   static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_"),
-      {"loss", "dlogits", "target_grad", "logits", "targets", "count_word", "n_count", "counting", "inv_count", "n_cols", "logits_stride",
+      {"loss", "dlogits", "logits", "targets", "count_word", "n_count", "counting", "inv_count", "n_cols", "logits_stride",
        "dlogits_stride", "ignore_index", "smoothing", "z_loss", "grad_scale"},
-      [](Ptr<float> loss, Ptr<T> dlogits, Ptr<float> target_grad, Ptr<const T> logits, Ptr<const TI> targets,
+      [](Ptr<float> loss, Ptr<T> dlogits, Ptr<const T> logits, Ptr<const TI> targets,
          Ptr<i64> count_word, I32 n_count, I32 counting, Ptr<const float> inv_count,
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"REDUCTION"> REDUCTION,
@@ -186,7 +192,9 @@ const auto& cross_entropy_row_kernel() {
           auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
           auto first = cluster_rank() * (BLOCK * CHUNKS);
           if (head) first = first - *head;  // the program's first column
-          auto owns = t.col >= first && t.col < first + BLOCK * CHUNKS;
+          // (t.col is -1 for an ignored row, which a first program's columns from its
+          // aligned start may cover: not owned.)
+          auto owns = t.col >= 0 && t.col >= first && t.col < first + BLOCK * CHUNKS;
           // The target logit: a load once the target has arrived (a second memory latency
           // before the cluster's exchange), or with PICK_TARGET picked from the registers
           // of the program holding it (a masked sum there: more registers, no latency).
@@ -212,8 +220,8 @@ const auto& cross_entropy_row_kernel() {
           mine.coef_p = r.coef_p * fast_exp(m - row_max);
           for (int64_t i = 0; i < CHUNKS; ++i)
             store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
-          store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
           store(loss + row, r.loss, cluster_rank() == 0);
+          detail::ce_store_target_grad(dlogits + row * dlogits_stride, t, owns, x_t, row_max, r, SMOOTHING);
         });
       });
   return k;
@@ -225,9 +233,9 @@ const auto& cross_entropy_row_kernel() {
 template <class T, class TI = int64_t>
 const auto& cross_entropy_looped_kernel() {
   static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_looped_"),
-      {"loss", "dlogits", "target_grad", "logits", "targets", "count_word", "n_count", "counting", "inv_count", "n_cols", "logits_stride",
+      {"loss", "dlogits", "logits", "targets", "count_word", "n_count", "counting", "inv_count", "n_cols", "logits_stride",
        "dlogits_stride", "ignore_index", "smoothing", "z_loss", "grad_scale"},
-      [](Ptr<float> loss, Ptr<T> dlogits, Ptr<float> target_grad, Ptr<const T> logits, Ptr<const TI> targets,
+      [](Ptr<float> loss, Ptr<T> dlogits, Ptr<const T> logits, Ptr<const TI> targets,
          Ptr<i64> count_word, I32 n_count, I32 counting, Ptr<const float> inv_count,
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"REDUCTION"> REDUCTION, Meta<"SMOOTHING", bool, true> SMOOTHING,
@@ -271,38 +279,27 @@ const auto& cross_entropy_looped_kernel() {
             auto x = load(in_row + c, mask, -inf, Cache::EvictFirst).template cast<f32>();
             store(out_row + c, detail::ce_grad(fast_exp(x - row_max), r, SMOOTHING).template cast<T>(), mask);
           });
-          store(target_grad + row, detail::ce_target_grad(x_t, row_max, r, SMOOTHING), owns);
           store(loss + row, r.loss);
+          detail::ce_store_target_grad(out_row, t, owns, x_t, row_max, r, SMOOTHING);
         });
       });
   return k;
 }
 
-// After the rows, BLOCK rows per program: dlogits[row, target] = target_grad[row] for
-// the rows whose target is a class (not ignore_index, in [0, V)). With a sum or mean
-// (REDUCTION 1, 2) also the loss: each program adds its rows' losses into
-// partials[program], and the last program to count itself done adds the partials in
-// program order (deterministic; a lone program takes its own sum), divides a mean by the
-// count (NaN over no rows, as PyTorch: 0 x inf) and zeroes the counters for the next call.
-template <class T, class TI = int64_t>
-const auto& cross_entropy_finish_kernel() {
-  static auto k = kernel(detail::ce_kernel_name<T, TI>("cross_entropy_finish_"),
-      {"loss", "dlogits", "target_grad", "row_losses", "partials", "count_word", "done", "targets", "n_rows",
-       "n_cols", "dlogits_stride", "ignore_index"},
-      [](Ptr<float> loss, Ptr<T> dlogits, Ptr<const float> target_grad, Ptr<const float> row_losses,
-         Ptr<float> partials, Ptr<i64> count_word, Ptr<i32> done, Ptr<const TI> targets, I32 n_rows, I32 n_cols,
-         I64 dlogits_stride, I64 ignore_index, Meta<"BLOCK"> BLOCK, Meta<"REDUCTION"> REDUCTION) {
+// After the rows of a sum or mean (REDUCTION 1, 2), BLOCK rows per program: each
+// program adds its rows' losses into partials[program], and the last program to count
+// itself done adds the partials in program order (deterministic; a lone program takes
+// its own sum), divides a mean by the count (NaN over no rows, as PyTorch: 0 x inf) and
+// zeroes the counters for the next call.
+inline const auto& cross_entropy_finish_kernel() {
+  static auto k = kernel("cross_entropy_finish",
+      {"loss", "row_losses", "partials", "count_word", "done", "n_rows"},
+      [](Ptr<float> loss, Ptr<const float> row_losses, Ptr<float> partials, Ptr<i64> count_word, Ptr<i32> done,
+         I32 n_rows, Meta<"BLOCK"> BLOCK, Meta<"REDUCTION"> REDUCTION) {
         auto lanes = arange(0, BLOCK);
         auto rows = program_id(0) * BLOCK + lanes;
-        auto in = rows < n_rows;
-        auto t = load(targets + rows, in, 0).template cast<i64>();
-        auto ok = in && t != ignore_index && t >= 0 && t < n_cols.template cast<i64>();
-        auto g = load(target_grad + rows, ok, 0.0f);
-        auto at = rows.template cast<i64>() * dlogits_stride + where(ok, t, scalar<i64>(0));
-        store(dlogits + at, g.template cast<T>(), ok);
-        if (REDUCTION == 0) return;
         auto n = num_programs(0);
-        auto part = sum(load(row_losses + rows, in, 0.0f), 0);
+        auto part = sum(load(row_losses + rows, rows < n_rows, 0.0f), 0);
         auto finish = [&](F32 total) {
           if (REDUCTION == 2) total = total * (1.0f / (load(count_word) & 0xffffffffLL).template cast<f32>());
           store(loss, total);
