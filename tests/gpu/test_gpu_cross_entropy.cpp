@@ -67,7 +67,6 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy, one tile per row and looped", T, float, 
                                  .grad_scale = 0.25f};
   check_gpu<T>(37, 1000, {}, false, Config{{"BLOCK", 1024}, num_warps(4)}, 1);
   check_gpu<T>(37, 1000, smooth, true, Config{{"BLOCK", 1024}, num_warps(4)}, 2);
-  check_gpu<T>(37, 1000, smooth, true, Config{{"BLOCK", 1024}, {"TARGET_IN_TILE", 1}, num_warps(4)}, 17);
   check_gpu<T>(9, 7, {.reduction = LossReduction::none}, false, Config{{"BLOCK", 8}, num_warps(1)}, 3);
   check_gpu<T>(5, 1, {}, true, Config{{"BLOCK", 1}, num_warps(1)}, 4);
   check_gpu<T>(6, 30011, smooth, false, Config{{"BLOCK", 4096}, num_warps(16)}, 5);  // looped
@@ -127,8 +126,6 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy rows split over thread-block clusters", T
   tk::CrossEntropyOptions smooth{.label_smoothing = 0.1f, .z_loss = 1e-4f};
   check_gpu<T>(7, 30011, smooth, false, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)}, 11);
   check_gpu<T>(7, 30011, {.reduction = LossReduction::none}, true, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)}, 12);
-  // The target column stored over the tiles after a barrier (one program's way) on a cluster.
-  check_gpu<T>(7, 30011, smooth, true, Config{{"BLOCK", 8192}, {"TARGET_IN_TILE", 0}, num_warps(8), cluster(4)}, 16);
   check_gpu<T>(5, 1000, {.reduction = LossReduction::sum}, true, Config{{"BLOCK", 256}, num_warps(2), cluster(4)}, 13);
   check_gpu<T>(3, 200003, smooth, false, Config{{"BLOCK", 16384}, num_warps(16), cluster(16)}, 14);
   // The heuristic's config for these buffers (a cluster on sm_90).

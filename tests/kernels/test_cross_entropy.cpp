@@ -274,15 +274,6 @@ TEST_CASE_TEMPLATE("cross_entropy: CHUNKS tiles per program, alone and in cluste
                 Config{{"BLOCK", 32}, {"CHUNKS", 3}, num_warps(1), cluster(4)});
   check_case<T>(5, 373, {.ignore_index = 7, .label_smoothing = 0.2f}, false,
                 Config{{"BLOCK", 32}, {"CHUNKS", 3}, num_warps(1), cluster(4)});
-  // The target column's gradient both ways: in the stored tiles (clusters' default) or
-  // stored over them after a barrier (one program's default), each where the other is
-  // the default, in place and with ALIGN_ROWS (a column is position - head there).
-  check_case<T>(6, 373, {.label_smoothing = 0.1f}, true,
-                Config{{"BLOCK", 32}, {"CHUNKS", 3}, {"TARGET_IN_TILE", 0}, num_warps(1), cluster(4)});
-  check_case<T>(6, 301, {.z_loss = 1e-3f}, true,
-                Config{{"BLOCK", 64}, {"CHUNKS", 5}, {"TARGET_IN_TILE", 1}, {"ALIGN_ROWS", 1}, num_warps(2)});
-  check_case<T>(5, 301, {.reduction = LossReduction::none}, false,
-                Config{{"BLOCK", 64}, {"CHUNKS", 5}, {"TARGET_IN_TILE", 1}, num_warps(1)});
   // Rows indexed from their 16-byte-aligned start (on by the rule above at odd V on
   // clusters of 16-bit logits; forced here in one program and with a strided row).
   check_case<T>(5, 301, {.label_smoothing = 0.1f, .z_loss = 1e-3f}, true,

@@ -187,29 +187,15 @@ inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) {
   return c.cluster == 1 && !row_uses_loop(c, V);
 }
 
-// Whether the row programs write the target column's gradient in their stored tiles
-// (TARGET_IN_TILE) instead of over them after a barrier: on clusters of programs of 16+
-// warps, one per SM, which have the registers for the compares (f32 16 x 1024 x 16
-// chunks: 86 -> 123, no spills) and ran at 59% of copy with the barrier against 87%
-// (H200 f32 1024x256000). Elsewhere the compares spill (bf16 4 x 1024 x 5 chunks at 8
-// programs per SM: 124 bytes) and the barrier cost nothing measurable.
-inline bool cross_entropy_target_in_tile(const Config& c) { return c.cluster > 1 && c.num_warps >= 16; }
-
 // The config the main launch uses: the row config plus the reduction and whether the
 // logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller),
 // the targets per counting program of a mean (COUNT; 0: the count kernel counts them,
 // as for other reductions, which have none; a config may set it for a mean), and
-// PICK_TARGET and TARGET_IN_TILE (on clusters) where the config leaves them out (looped
-// rows: neither).
+// PICK_TARGET where the config leaves it out (looped rows: never).
 inline Config cross_entropy_config(Config c, int64_t V, const CrossEntropyOptions& o) {
   check_row_cover(c, V, "cross_entropy");
-  if (row_uses_loop(c, V)) {
-    c.meta.erase("PICK_TARGET");
-    c.meta.erase("TARGET_IN_TILE");
-  } else {
-    if (!c.has("PICK_TARGET")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
-    if (!c.has("TARGET_IN_TILE")) c.set("TARGET_IN_TILE", cross_entropy_target_in_tile(c) ? 1 : 0);
-  }
+  if (row_uses_loop(c, V)) c.meta.erase("PICK_TARGET");
+  else if (!c.has("PICK_TARGET")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
   c.meta.erase("RELOAD");
   c.set("SMOOTHING", o.label_smoothing > 0.0f ? 1 : 0);
   bool mean = o.reduction == LossReduction::mean;

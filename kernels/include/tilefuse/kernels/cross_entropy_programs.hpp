@@ -10,9 +10,11 @@
 // The row programs write every dlogit without the one-hot term (comparing each column
 // with the target kept ~25 more registers live: 77 vs 53 at 8K bf16 columns); the
 // program holding the target column then stores that column's full gradient over it,
-// after a barrier (the tile store's element is another thread's). With TARGET_IN_TILE
-// the stored tiles compare each column with the target instead (cross_entropy.hpp:
-// cross_entropy_target_in_tile says where).
+// after a barrier (the tile store's element is another thread's). Measured on H200
+// against the earlier scatter by the finish kernel: +3 to +9 points of copy bandwidth
+// on one-program rows, within ~1.5 on clusters, except f32 rows on 16-program clusters
+// of 16 warps (1024x256000: 87 -> 59%), which the compares written into the stored
+// tiles instead did not bring back either (bench/NOTES.md; not yet explained).
 // count_word (i64): the count in its low half, the counting programs arrived in its high
 // half (one relaxed atomic each, so a row program's one load sees both; the count kernel
 // arrives once); done (i32): the finish programs done. Both zero before and after a call
@@ -171,8 +173,7 @@ const auto& cross_entropy_row_kernel() {
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"REDUCTION"> REDUCTION,
          Meta<"SMOOTHING", bool, true> SMOOTHING, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
-         Meta<"PICK_TARGET", bool, false> PICK_TARGET, Meta<"COUNT", int64_t, 1024> COUNT,
-         Meta<"TARGET_IN_TILE", bool, false> TARGET_IN_TILE) {
+         Meta<"PICK_TARGET", bool, false> PICK_TARGET, Meta<"COUNT", int64_t, 1024> COUNT) {
         auto rows = num_programs(0) / cluster_size() - n_count;
         auto id = cluster_id();
         detail::ce_count_then_rows(COUNT, id, n_count, count_word, targets, rows, ignore_index, [&](I32 row) {
@@ -221,14 +222,10 @@ const auto& cross_entropy_row_kernel() {
           auto r = detail::ce_row(t, row_max, sum_e, row_lin, n_cols, smoothing, z_loss, factor);
           auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
           mine.coef_p = r.coef_p * fast_exp(m - row_max);
-          for (int64_t i = 0; i < CHUNKS; ++i) {
-            auto g = detail::ce_grad(e[i], mine, SMOOTHING);
-            if (TARGET_IN_TILE) g = where(c.cols[i] == t.col, g - r.coef_t, g);
-            store(d_row + c.pos[i], g.template cast<T>(), c.mask[i]);
-          }
+          for (int64_t i = 0; i < CHUNKS; ++i)
+            store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
           store(loss + row, r.loss, cluster_rank() == 0);
-          if (!TARGET_IN_TILE)
-            detail::ce_store_target_grad(dlogits + row * dlogits_stride, t, owns, x_t, row_max, r, SMOOTHING);
+          detail::ce_store_target_grad(dlogits + row * dlogits_stride, t, owns, x_t, row_max, r, SMOOTHING);
         });
       });
   return k;
