@@ -1,6 +1,6 @@
 // tilefuse-bench runner of the fused cross-entropy (shape MxV): loss (mean over rows
-// not ignored; `--set REDUCTION=0|1` for none or sum) and dlogits in a separate buffer, targets uniform in [0, V) with ~5%
-// ignore_index. GB/s counts the minimal bytes 2 x M x V x sizeof(T): the logits read
+// not ignored; `--set REDUCTION=0|1` for none or sum) and dlogits in a separate
+// buffer, targets uniform in [0, V) with ~5% ignore_index. GB/s counts the minimal bytes 2 x M x V x sizeof(T): the logits read
 // once and dlogits written once (targets and the loss are negligible). Three sampled
 // rows are checked against the interpreter running the same host function and config.
 #include <cmath>
@@ -65,8 +65,9 @@ Result run(const std::string& shape, const std::vector<std::pair<std::string, in
   tk::CrossEntropyOptions o;  // mean over rows not ignored, unless REDUCTION is set
   for (auto& [k, v] : sets) {
     if (k != "REDUCTION") cfg.set(k, v);
-    else if (v < 0 || v > 2) user_error("cross_entropy: REDUCTION=" + std::to_string(v) + " is not 0, 1 or 2", SourceLoc{},
-                                        "Set REDUCTION=0 (none), 1 (sum) or 2 (mean)");
+    else if (v < 0 || v > 2)
+      user_error("cross_entropy: REDUCTION=" + std::to_string(v) + " is not 0, 1 or 2", SourceLoc{},
+                 "Set REDUCTION=0 (none), 1 (sum) or 2 (mean)");
     else o.reduction = static_cast<tk::LossReduction>(v);
   }
   Result res;
