@@ -2,7 +2,8 @@
 // not ignored; `--set REDUCTION=0|1` for none or sum) and dlogits in a separate
 // buffer, targets uniform in [0, V) with ~5% ignore_index. GB/s counts the minimal
 // bytes 2 x M x V x sizeof(T): the logits read once and dlogits written once (targets
-// and the loss are negligible). Three sampled rows are checked against the interpreter running the same host function and config.
+// and the loss are negligible). Three sampled rows are checked against the
+// interpreter running the same host function and config.
 #include <cmath>
 #include <cstdio>
 
