@@ -339,16 +339,25 @@ TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of u
   CHECK(n(tk::softmax_heuristic(4096, DType::bf16, true)) == 0);
   CHECK(n(tk::softmax_heuristic(128256, DType::f32, true)) == 0);
   CHECK(n(tk::softmax_heuristic(128256, DType::bf16, false)) == 0);  // looped without clusters
-  // Cross-entropy, the same rule: 4 warps x 64 values -> 6 (128256 on 16 x 8192), 32
-  // values -> 8 (32000 on 8 x 4096), 48 -> 7 (24000 on 4 x 3 x 2048), 56 on a cluster
-  // of 8 -> 7 (50304 on 8 x 7 x 1024); 8 warps x 40 values -> 4.
+  // Cross-entropy, the same rule with 4 registers more: 4 warps x 64 values -> 6
+  // (128256 on 16 x 8192), 32 values -> 8 (32000 on 8 x 4096), 48 -> 7 (24000 on 4 x 3 x
+  // 2048), 56 on a cluster of 8 -> 6 where softmax takes 7 (50304 on 8 x 7 x 1024); 8
+  // warps x 40 values -> 4, x 64 -> 3 (256000 on 16 x 16384).
   CHECK(n(tk::cross_entropy_heuristic(128256, DType::bf16, true)) == 6);
   CHECK(n(tk::cross_entropy_heuristic(32000, DType::bf16, true)) == 8);
   CHECK(n(tk::cross_entropy_heuristic(24000, DType::bf16, true)) == 7);
-  CHECK(n(tk::cross_entropy_heuristic(50304, DType::bf16, true)) == 7);
+  CHECK(n(tk::cross_entropy_heuristic(50304, DType::bf16, true)) == 6);
+  CHECK(n(tk::cross_entropy_heuristic(100000, DType::bf16, true)) == 6);
   CHECK(n(tk::cross_entropy_heuristic(28000, DType::bf16, true)) == 6);
   CHECK(n(tk::cross_entropy_heuristic(151936, DType::bf16, true)) == 4);
+  CHECK(n(tk::cross_entropy_heuristic(256000, DType::bf16, true)) == 3);
   CHECK(n(tk::cross_entropy_heuristic(128256, DType::f32, true)) == 0);
+  // Programs of 16 warps, any dtype: 2 where E + 16 registers fit in 64 (f32 256000 on
+  // 16 x 16 x 1024: 32 values), none past that.
+  CHECK(n(tk::cross_entropy_heuristic(256000, DType::f32, true)) == 2);
+  CHECK(n(tk::softmax_heuristic(256000, DType::f32, true)) == 2);
+  CHECK(tk::row_programs_per_sm(Config{{"BLOCK", 1024}, {"CHUNKS", 32}, num_warps(16), cluster(16)}, DType::f32,
+                                300000) == 0);  // 64 values: no two fit
   // RMSNorm keeps 16 more registers for its weight, and only on unaligned cluster rows.
   CHECK(n(tk::rmsnorm_heuristic(16383, DType::bf16, true)) == 4);
   CHECK(n(tk::rmsnorm_heuristic(65536, DType::bf16, true)) == 0);

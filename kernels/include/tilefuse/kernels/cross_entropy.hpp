@@ -52,9 +52,10 @@ struct CrossEntropyOptions {
 // columns within a point).
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false, int64_t width = 0) {
   constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
+  constexpr int kExtraRegisters = 4;  // over softmax's row program, for row_programs_per_sm
   if (V <= kPerProgram || (!clusters && V <= 2 * kPerProgram)) {
     Config c = chunked_row_config(V, dtype);
-    c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V);
+    c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V, kExtraRegisters);
     return c;
   }
   if (clusters && V <= kMaxCluster * 2 * kPerProgram) {
@@ -71,7 +72,7 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
                         ? static_cast<int>(std::bit_ceil(uint64_t(std::clamp<int64_t>((cover + 2047) / 2048, 4, 16))))
                         : static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
-      c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V);
+      c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V, kExtraRegisters);
       int64_t best_cover = best ? row_cover(*best) : 0;
       if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }

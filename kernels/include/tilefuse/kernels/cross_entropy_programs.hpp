@@ -205,26 +205,33 @@ const auto& cross_entropy_row_kernel() {
           F32 x_t = scalar<f32>(0.0f);
           if (PICK_TARGET) if_(owns, [&] { x_t = detail::ce_pick(x, c.cols, t.col); });
           else x_t = detail::ce_target_logit(in_row, t, owns);
-          // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and its
-          // share of `lin`; one exchange gives the row's (cluster_max_sumexp).
+          // This program's max m and sum of exp(x - m) (ex2.approx, as in softmax), and with
+          // SMOOTHING its logit sum; one exchange gives the row's (cluster_max_sumexp). The
+          // target logit stays out of it: only its owner needs it, for the loss and the
+          // target column, so its load's latency overlaps the exchange.
           auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
           std::vector<Tile<float, 1>> e;
           for (auto& xi : x) e.push_back(fast_exp(xi - m));
           auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
-          F32 lin = (1.0f - smoothing) * x_t;
+          F32 row_max = m, sum_e = s, lin = (1.0f - smoothing) * x_t;
           if (SMOOTHING) {
             std::vector<Tile<float, 1>> xs;
             for (int64_t i = 0; i < CHUNKS; ++i) xs.push_back(where(c.mask[i], x[i], 0.0f));
-            lin = lin + smoothing / n_cols.template cast<f32>() * sum(combine(xs, [](auto a, auto b) { return a + b; }), 0);
+            auto [mx, se, sx] = cluster_max_sumexp(std::array{m, s, sum(combine(xs, [](auto a, auto b) { return a + b; }), 0)});
+            row_max = mx, sum_e = se, lin = lin + smoothing / n_cols.template cast<f32>() * sx;
+          } else {
+            auto ms = cluster_max_sumexp(std::array{m, s});
+            row_max = ms[0], sum_e = ms[1];
           }
-          auto [row_max, sum_e, row_lin] = cluster_max_sumexp(std::array{m, s, lin});
           auto factor = detail::ce_grad_factor(REDUCTION, COUNT, grad_scale, count_word, counting, seen, inv);
-          auto r = detail::ce_row(t, row_max, sum_e, row_lin, n_cols, smoothing, z_loss, factor);
+          // `lin` (so the loss) holds only in the owner, which stores it; rank 0 stores the
+          // loss of a row that no program owns (ignored: 0, a target outside [0, V): NaN).
+          auto r = detail::ce_row(t, row_max, sum_e, lin, n_cols, smoothing, z_loss, factor);
           auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
           mine.coef_p = r.coef_p * fast_exp(m - row_max);
           for (int64_t i = 0; i < CHUNKS; ++i)
             store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
-          store(loss + row, r.loss, cluster_rank() == 0);
+          store(loss + row, r.loss, owns || (cluster_rank() == 0 && t.col < 0));
           detail::ce_store_target_grad(dlogits + row * dlogits_stride, t, owns, x_t, row_max, r, SMOOTHING);
         });
       });
