@@ -351,11 +351,18 @@ TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of u
   CHECK(n(tk::cross_entropy_heuristic(28000, DType::bf16, true)) == 6);
   CHECK(n(tk::cross_entropy_heuristic(151936, DType::bf16, true)) == 4);
   CHECK(n(tk::cross_entropy_heuristic(256000, DType::bf16, true)) == 3);
-  CHECK(n(tk::cross_entropy_heuristic(128256, DType::f32, true)) == 0);
-  // Programs of 16 warps, any dtype: 2 where E + 16 registers fit in 64 (f32 256000 on
-  // 16 x 16 x 1024: 32 values), none past that.
+  // f32 cross-entropy on clusters: programs of 8+ warps at E + 24 registers (32 and 40
+  // values -> 4, 52 -> 3, 16 warps x 32 -> 2), 4-warp programs uncapped.
+  CHECK(n(tk::cross_entropy_heuristic(128256, DType::f32, true)) == 4);
+  CHECK(n(tk::cross_entropy_heuristic(151936, DType::f32, true)) == 4);
+  CHECK(n(tk::cross_entropy_heuristic(200000, DType::f32, true)) == 3);
   CHECK(n(tk::cross_entropy_heuristic(256000, DType::f32, true)) == 2);
+  CHECK(n(tk::cross_entropy_heuristic(50304, DType::f32, true)) == 0);
+  CHECK(n(tk::cross_entropy_heuristic(32000, DType::f32, true)) == 0);
+  // Row programs of 16 warps, any dtype: 2 where E + 16 registers fit in 64 (softmax f32
+  // 256000 on 16 x 16384: 32 values), none past that.
   CHECK(n(tk::softmax_heuristic(256000, DType::f32, true)) == 2);
+  CHECK(n(tk::softmax_heuristic(151936, DType::f32, true)) == 0);
   CHECK(tk::row_programs_per_sm(Config{{"BLOCK", 1024}, {"CHUNKS", 32}, num_warps(16), cluster(16)}, DType::f32,
                                 300000) == 0);  // 64 values: no two fit
   // RMSNorm keeps 16 more registers for its weight, and only on unaligned cluster rows.

@@ -35,6 +35,17 @@ struct CrossEntropyOptions {
   int64_t dlogits_stride = -1;   // of dlogits (-1: logits_stride)
 };
 
+// Programs per SM of f32 cross-entropy rows on a cluster: those of 8 or more warps at
+// E + 24 registers (softmax's f32 rows lose with any cap: they run at 92-100% of copy
+// uncapped). Measured on H200 (f32, % of copy, uncapped -> this cap, bench/NOTES.md): 8
+// warps x 40 values 4 programs (2048x151936 80 -> 95), x 32 values 4 (4096x128256 89 ->
+// 95; 5: 87), x 52 values 3 (1024x200000 55 -> 97; 4: 74), 16 warps x 32 values 2
+// (1024x256000 58 -> 88). 4-warp programs gain 2-4 points at 32-40 values but lose 3-5
+// at 48-56 (16384x50304 86 -> 83 at 6): left uncapped.
+inline int cross_entropy_f32_programs(const Config& c) {
+  return c.num_warps >= 8 ? register_capped_programs(c, 24, 8) : 0;
+}
+
 // The row heuristic. One program up to 8K columns (16K without clusters), as CHUNKS x
 // BLOCK (chunked_row_config). Longer rows: with clusters, the power-of-two cluster of
 // programs of at most 8K columns each (16K where 16 programs of 8K fall short) whose
@@ -49,7 +60,11 @@ struct CrossEntropyOptions {
 // Programs per SM: row_programs_per_sm, measured on both kernels, asked about the rows'
 // own width (`width`, 0: V) where V is the span of rows indexed from their aligned start;
 // rows in one program too (H200 bf16 16384x4099 64.2% -> 68.0% of copy; 4097, 3001 and 1025
-// columns within a point).
+// columns within a point). Cross-entropy holds about 4 registers more than softmax (the
+// target, its column, the count): 16-bit rows of 56 values per thread then take 6
+// programs where softmax takes 7 (bf16 16384x50304 79% -> 91-93%, 4096x50257 45% -> 72%,
+// 1024x100000 72% -> 80%; 7 spilled 48 bytes). f32 programs of 8+ warps on clusters:
+// E + 24 registers (cross_entropy_f32_programs).
 inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = false, int64_t width = 0) {
   constexpr int64_t kPerProgram = 8192, kMaxCluster = 16;
   constexpr int kExtraRegisters = 4;  // over softmax's row program, for row_programs_per_sm
@@ -72,7 +87,8 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
                         ? static_cast<int>(std::bit_ceil(uint64_t(std::clamp<int64_t>((cover + 2047) / 2048, 4, 16))))
                         : static_cast<int>(std::bit_floor(uint64_t(std::clamp<int64_t>(cover / 1024, 1, 16))));
       c.cluster = static_cast<int>(cl);
-      c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : V, kExtraRegisters);
+      c.min_programs_per_sm = byte_size(dtype) == 4 ? cross_entropy_f32_programs(c)
+                                                    : row_programs_per_sm(c, dtype, width ? width : V, kExtraRegisters);
       int64_t best_cover = best ? row_cover(*best) : 0;
       if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }
