@@ -199,7 +199,8 @@ inline bool cross_entropy_picks_target(const Config& c) {
 // count kernel runs before them): where each row is one program. Measured on H200 (mean,
 // % of copy, the count kernel -> counting programs): bf16 65536x1024 77.9 -> 82.0,
 // 262144x512 62.7 -> 68.5, f32 87.6 -> 90.2 and 82.2 -> 89.0, the other one-program rows
-// equal. Rows on clusters lost (f32 1024x256000 88 -> 58, bf16 8192x32000 92 -> 88).
+// equal. Rows on clusters lost (bf16 8192x32000 92 -> 88; f32 1024x256000 88 -> 58, then
+// uncapped: most likely the step past 64 registers, cross_entropy_f32_programs).
 inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) {
   return c.cluster == 1 && !row_uses_loop(c, V);
 }

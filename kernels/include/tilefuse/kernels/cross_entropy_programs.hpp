@@ -12,9 +12,12 @@
 // program holding the target column then stores that column's full gradient over it,
 // after a barrier (the tile store's element is another thread's). Measured on H200
 // against the earlier scatter by the finish kernel: +3 to +9 points of copy bandwidth
-// on one-program rows, within ~1.5 on clusters, except f32 rows on 16-program clusters
-// of 16 warps (1024x256000: 87 -> 59%), which the compares written into the stored
-// tiles instead did not bring back either (bench/NOTES.md; not yet explained).
+// on one-program rows, within ~1.5 on clusters. (f32 rows on clusters of 16-warp
+// programs fell 87 -> 59% with it: 69 registers instead of 64, so one program per SM
+// instead of two, ncu; the heuristic now caps them, cross_entropy_f32_programs.)
+// The loss is stored by the program holding the target column (rank 0 where none does),
+// which alone has the target logit: the cluster exchange carries the max and the sum of
+// exponentials (and the logit sum with smoothing), as softmax's.
 // count_word (i64): the count in its low half, the counting programs arrived in its high
 // half (one relaxed atomic each, so a row program's one load sees both; the count kernel
 // arrives once); done (i32): the finish programs done. Both zero before and after a call
@@ -135,8 +138,8 @@ inline F32 ce_inv_count(int64_t reduction, int64_t count, const Ptr<const float>
 // `counting` of them have arrived: only where the word seen early fell short (the first
 // programs) does a warp poll it again. After the count kernel, times its 1/count `inv`.
 // (Rows on clusters that divided by the count word instead ran up to 50% slower, f32
-// 1024x256000 on 16 x 16 warps, not yet explained; the IEEE reciprocal is suspected,
-// bench/NOTES.md.)
+// 1024x256000 on 16 x 16 warps: most likely the same step past 64 registers that ncu
+// later showed for the target column's store, bench/NOTES.md.)
 inline F32 ce_grad_factor(int64_t reduction, int64_t count, const F32& grad_scale, const Ptr<int64_t>& count_word,
                           const I32& counting, const I64& seen, const F32& inv) {
   if (reduction != 2) return grad_scale;
