@@ -175,18 +175,25 @@ TEST_CASE("gpu: a target outside 0..V-1 gives that row NaN loss and gradient, th
   std::vector<int64_t> t{3, 100, -100, -7};
   auto xd = to_device(x);
   auto td = to_device(t);
-  DeviceBuffer<float> dxd(x.size()), lossd(M), mean(1);
-  tk::cross_entropy(lossd, dxd, xd, td, M, V, {.reduction = LossReduction::none});
-  tk::cross_entropy(mean, dxd, xd, td, M, V);
-  auto loss = lossd.to_host(), dx = dxd.to_host();
-  CHECK(std::isfinite(loss[0]));
-  CHECK(std::isnan(loss[1]));
-  CHECK(loss[2] == 0.0f);
-  CHECK(std::isnan(loss[3]));
-  CHECK(std::isnan(mean.to_host()[0]));
-  for (int64_t j = 0; j < V; ++j) {
-    CHECK(std::isfinite(dx[j]));
-    CHECK(std::isnan(dx[V + j]));
-    CHECK(dx[2 * V + j] == 0.0f);
+  // One program per row, and a cluster of 4 (where the program holding the target stores
+  // the loss, and rank 0 that of a row whose target no program holds).
+  std::vector<tk::ConfigOverride> configs{std::nullopt};
+  if (gpu_has_clusters()) configs.push_back(Config{{"BLOCK", 32}, num_warps(1), cluster(4)});
+  for (const auto& cfg : configs) {
+    CAPTURE(cfg ? cfg->str() : std::string("heuristic"));
+    DeviceBuffer<float> dxd(x.size()), lossd(M), mean(1);
+    tk::cross_entropy(lossd, dxd, xd, td, M, V, {.reduction = LossReduction::none}, cfg);
+    tk::cross_entropy(mean, dxd, xd, td, M, V, {}, cfg);
+    auto loss = lossd.to_host(), dx = dxd.to_host();
+    CHECK(std::isfinite(loss[0]));
+    CHECK(std::isnan(loss[1]));
+    CHECK(loss[2] == 0.0f);
+    CHECK(std::isnan(loss[3]));
+    CHECK(std::isnan(mean.to_host()[0]));
+    for (int64_t j = 0; j < V; ++j) {
+      CHECK(std::isfinite(dx[j]));
+      CHECK(std::isnan(dx[V + j]));
+      CHECK(dx[2 * V + j] == 0.0f);
+    }
   }
 }
