@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
+#include <sstream>
 #include <numeric>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -94,6 +97,34 @@ TEST_CASE("load PTX, launch, copy back") {
   // Moving a loaded kernel keeps it usable.
   LoadedKernel moved = std::move(k);
   check_axpb(moved, 513);
+}
+
+TEST_CASE("TILEFUSE_PRINT_RESOURCES: a loaded kernel's registers and programs per SM on stderr") {
+  REQUIRE_GPU();
+  std::stringstream ss;
+  setenv("TILEFUSE_PRINT_RESOURCES", "other_kernel,axpb", 1);
+  auto* old = std::cerr.rdbuf(ss.rdbuf());
+  LoadedKernel k = LoadedKernel::from_ptx(tf_test::axpb_kernel());
+  std::cerr.rdbuf(old);
+  unsetenv("TILEFUSE_PRINT_RESOURCES");
+  std::string out = ss.str();
+  CAPTURE(out);
+  CHECK(contains(out, "tilefuse: kernel 'axpb': 4 warps, " + std::to_string(k.num_regs()) + " registers (0 bytes local"));
+  // A few registers per thread: the SM's threads limit the programs, not its registers.
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex(R"(programs per SM ([0-9]+) \(registers allow ([0-9]+)\))")));
+  int per_sm = std::stoi(m[1]), by_regs = std::stoi(m[2]);
+  CHECK(per_sm >= 8);
+  CHECK(per_sm * k.threads_per_block() <= 2048);  // threads per SM on sm_80 and sm_90
+  CHECK(by_regs >= per_sm);
+  // Not selected: nothing printed.
+  std::stringstream quiet;
+  setenv("TILEFUSE_PRINT_RESOURCES", "other_kernel", 1);
+  old = std::cerr.rdbuf(quiet.rdbuf());
+  LoadedKernel again = LoadedKernel::from_ptx(tf_test::axpb_kernel());
+  std::cerr.rdbuf(old);
+  unsetenv("TILEFUSE_PRINT_RESOURCES");
+  CHECK(quiet.str().empty());
 }
 
 TEST_CASE("launch on a stream, 64-bit scalars, events") {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -243,6 +244,30 @@ void LoadedKernel::init_function(const nvptx::CompiledKernel& k) {
     }
     slots_.push_back(s);
   }
+  if (knob_selects("TILEFUSE_PRINT_RESOURCES", name_)) print_resources();
+}
+
+// One line per loaded kernel on stderr: what decides how many of its programs an SM
+// holds (a register count one step too high halves a row kernel's residency, and only
+// the driver's JIT knows it: bench/NOTES.md, 2026-11-29).
+void LoadedKernel::print_resources() const {
+  const auto& A = api();
+  int per_sm = 0;
+  check(A.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func_, threads_per_block(),
+                                                     static_cast<size_t>(shared_bytes_)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor", "(kernel '" + name_ + "')");
+  // Registers are allocated per warp in units of 256 (8 per thread).
+  int per_warp = (num_regs_ * 32 + 255) / 256 * 256;
+  int by_regs = per_warp > 0 ? 65536 / (per_warp * num_warps_) : 0;
+  std::string line = "tilefuse: kernel '" + name_ + "': " + std::to_string(num_warps_) + " warps, " +
+                     std::to_string(num_regs_) + " registers (" + std::to_string(local_bytes_) +
+                     " bytes local: spills), " + std::to_string(shared_bytes_ + static_shared_) +
+                     " bytes shared; programs per SM " + std::to_string(per_sm) + " (registers allow " +
+                     std::to_string(by_regs) + ")";
+  if (cluster_size_ > 1)
+    line += "; clusters of " + std::to_string(cluster_size_) + ", " +
+            (resident_clusters_ > 0 ? std::to_string(resident_clusters_) : std::string("unknown")) + " resident";
+  std::cerr << line << "\n";
 }
 
 LoadedKernel::LoadedKernel(LoadedKernel&& o) noexcept { *this = std::move(o); }

@@ -20,6 +20,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_EXECUTOR", "force the executor: interp or cuda", false},
       {"TILEFUSE_AUTOTUNE", "autotuning mode: off, cached or always", false},
       {"TILEFUSE_PRINT_AUTOTUNING", "print the autotuner's choice and tuning time", false},
+      {"TILEFUSE_PRINT_RESOURCES", "print each kernel's registers, spills, shared memory and programs per SM as the GPU loads it (1 or kernel names)", false},
       {"TILEFUSE_PTX_OPT", "LLVM optimization level for device code (0-3)", true},
       {"TILEFUSE_FAST_MATH", "allow approximate exp/log/div for all math ops", true},
       {"TILEFUSE_LLVM_OPTIONS", "LLVM command-line options for the device compiler, e.g. -time-passes (read once per process)", true},

@@ -94,6 +94,7 @@ class LoadedKernel {
  private:
   LoadedKernel() = default;
   void init_function(const nvptx::CompiledKernel& k);
+  void print_resources() const;  // TILEFUSE_PRINT_RESOURCES
   void launch_slow(const Grid& grid, const std::vector<ArgValue>& args, CUstream stream) const;
   void encode_maps(const std::vector<ArgValue>& args, const Grid& grid, CUtensorMap* out) const;
   bool empty_grid(const Grid& g) const;  // true: launches nothing; throws for a negative dimension
