@@ -40,8 +40,9 @@ struct CrossEntropyOptions {
 // uncapped). Measured on H200 (f32, % of copy, uncapped -> this cap, bench/NOTES.md): 8
 // warps x 40 values 4 programs (2048x151936 80 -> 95), x 32 values 4 (4096x128256 89 ->
 // 95; 5: 87), x 52 values 3 (1024x200000 55 -> 97; 4: 74), 16 warps x 32 values 2
-// (1024x256000 58 -> 88). 4-warp programs gain 2-4 points at 32-40 values but lose 3-5
-// at 48-56 (16384x50304 86 -> 83 at 6): left uncapped.
+// (1024x256000 58 -> 88). 4-warp programs gain 2-4 points at 32-40 values (at the
+// right cap: 40 values gain at 7, lose at 8) but lose 1-5 at 48-56 on clusters of 4-8
+// (16384x50304 86 -> 83 at 6; 1024x100000 on 16 gains 1.4): left uncapped.
 inline int cross_entropy_f32_programs(const Config& c) {
   return c.num_warps >= 8 ? register_capped_programs(c, 24, 8) : 0;
 }
