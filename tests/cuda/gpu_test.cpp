@@ -4,12 +4,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,32 +101,47 @@ TEST_CASE("load PTX, launch, copy back") {
   check_axpb(moved, 513);
 }
 
+// Sets an environment variable and captures std::cerr for its lifetime; restores both.
+struct EnvAndCerr {
+  std::string name;
+  std::optional<std::string> before;
+  std::stringstream out;
+  std::streambuf* old;
+  EnvAndCerr(const char* n, const char* value) : name(n) {
+    if (const char* v = std::getenv(n)) before = v;
+    setenv(n, value, 1);
+    old = std::cerr.rdbuf(out.rdbuf());
+  }
+  ~EnvAndCerr() {
+    std::cerr.rdbuf(old);
+    if (before) setenv(name.c_str(), before->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+};
+
 TEST_CASE("TILEFUSE_PRINT_RESOURCES: a loaded kernel's registers and programs per SM on stderr") {
   REQUIRE_GPU();
-  std::stringstream ss;
-  setenv("TILEFUSE_PRINT_RESOURCES", "other_kernel,axpb", 1);
-  auto* old = std::cerr.rdbuf(ss.rdbuf());
-  LoadedKernel k = LoadedKernel::from_ptx(tf_test::axpb_kernel());
-  std::cerr.rdbuf(old);
-  unsetenv("TILEFUSE_PRINT_RESOURCES");
-  std::string out = ss.str();
+  std::string out;
+  int regs = 0, threads = 0;
+  {
+    EnvAndCerr guard("TILEFUSE_PRINT_RESOURCES", "other_kernel,axpb");
+    LoadedKernel k = LoadedKernel::from_ptx(tf_test::axpb_kernel());
+    regs = k.num_regs(), threads = k.threads_per_block();
+    out = guard.out.str();
+  }
   CAPTURE(out);
-  CHECK(contains(out, "tilefuse: kernel 'axpb': 4 warps, " + std::to_string(k.num_regs()) + " registers (0 bytes local"));
+  CHECK(contains(out, "tilefuse: kernel 'axpb': 4 warps, " + std::to_string(regs) + " registers (0 bytes local"));
   // A few registers per thread: the SM's threads limit the programs, not its registers.
   std::smatch m;
   REQUIRE(std::regex_search(out, m, std::regex(R"(programs per SM ([0-9]+) \(registers allow ([0-9]+)\))")));
   int per_sm = std::stoi(m[1]), by_regs = std::stoi(m[2]);
   CHECK(per_sm >= 8);
-  CHECK(per_sm * k.threads_per_block() <= 2048);  // threads per SM on sm_80 and sm_90
+  CHECK(per_sm * threads <= 2048);  // threads per SM on sm_80 and sm_90
   CHECK(by_regs >= per_sm);
   // Not selected: nothing printed.
-  std::stringstream quiet;
-  setenv("TILEFUSE_PRINT_RESOURCES", "other_kernel", 1);
-  old = std::cerr.rdbuf(quiet.rdbuf());
+  EnvAndCerr quiet("TILEFUSE_PRINT_RESOURCES", "other_kernel");
   LoadedKernel again = LoadedKernel::from_ptx(tf_test::axpb_kernel());
-  std::cerr.rdbuf(old);
-  unsetenv("TILEFUSE_PRINT_RESOURCES");
-  CHECK(quiet.str().empty());
+  CHECK(quiet.out.str().empty());
 }
 
 TEST_CASE("launch on a stream, 64-bit scalars, events") {

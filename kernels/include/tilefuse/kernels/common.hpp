@@ -329,16 +329,16 @@ inline int register_capped_programs(const Config& c, int spare = 16, int most = 
 // values 5 (softmax's aligned rows 3.5-7.3 points faster than at 4), 40 values 4, 64
 // values 3.
 //
-// `extra`: registers a kernel's row program holds beyond softmax's (cross-entropy: 6,
-// cross_entropy_heuristic).
+// `extra`: registers a kernel's row program holds beyond softmax's, added to both caps
+// (cross-entropy: 4, cross_entropy_heuristic).
 //
-// Programs of 16 or more warps, any dtype, at two per SM where E + 16 registers fit in
-// 64: at one per SM the SM idles through each program's exchange and tail, and clusters
+// Programs of 16 or more warps on clusters, any dtype, at two per SM where E + 16 +
+// `extra` registers fit in 64: at one per SM the SM idles through each program's exchange and tail, and clusters
 // of 16 such programs fit 7 at a time on the H200 instead of 14 (ncu, f32 cross-entropy
 // 1024x256000 on 16 x 16 warps: 64 registers 87% of copy, 69 registers 59%).
 inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols, int extra = 0) {
   bool residency = c.cluster >= 4 || n_cols % 8 != 0;
-  int two_wide = c.num_warps >= 16 && register_capped_programs(c, 16 + extra, 2) == 2 ? 2 : 0;
+  int two_wide = c.cluster > 1 && c.num_warps >= 16 && register_capped_programs(c, 16 + extra, 2) == 2 ? 2 : 0;
   if (byte_size(dtype) != 2 || !residency) return two_wide;
   return std::max({two_wide, register_capped_programs(c, 20 + extra, 8),
                    register_capped_programs(c, 16 + extra, c.cluster >= 8 ? 7 : 6)});

@@ -54,7 +54,8 @@ inline CeTarget ce_target(const I64& t, const I32& n_cols, const I64& ignore_ind
 }
 
 // Per-row scalars from the row's lse and `lin` = (1-eps) x_t + eps sum_x / V, the part
-// of the loss linear in the logits (one number, so one cluster exchange for both):
+// of the loss linear in the logits (valid in the program holding the target column, the
+// only one that stores the loss; the coefficients do not depend on it):
 // dx = e * coef_p - coef_u - [col == t] coef_t with e = exp(x - row_max).
 struct CeRow {
   F32 loss, coef_p, coef_u, coef_t;
