@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <cstring>
+#include <iostream>
 #include <mutex>
 #include <utility>
 #include <vector>

@@ -333,9 +333,10 @@ inline int register_capped_programs(const Config& c, int spare = 16, int most = 
 // (cross-entropy: 4, cross_entropy_heuristic).
 //
 // Programs of 16 or more warps on clusters, any dtype, at two per SM where E + 16 +
-// `extra` registers fit in 64: at one per SM the SM idles through each program's exchange and tail, and clusters
-// of 16 such programs fit 7 at a time on the H200 instead of 14 (ncu, f32 cross-entropy
-// 1024x256000 on 16 x 16 warps: 64 registers 87% of copy, 69 registers 59%).
+// `extra` registers fit in 64: at one per SM the SM idles through each program's
+// exchange and tail, and clusters of 16 such programs fit 7 at a time on the H200
+// instead of 14 (ncu, f32 cross-entropy 1024x256000 on 16 x 16 warps: 64 registers 87%
+// of copy, 69 registers 59%).
 inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols, int extra = 0) {
   bool residency = c.cluster >= 4 || n_cols % 8 != 0;
   int two_wide = c.cluster > 1 && c.num_warps >= 16 && register_capped_programs(c, 16 + extra, 2) == 2 ? 2 : 0;

@@ -37,8 +37,8 @@ struct CrossEntropyOptions {
 
 // Programs per SM of f32 cross-entropy rows on a cluster: those of 8 or more warps at
 // E + 24 registers (softmax's f32 rows on 4-8 warps lose with every cap tried: they run
-// at 91-100% of copy uncapped). Measured on H200 (f32, % of copy, uncapped -> this cap, bench/NOTES.md): 8
-// warps x 40 values 4 programs (2048x151936 80 -> 95), x 32 values 4 (4096x128256 89 ->
+// at 91-100% of copy uncapped). Measured on H200 (f32, % of copy, uncapped -> this cap,
+// bench/NOTES.md): 8 warps x 40 values 4 programs (2048x151936 80 -> 95), x 32 values 4 (4096x128256 89 ->
 // 95; 5: 87), x 52 values 3 (1024x200000 55 -> 97; 4: 74), 16 warps x 32 values 2
 // (1024x256000 58 -> 88). 4-warp programs gain 2-4 points at 32-40 values (at the
 // right cap: 40 values gain at 7, lose at 8) but lose 1-5 at 48-56 on clusters of 4-8
