@@ -58,8 +58,8 @@ bool address_slice(const Value* v, const Block& body, std::vector<const Op*>& sl
 
 using Uses = std::unordered_map<const Value*, std::vector<std::pair<const Op*, int>>>;
 
-// The kernel argument a pointer value is computed from (through pointer arithmetic and
-// shape ops), or null when not known (a loaded pointer, a select between two).
+}  // namespace
+
 const Value* base_argument(const Value* v) {
   while (v->def) {
     switch (v->def->kind) {
@@ -72,6 +72,8 @@ const Value* base_argument(const Value* v) {
   }
   return v->block && !v->block->parent ? v : nullptr;
 }
+
+namespace {
 
 // Whether a store or atomic in `body` (nested regions included) may write memory that
 // load `ld` reads: the same base argument, or either base unknown.

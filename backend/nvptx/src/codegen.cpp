@@ -312,6 +312,15 @@ bool pure_elementwise(OpKind k) {
 }  // namespace
 
 void Codegen::lower_op(const ir::Op& op) {
+  if (!plan.any_held()) return lower_op_now(op);
+  if (plan.held_casts.count(&op)) return;  // computed again at each reader
+  settle_held_copies(*this, op);
+  auto held = read_back_held(op);
+  lower_op_now(op);
+  forget(held);
+}
+
+void Codegen::lower_op_now(const ir::Op& op) {
   if (!deferred_values_.empty()) {
     bool reads = false;
     for (const ir::Value* x : op.operands) reads |= deferred_values_.count(x) != 0;

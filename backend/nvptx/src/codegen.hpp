@@ -187,7 +187,23 @@ class Codegen {
 
   // Lowers every op of a block in order (regions included).
   void lower_block(const ir::Block& block);
+  // Lowers one op; the held tiles it reads (OpPlan::held) are read back from shared
+  // memory for it alone (lower_held.cpp).
   void lower_op(const ir::Op& op);
+
+  // --- held loads (lower_held.cpp) ---
+  // The cp.async group each held load committed (numbered in lowering order), how many
+  // were lowered so far, and per block how many are known to have landed for the ops of
+  // that block and of the regions below it (a wait in a branch or loop body may not run).
+  std::unordered_map<const ir::Op*, int> held_group;
+  int held_committed = 0;
+  std::unordered_map<const ir::Block*, int> held_landed;
+  // Sets the registers of the held tiles (and their casts) op reads; returns them.
+  std::vector<const ir::Value*> read_back_held(const ir::Op& op);
+  void forget(const std::vector<const ir::Value*>& vs) {
+    for (const ir::Value* v : vs) vals_.erase(v);
+  }
+  bool has_regs(const ir::Value* v) const { return vals_.count(v) != 0; }
   // The rest of a load emitted later (lower_memory.cpp: runs whose mask is tested at run
   // time issue their vector loads first; the element-wise loads of partly valid runs
   // follow), so that the vector loads of consecutive load ops are in flight together:
@@ -202,6 +218,7 @@ class Codegen {
 
  private:
   void setup_thread_ids();
+  void lower_op_now(const ir::Op& op);
   llvm::IRBuilderBase::InsertPoint entry_point();
 
   struct Hoisted {
@@ -232,6 +249,13 @@ void lower_elementwise(Codegen& cg, const ir::Op& op);
 // single register: a scalar); owner[k] < k reuses register owner[k]'s result.
 Regs elementwise_regs(Codegen& cg, const ir::Op& op, const std::vector<Regs>& in, const std::vector<int>& owner = {});
 void lower_memory(Codegen& cg, const ir::Op& op);     // load, store
+// A held load (OpPlan::held): each thread's copies into its part of the buffer, one
+// cp.async group; masked-off runs get the load's `other` by st.shared.
+void issue_held_copies(Codegen& cg, const ir::Op& op);
+// Before an op that may write memory a held load's copies still read: waits for them all
+// and synchronizes the threads (a copy by one thread, a store by another). Branch
+// conditions are scalars, the same in every thread, so the barrier is reached by all.
+void settle_held_copies(Codegen& cg, const ir::Op& op);
 // A load planned as a cp.async copy (lower_async_copy.cpp): issues this iteration's
 // copies, or in a pipelined loop those of the iteration stages - 1 ahead.
 void lower_async_load(Codegen& cg, const ir::Op& op);

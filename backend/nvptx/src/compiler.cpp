@@ -45,7 +45,8 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   CompileArtifacts art;
   TargetInfo ti(opts.target);
   ir::walk(f.body, [&](ir::Op& op) {
-    if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal)
+    if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Store) && op.evict != ir::Evict::Normal &&
+        op.evict != ir::Evict::Shared)
       ti.require_ptx(74);  // .L1::evict_* qualifiers
     if (op.kind == ir::OpKind::ClusterReduce) ti.require_ptx(clusters_in_memory(f, opts.target) ? 70 : 81);
     check_float8(op, ti);
@@ -64,11 +65,12 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   auto dump = [&](const char* pass) {
     if (dump_ir) std::cerr << "// ----- tile IR after " << pass << " (" << f.name << ") -----\n" << dump_plan(f, plan);
   };
-  auto make_plan = [&](bool accumulator_stores, bool tma_stores, bool stage_loads = true) {
+  auto make_plan = [&](bool accumulator_stores, bool tma_stores, bool stage_loads = true, bool hold_loads = true) {
     plan = GpuPlan();
     plan.num_warps = f.num_warps;
     plan.clusters_in_memory = clusters_in_memory(f, opts.target);
     plan.stage_loads = stage_loads;
+    plan.hold_loads = hold_loads;
     plan.accumulator_stores = accumulator_stores;
     plan.allow_tma_stores = tma_stores;
     plan.axis = analyze_axis_info(f);                 dump("axis-info");
@@ -76,6 +78,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     assign_layouts(f, opts.target, plan);             dump("layouts");
     group_reductions(f, plan);                        dump("reduction-groups");
     plan_async_copies(f, opts.target, plan);          dump("async-copies");
+    plan_held_loads(f, opts.target, plan);            dump("held-loads");
     plan_tma_copies(f, opts.target, plan);            dump("tma-copies");
     plan_wgmma_waits(f, plan);                        dump("wgmma-waits");
     allocate_shared_memory(f, plan);                  dump("shared-memory");
@@ -91,6 +94,9 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   // do not fit (a loop of large tiles beside a kernel's dot pipeline), they stay loads.
   if (plan.shared_bytes > ti.max_shared_bytes() && plan.any_staged())
     make_plan(plan.accumulator_stores, plan.allow_tma_stores, false);
+  // So are tiles kept in shared memory: where they do not fit, they live in registers.
+  if (plan.shared_bytes > ti.max_shared_bytes() && plan.any_held())
+    make_plan(plan.accumulator_stores, plan.allow_tma_stores, plan.stage_loads, false);
   if (!plan.tensor_maps.empty()) ti.require_ptx(80);  // cp.async.bulk.tensor, mbarrier expect_tx
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

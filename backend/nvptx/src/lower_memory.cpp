@@ -247,6 +247,7 @@ std::vector<llvm::Value*> unless(Codegen& cg, llvm::Value* whole, const std::vec
 void lower_memory(Codegen& cg, const ir::Op& op) {
   const OpPlan& p = cg.plan.op(&op);
   if (p.async_copy) return lower_async_load(cg, op);
+  if (p.held) return issue_held_copies(cg, op);
   const ir::Value* ptr = op.operand(0);
   DType dt = ptr->type.dtype;
   bool is_load = op.kind == OpKind::Load;
@@ -271,6 +272,8 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
     return;
   }
   if (!is_load) return plain_stores(cg, op, ptrs, vals, mask);
+  // A load kept in shared memory where the plan could not hold it: a plain one.
+  Evict ev = op.evict == Evict::Shared ? Evict::Normal : op.evict;
   LayoutRef l = p.operands.empty() ? nullptr : p.operands[0];
   int vec = l ? p.vec : 1;
   bool realign = l && p.realign;
@@ -278,19 +281,19 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   bool interval = (checked || (realign && !mask.empty())) && interval_on_runs(cg.plan, op.mask(), p.fast_dim, vec);
   int n = static_cast<int>(ptrs.size());
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
-  if (realign && interval) return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, op.evict);
+  if (realign && interval) return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, ev);
   if (checked && !realign) {
     const ir::Value* rd = op.readable();
     bool whole_runs = rd && knob("TILEFUSE_READABLE") != "0" && cg.plan.axis.has(rd) &&
                       cg.plan.axis.get(rd).constancy[p.fast_dim] >= vec;
     if (whole_runs)
-      return readable_checked_loads(cg, op.result(), ptrs, mask, other, cg.operand(op, 3), vec, interval, dt, op.evict);
-    return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, op.evict);
+      return readable_checked_loads(cg, op.result(), ptrs, mask, other, cg.operand(op, 3), vec, interval, dt, ev);
+    return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, ev);
   }
   Regs out(n);
   for (int r = 0; r < n; r += vec) {
-    Regs got = realign ? realigned_load(cg, ptrs[r], run(mask, r), run(other, r), dt, op.evict)
-                       : emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], run(other, r), dt, vec, op.evict);
+    Regs got = realign ? realigned_load(cg, ptrs[r], run(mask, r), run(other, r), dt, ev)
+                       : emit_load(cg, ptrs[r], mask.empty() ? nullptr : mask[r], run(other, r), dt, vec, ev);
     for (int i = 0; i < vec; ++i) out[r + i] = got[i];
   }
   cg.set(op.result(), std::move(out));

@@ -27,6 +27,9 @@ bool checked_runs_enabled();
 bool is_elementwise(ir::OpKind k);
 // A constant +0 (a tile of zeros): a dot's accumulator the MMA need not read.
 bool is_zero_constant(const ir::Value* v);
+// The kernel argument a pointer value is computed from (through pointer arithmetic and
+// shape ops), or null when not known (a loaded pointer, a select between two).
+const ir::Value* base_argument(const ir::Value* v);
 
 }  // namespace tilefuse::nvptx
 

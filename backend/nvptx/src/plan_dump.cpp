@@ -84,6 +84,7 @@ class PlanPrinter {
     if ((op.kind == OpKind::Load || op.kind == OpKind::Store) && op.operand(0)->type.is_tile())
       os_ << " vec " << pl.vec << " along dim " << pl.fast_dim << (pl.checked ? " checked" : "")
           << (pl.realign ? " realigned" : "");
+    if (pl.held) os_ << " held in shared #" << pl.held_index << " (smem " << pl.smem_offset << ")";
     if (pl.async_copy) {
       if (pl.tma_map >= 0) os_ << " tma (tensor map " << pl.tma_map << ")";
       else os_ << (pl.staged ? " staged cp.async #" : " cp.async #") << pl.async_index << "/" << pl.async_count;

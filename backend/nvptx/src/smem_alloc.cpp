@@ -98,9 +98,9 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
       auto ring = plan.ring_leader.find(&op);
       if (ring != plan.ring_leader.end() && ring->second != &op) break;  // uses its leader's stages
       if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op) + tma_barrier_bytes(plan, &op));
+      if (p.held) bytes = std::max(bytes, held_buffer_bytes(plan, &op));
       break;
     }
-      break;
     case OpKind::Store:  // a TMA store's block, swizzled as its boxes
       if (p.tma_map >= 0) {
         const ir::Type& t = op.operand(1)->type;
@@ -172,6 +172,11 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
         }
       }
     }
+    if (auto h = plan.held_last_reader.find(&op); h != plan.held_last_reader.end()) {
+      // Live until its last reader (and everything inside that reader's regions) is done.
+      end = std::max(end, index_of.at(h->second));
+      for (auto& r : h->second->regions) ir::walk(*r, [&](Op& o) { end = std::max(end, index_of.at(&o)); });
+    }
     auto g = plan.reduce_group_leader.find(&op);
     if (g != plan.reduce_group_leader.end()) {
       const auto& members = plan.reduce_groups.at(g->second);
@@ -221,6 +226,7 @@ GpuPlan plan_kernel(const ir::Function& f, const Target& t) {
   assign_layouts(f, t, plan);
   group_reductions(f, plan);
   plan_async_copies(f, t, plan);
+  plan_held_loads(f, t, plan);
   plan_tma_copies(f, t, plan);
   plan_wgmma_waits(f, plan);
   allocate_shared_memory(f, plan);

@@ -428,6 +428,9 @@ void Builder::store_view(Value* base, const std::vector<Value*>& dims, const std
 
 void Builder::store(Value* ptr, Value* value, Value* mask, Evict e) {
   if (!ptr->type.is_ptr) fail("store to " + ptr->type.str() + ", which is not a pointer", "Pass pointer + offsets");
+  if (e == Evict::Shared)
+    fail("store with Cache::KeepInShared: that hint keeps a loaded tile in shared memory",
+         "Use it on a load; stores take Cache::Normal, EvictFirst or EvictLast");
   if (value->type.is_ptr) fail("store of a pointer value " + value->type.str());
   if (value->type.dtype != ptr->type.dtype)
     fail(std::string("store of a ") + name(value->type.dtype) + " value through a pointer to " + name(ptr->type.dtype),

@@ -34,7 +34,7 @@ const char* name(AtomicOp k) {
   return n[static_cast<int>(k)];
 }
 const char* name(Evict k) {
-  static const char* n[] = {"normal", "evict_first", "evict_last"};
+  static const char* n[] = {"normal", "evict_first", "evict_last", "keep_in_shared"};
   return n[static_cast<int>(k)];
 }
 

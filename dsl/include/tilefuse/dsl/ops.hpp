@@ -188,10 +188,20 @@ auto cdiv(const A& a, const B& b, TF_HERE) {
 }
 
 // ---- memory ----
-enum class Cache { Normal, EvictFirst, EvictLast };
+// Cache hints. KeepInShared (loads only): the tile is copied into shared memory and read
+// back there at each use, so a long-lived tile holds no registers between its uses (e.g.
+// a row read before a reduction and again after it). The GPU compiler honours it for
+// loads of the kernel's top level whose runs move as aligned 4-16 byte pieces; elsewhere
+// the load is a plain one (TILEFUSE_DEBUG says why). The values are the same either way.
+enum class Cache { Normal, EvictFirst, EvictLast, KeepInShared };
 namespace detail {
 inline ir::Evict to_evict(Cache c) {
-  return c == Cache::EvictFirst ? ir::Evict::First : c == Cache::EvictLast ? ir::Evict::Last : ir::Evict::Normal;
+  switch (c) {
+    case Cache::EvictFirst: return ir::Evict::First;
+    case Cache::EvictLast: return ir::Evict::Last;
+    case Cache::KeepInShared: return ir::Evict::Shared;
+    default: return ir::Evict::Normal;
+  }
 }
 }  // namespace detail
 

@@ -75,8 +75,10 @@ enum class AtomicOp : uint8_t { Add, Max, Min, Xchg, WaitAtLeast, Read };
 // rounded to tf32 — 10 mantissa bits, to nearest, ties away — as tensor cores take them).
 enum class DotPrecision : uint8_t { Exact, Tf32 };
 
-// Cache eviction policy hint on loads and stores.
-enum class Evict : uint8_t { Normal, First, Last };
+// Cache eviction policy hint on loads and stores. Shared (loads only): keep the loaded
+// tile in shared memory and read it from there at each use instead of holding it in
+// registers (a hint; the values are the same).
+enum class Evict : uint8_t { Normal, First, Last, Shared };
 
 const char* name(OpKind k);
 const char* name(BinaryOp k);

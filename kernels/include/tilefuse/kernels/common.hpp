@@ -202,6 +202,7 @@ void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t 
     Config lc = c;
     lc.meta.erase("RELOAD");  // the looped programs stream the row anyway
     lc.meta.erase("CHUNKS");
+    lc.meta.erase("HELD");
     looped.launch(Grid(rows), lc, args...);
   } else {
     row.launch(Grid(rows * c.cluster), c, args...);

@@ -177,7 +177,8 @@ const auto& cross_entropy_row_kernel() {
          I32 n_cols, I64 logits_stride, I64 dlogits_stride, I64 ignore_index, F32 smoothing, F32 z_loss,
          F32 grad_scale, Meta<"BLOCK"> BLOCK, Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"REDUCTION"> REDUCTION,
          Meta<"SMOOTHING", bool, true> SMOOTHING, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
-         Meta<"PICK_TARGET", bool, false> PICK_TARGET, Meta<"COUNT", int64_t, 1024> COUNT) {
+         Meta<"PICK_TARGET", bool, false> PICK_TARGET, Meta<"COUNT", int64_t, 1024> COUNT,
+         Meta<"HELD", int64_t, 0> HELD) {
         auto rows = num_programs(0) / cluster_size() - n_count;
         auto id = cluster_id();
         detail::ce_count_then_rows(COUNT, id, n_count, count_word, targets, rows, ignore_index, [&](I32 row) {
@@ -193,9 +194,16 @@ const auto& cross_entropy_row_kernel() {
           // it arrives with them.
           auto target = load(targets + row);
           auto seen = detail::ce_count_seen(REDUCTION, COUNT, count_word);
+          // The first HELD chunks stay in shared memory (Cache::KeepInShared), read again
+          // where they are used: fewer registers for long rows on clusters.
+          int64_t held = std::min<int64_t>(HELD, CHUNKS);
+          std::vector<Tile<T, 1>> kept;
           std::vector<Tile<float, 1>> x;
-          for (int64_t i = 0; i < CHUNKS; ++i)
-            x.push_back(c.load(x_row, i, -inf, c.read_once(), readable).template cast<f32>());
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            if (i < held) kept.push_back(c.load(x_row, i, -inf, Cache::KeepInShared, readable));
+            x.push_back(i < held ? kept.back().template cast<f32>()
+                                 : c.load(x_row, i, -inf, c.read_once(), readable).template cast<f32>());
+          }
           auto inv = detail::ce_inv_count(REDUCTION, COUNT, inv_count);
           auto t = detail::ce_target(target.template cast<i64>(), n_cols, ignore_index);
           auto first = cluster_rank() * (BLOCK * CHUNKS);
@@ -233,8 +241,10 @@ const auto& cross_entropy_row_kernel() {
           auto r = detail::ce_row(t, row_max, sum_e, lin, n_cols, smoothing, z_loss, factor);
           auto mine = r;  // for this program's exponentials: exp(x - row_max) = exp(x - m) exp(m - row_max)
           mine.coef_p = r.coef_p * fast_exp(m - row_max);
-          for (int64_t i = 0; i < CHUNKS; ++i)
-            store(d_row + c.pos[i], detail::ce_grad(e[i], mine, SMOOTHING).template cast<T>(), c.mask[i]);
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            auto ei = i < held ? fast_exp(kept[i].template cast<f32>() - m) : e[i];
+            store(d_row + c.pos[i], detail::ce_grad(ei, mine, SMOOTHING).template cast<T>(), c.mask[i]);
+          }
           store(loss + row, r.loss, owns || (cluster_rank() == 0 && t.col < 0));
           detail::ce_store_target_grad(dlogits + row * dlogits_stride, t, owns, x_t, row_max, r, SMOOTHING);
         });

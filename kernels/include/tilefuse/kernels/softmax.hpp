@@ -13,24 +13,31 @@
 namespace tilefuse::kernels {
 
 // One row per cluster: its C programs (C = 1 by default) each hold CHUNKS tiles of
-// BLOCK columns in registers (BLOCK * CHUNKS * C >= n_cols), so the row is read from
-// memory once; the row's max and sum are combined across the chunks elementwise, then
-// across the cluster in one exchange.
+// BLOCK columns (BLOCK * CHUNKS * C >= n_cols), so the row is read from memory once; the
+// row's max and sum are combined across the chunks elementwise, then across the cluster
+// in one exchange. The first HELD chunks stay in shared memory (Cache::KeepInShared), the
+// others in registers: a program then holds more of the row than its registers would
+// (up to ~200 KB), so a cluster of 16 holds rows of up to 64K-100K columns per program.
 template <class T>
 const auto& softmax_row_kernel() {
   static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
       [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK,
          Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"PERSISTENT", bool, false> PERSISTENT,
-         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"HELD", int64_t, 0> HELD) {
         auto one_row = [&](I32 row) {
           auto r = row.template cast<i64>();
           auto in_row = in + r * in_stride;
           auto out_row = out + r * out_stride;
           RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
           auto readable = c.template readable<T>(r * in_stride, (n_rows - 1 - row).template cast<i64>() * in_stride);
+          int64_t held = std::min<int64_t>(HELD, CHUNKS);
+          std::vector<Tile<T, 1>> kept;  // the held chunks as loaded, read again after the exchange
           std::vector<Tile<float, 1>> x;
-          for (int64_t i = 0; i < CHUNKS; ++i)
-            x.push_back(c.load(in_row, i, -inf, c.read_once(), readable).template cast<f32>());
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            if (i < held) kept.push_back(c.load(in_row, i, -inf, Cache::KeepInShared, readable));
+            x.push_back(i < held ? kept.back().template cast<f32>()
+                                 : c.load(in_row, i, -inf, c.read_once(), readable).template cast<f32>());
+          }
           // ex2.approx (2 instructions) instead of the libdevice expf (~8): the row is
           // issue-bound on bf16 otherwise. Relative error ~2^-22, far below bf16/f16 rounding.
           // Each program's own max m and sum s of exp(x - m); one cluster exchange gives
@@ -42,8 +49,11 @@ const auto& softmax_row_kernel() {
           auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
           auto [row_max, row_sum] = cluster_max_sumexp(std::array{m, s});
           auto scale = fast_exp(m - row_max) / row_sum;  // once per row
-          for (int64_t i = 0; i < CHUNKS; ++i)
-            store(out_row + c.pos[i], (e[i] * scale).template cast<T>(), c.mask[i]);
+          auto inv_sum = 1.0f / row_sum;
+          for (int64_t i = 0; i < CHUNKS; ++i) {
+            auto y = i < held ? fast_exp(kept[i].template cast<f32>() - row_max) * inv_sum : e[i] * scale;
+            store(out_row + c.pos[i], y.template cast<T>(), c.mask[i]);
+          }
         };
         // PERSISTENT: clusters loop over the rows (num_stages > 1 stages the next row).
         // Opt-in: measured slower than one row per cluster except at odd widths (H200
@@ -165,6 +175,7 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
                  "Use ROWS (several short rows per program) or CHUNKS (one row as several tiles), not both");
     int64_t per = c.get("ROWS");
     c.meta.erase("ALIGN_ROWS");  // short rows: a [ROWS, BLOCK] tile, not the row programs
+    c.meta.erase("HELD");
     softmax_rows_kernel<T>().launch(grid((rows + per - 1) / per), c, out, in, rows, cols, out_stride, in_stride);
     return;
   }

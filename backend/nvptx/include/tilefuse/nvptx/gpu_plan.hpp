@@ -85,6 +85,13 @@ struct OpPlan {
   // cannot copy it, TMA can (it bounds-checks by element). Planned as an async copy only
   // where TMA will move it (tma_view_possible); never a cp.async.
   bool tma_only = false;
+  // A load outside loops kept in shared memory (DSL Cache::KeepInShared, held_loads.cpp):
+  // each thread cp.async-copies the runs it would hold into its own part of a buffer
+  // (masked-off runs get `other` by st.shared), and every reader of the tile reads them
+  // back there (lower_held.cpp), so no registers hold it between its uses. held_index:
+  // its position among the kernel's held loads, in issue order.
+  bool held = false;
+  int held_index = 0;
 };
 
 struct GpuPlan {
@@ -171,6 +178,14 @@ struct GpuPlan {
   // Loads of loop bodies other than dot operands may be staged (async_copy.cpp); false
   // where their buffers do not fit beside the rest (the dots' copies keep theirs).
   bool stage_loads = true;
+  // Loads asking to be kept in shared memory may be (held_loads.cpp); false where their
+  // buffers do not fit. held_casts: casts of held tiles, computed again at each reader
+  // from the tile read back; held_last_reader: per held load, the op of its block whose
+  // lowering (regions included) reads it last (its buffer is live until then).
+  bool hold_loads = true;
+  std::unordered_set<const ir::Op*> held_casts;
+  std::unordered_map<const ir::Op*, const ir::Op*> held_last_reader;
+  bool any_held() const { return !held_last_reader.empty(); }
   bool any_staged() const {
     for (const auto& [op, p] : ops)
       if (p.staged) return true;
@@ -193,6 +208,11 @@ void group_reductions(const ir::Function& f, GpuPlan& plan);
 // their loop with f.num_stages buffers when their addresses depend only on the
 // induction variable and loop-invariant values (see OpPlan::async_copy).
 void plan_async_copies(const ir::Function& f, const Target& t, GpuPlan& plan);
+// Pass 3c: loads outside loops that ask to be kept in shared memory (OpPlan::held), where
+// their runs move as aligned 4-16 byte pieces and every reader can read them back.
+void plan_held_loads(const ir::Function& f, const Target& t, GpuPlan& plan);
+// Bytes of held load `ld`'s buffer: every thread's registers of the tile.
+int held_buffer_bytes(const GpuPlan& plan, const ir::Op* ld);
 // The shared-memory encoding of async load `ld`'s buffer (one pipeline stage), and the
 // bytes of one stage (a multiple of 1024 when a wgmma reads it: its swizzle works on
 // absolute address bits).
