@@ -152,6 +152,13 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy with CHUNKS tiles per program, alone and 
                Config{{"BLOCK", 1024}, {"CHUNKS", 7}, num_warps(8), cluster(8)}, 24);
   for (int64_t V : {32000, 50304, 128256, 151936})  // the heuristic's configs at the bench widths
     check_gpu<T>(3, V, {}, true, tk::cross_entropy_heuristic(V, dtype_v<T>, true), 25);
+  // Chunks kept in shared memory (HELD): in place (the gradient overwrites what the copies
+  // read), with smoothing (four readers per chunk), the target picked from a held chunk.
+  check_gpu<T>(3, 256000, smooth, true, tk::cross_entropy_heuristic(256000, dtype_v<T>, true), 26);
+  check_gpu<T>(4, 131072, {.reduction = LossReduction::sum}, false,
+               Config{{"BLOCK", 8192}, {"CHUNKS", 2}, {"HELD", 2}, {"PICK_TARGET", 1}, num_warps(8), cluster(8)}, 27);
+  check_gpu<T>(5, 65536, smooth, true,
+               Config{{"BLOCK", 4096}, {"CHUNKS", 2}, {"HELD", 1}, {"PICK_TARGET", 0}, num_warps(4), cluster(8)}, 28);
 }
 
 TEST_CASE_TEMPLATE("gpu: cross_entropy's target logit picked from the registers (PICK_TARGET) or loaded", T, float,

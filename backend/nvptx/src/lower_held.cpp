@@ -175,7 +175,10 @@ std::vector<const ir::Value*> Codegen::read_back_held(const ir::Op& op) {
       made.push_back(v);
     }
   };
-  // A reduction group is lowered by its first op: the other members' operands too.
+  // A reduction group is lowered by its first op, which reads the other members'
+  // operands too; the others then read nothing.
+  if (auto l = plan.reduce_group_leader.find(&op); l != plan.reduce_group_leader.end() && l->second != &op)
+    return made;
   std::vector<const ir::Op*> readers{&op};
   if (auto g = plan.reduce_groups.find(&op); g != plan.reduce_groups.end()) readers = g->second;
   for (const ir::Op* r : readers)

@@ -346,6 +346,24 @@ inline int row_programs_per_sm(const Config& c, DType dtype, int64_t n_cols, int
                    register_capped_programs(c, 16 + extra, c.cluster >= 8 ? 7 : 6)});
 }
 
+// Chunks of a row program kept in shared memory (HELD, Cache::KeepInShared) instead of
+// registers: all of them for 16-bit rows on clusters whose chunks are 8192 columns or
+// more, where the registers (at the programs per SM the heuristic caps) bound them. The
+// cap stays: uncapped they lost 13-17 points. Measured (H200 % of copy, bench/NOTES.md
+// "Row chunks kept in shared memory"): softmax bf16 2048x65536 86.5 -> 89.9, 1024x131072
+// 85.9 -> 88.7, 512x262144 82.3 -> 83.3, 64-256 x 262144 within a point; cross-entropy
+// bf16 4096x128256 85.3 -> 89.7, 1024x256000 76.5 -> 79.6. Not chunks of 2048-4096
+// (cross-entropy 1024x200000 74 -> 71, 2048x151936 83 -> 80), not f32 (softmax 512x262144
+// 89 -> 85, cross-entropy 1024x256000 86 -> 74), nor programs sharing a row on 8 or 16
+// programs of 4096-column chunks (128x262144 at 50-68 against 72).
+inline int64_t held_chunks(const Config& c, DType dtype) {
+  if (byte_size(dtype) != 2 || c.cluster < 2 || c.get("BLOCK") < 8192) return 0;
+  return c.has("CHUNKS") ? c.get("CHUNKS") : 1;
+}
+inline void hold_chunks(Config& c, DType dtype) {
+  if (int64_t h = held_chunks(c, dtype)) c.set("HELD", h);
+}
+
 // 16-bit programs of a cluster that cover more than 8192 columns hold them as chunks of
 // 8192 on 8 warps (64 values per thread) rather than one 16384 tile on 16 (H200 bf16
 // 512x262144, with 3 programs per SM: softmax 62.0% -> 76.4% of copy, RMSNorm 70.8% ->

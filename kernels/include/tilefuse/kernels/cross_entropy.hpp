@@ -90,6 +90,7 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
       c.cluster = static_cast<int>(cl);
       c.min_programs_per_sm = byte_size(dtype) == 4 ? cross_entropy_f32_programs(c)
                                                     : row_programs_per_sm(c, dtype, width ? width : V, kExtraRegisters);
+      hold_chunks(c, dtype);
       int64_t best_cover = best ? row_cover(*best) : 0;
       if (!best || row_cover(c) < best_cover || (row_cover(c) == best_cover && cover >= 4096)) best = c;
     }

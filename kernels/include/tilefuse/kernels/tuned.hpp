@@ -77,6 +77,16 @@ inline tuning::Space chunked_rowwise_space() {
   });
   return s;
 }
+// Kernels whose row programs take HELD (softmax, cross-entropy): every cluster config of
+// 8192+ columns per program also with its tile kept in shared memory (held_chunks).
+inline tuning::Space with_held_chunks(tuning::Space s) {
+  std::vector<Config> held;
+  for (const Config& c : s.configs())
+    if (c.cluster > 1 && c.cluster <= 16 && !row_uses_split(c) && c.get("BLOCK") >= 8192)
+      held.push_back(Config(c).set("HELD", c.has("CHUNKS") ? c.get("CHUNKS") : 1));
+  for (const Config& c : held) s.add(c);
+  return s;
+}
 inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{tuning::pow2(rows), cols}; }
 
 // Attention: tiles, warps along BLOCK_M (16 rows each), pipeline stages, P.V one block
@@ -162,7 +172,8 @@ template <class T>
 const auto& softmax_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& out, const auto& in, int64_t rows, int64_t cols) { softmax(out, in, rows, cols, -1, -1, c); },
-      chunked_rowwise_space(), [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
+      with_held_chunks(chunked_rowwise_space()),
+      [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
@@ -646,6 +657,7 @@ inline tuning::Space cross_entropy_space() {
   for (const Config& c : s.configs())
     if (!row_uses_split(c)) other.push_back(Config(c).set("PICK_TARGET", cross_entropy_picks_target(c) ? 0 : 1));
   for (const Config& c : other) s.add(c);
+  s = with_held_chunks(std::move(s));
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     if (c.has("PICK_TARGET") && row_uses_loop(c, k["n_cols"])) return "PICK_TARGET on a looped row (no target pick there)";
     return "";

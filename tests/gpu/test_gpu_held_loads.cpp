@@ -1,0 +1,62 @@
+// Loads kept in shared memory (Cache::KeepInShared) on the GPU against the interpreter
+// (which ignores the hint): in place, several readers per tile, masked lanes filled with
+// a non-zero value, loads in both arms of a branch and read in a loop, and the softmax
+// and cross-entropy row programs with HELD chunks. Label: gpu (skips without a driver).
+#include <tilefuse/kernels/kernels.hpp>
+
+#include "differential.hpp"
+#include "held_kernels.hpp"
+#include "../kernels/reference.hpp"
+
+using namespace tilefuse;
+namespace tk = tilefuse::kernels;
+using difftest::gpu_matches_interp;
+
+namespace {
+template <class T>
+difftest::Tolerance tolerance() {
+  return std::is_same_v<T, float> ? difftest::Tolerance{1e-5, 1e-5} : difftest::Tolerance{1e-3, 1.6e-2};
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("gpu: held tiles read by several ops, written over in place", T, float, bfloat16) {
+  for (auto [rows, cols, block, chunks, warps] :
+       {std::tuple{7, 1000, 256, 4, 2}, std::tuple{5, 8192, 4096, 2, 8}, std::tuple{3, 24, 32, 1, 1}}) {
+    CAPTURE(cols);
+    auto xy = ref::random_vec<T>(size_t(rows) * cols, 7 + cols, -4, 4);
+    gpu_matches_interp(held::held_rows_kernel<T>(), Grid(rows),
+                       Config{{"BLOCK", block}, {"CHUNKS", chunks}, num_warps(warps)}, tolerance<T>(), xy,
+                       int32_t(cols));
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: held tiles in the arms of a branch, read in a loop", T, float, half) {
+  for (int cols : {1000, 512, 77}) {
+    CAPTURE(cols);
+    int rows = 6;
+    auto x = ref::random_vec<T>(size_t(rows) * cols, 11 + cols, -3, 3);
+    std::vector<float> out(x.size(), -1.0f);
+    for (int reps : {0, 3})
+      gpu_matches_interp(held::held_branch_kernel<T>(), Grid(rows), Config{{"BLOCK", 1024}, num_warps(4)},
+                         tolerance<T>(), out, x, int32_t(cols), int32_t(reps));
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: softmax and cross-entropy with HELD chunks on clusters", T, float, bfloat16) {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  auto tol = tolerance<T>();
+  struct Case { int64_t rows, cols; Config cfg; };
+  // The heuristic's configs (HELD on 16-bit rows), odd row counts, and HELD forced at
+  // widths whose runs are not aligned (the hint then falls back to registers).
+  for (auto& s : {Case{5, 65536, tk::softmax_heuristic(65536, dtype_v<T>, true)},
+                  Case{3, 131072, tk::softmax_heuristic(131072, dtype_v<T>, true)},
+                  Case{4, 65536, Config{{"BLOCK", 4096}, {"CHUNKS", 4}, {"HELD", 3}, num_warps(8), cluster(4)}},
+                  Case{3, 65533, Config{{"BLOCK", 8192}, {"HELD", 1}, num_warps(8), cluster(8)}}}) {
+    CAPTURE(s.cols);
+    CAPTURE(s.cfg.str());
+    auto x = ref::random_vec<T>(size_t(s.rows) * s.cols, 5 + s.cols, -6, 6);
+    std::vector<T> y(x.size());
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(s.rows * s.cfg.cluster), s.cfg, tol, y, x,
+                       int32_t(s.rows), int32_t(s.cols), s.cols, s.cols);
+  }
+}
