@@ -60,3 +60,21 @@ TEST_CASE_TEMPLATE("gpu: softmax and cross-entropy with HELD chunks on clusters"
                        int32_t(s.rows), int32_t(s.cols), s.cols, s.cols);
   }
 }
+
+TEST_CASE_TEMPLATE("gpu: RMSNorm and residual RMSNorm with HELD chunks on clusters", T, float, bfloat16) {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  auto tol = tolerance<T>();
+  for (auto [rows, cols, cfg] :
+       {std::tuple{5, 65536, Config{{"BLOCK", 8192}, {"HELD", 1}, num_warps(8), cluster(8)}},
+        std::tuple{3, 131072, Config{{"BLOCK", 8192}, {"CHUNKS", 2}, {"HELD", 2}, num_warps(8), cluster(8)}},
+        std::tuple{4, 40000, Config{{"BLOCK", 2048}, {"CHUNKS", 5}, {"HELD", 3}, {"RELOAD", 1}, num_warps(4), cluster(4)}}}) {
+    CAPTURE(cols);
+    CAPTURE(cfg.str());
+    auto x = ref::random_vec<T>(size_t(rows) * cols, 21 + cols, -3, 3), r = ref::random_vec<T>(x.size(), 22);
+    auto w = ref::random_vec<T>(cols, 23, 0.5, 1.5);
+    std::vector<T> y(x.size()), so(x.size());
+    for (int res : {0, 1})
+      gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * cfg.cluster), Config(cfg).set("RESIDUAL", res), tol,
+                         y, so, x, r, w, int32_t(cols), int64_t(cols), 1e-6f);
+  }
+}

@@ -53,6 +53,35 @@ TEST_CASE_TEMPLATE("softmax, rmsnorm and layernorm over CHUNKS tiles per program
   }
 }
 
+// HELD chunks (Cache::KeepInShared on the GPU): the programs read them again where they
+// are used, and the residual sum is formed again from the held x and residual; the
+// values are those of the plain programs, against plain C++.
+TEST_CASE_TEMPLATE("softmax, rmsnorm and add_rmsnorm with HELD chunks", T, float, bfloat16) {
+  for (int64_t held : {1, 2, 9}) {
+    Config cfg{{"BLOCK", 64}, {"CHUNKS", 3}, {"HELD", held}, num_warps(2), cluster(4)};
+    CAPTURE(held);
+    int64_t rows = 3, cols = 700;
+    auto x = ref::random_vec<T>(rows * cols, 17, -6.0f, 6.0f);
+    auto w = ref::random_vec<T>(cols, 18, 0.5f, 1.5f), r = ref::random_vec<T>(x.size(), 19);
+    std::vector<T> y(x.size()), sum_out(x.size());
+    std::vector<double> want;
+    tk::softmax(y, x, rows, cols, -1, -1, cfg);
+    ref::softmax(want, ref::to_float(x), rows, cols);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+    tk::rmsnorm(y, x, w, rows, cols, 1e-6f, cfg);
+    ref::rmsnorm(want, ref::to_float(x), ref::to_float(w), rows, cols, 1e-6);
+    CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+    for (int reload : {0, 1}) {
+      tk::add_rmsnorm(y, sum_out, x, r, w, rows, cols, 1e-6f, Config(cfg).set("RELOAD", reload));
+      std::vector<float> summed(x.size());
+      for (size_t i = 0; i < x.size(); ++i) summed[i] = static_cast<float>(T(float(x[i]) + float(r[i])));
+      CHECK(ref::max_rel_err(sum_out, std::vector<double>(summed.begin(), summed.end()), 0, 0) <= 1.0);
+      ref::rmsnorm(want, summed, ref::to_float(w), rows, cols, 1e-6);
+      CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
+    }
+  }
+}
+
 TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_ROWS), at misaligned bases too", T,
                    float, bfloat16) {
   struct Case { int64_t rows, cols; Config cfg; };

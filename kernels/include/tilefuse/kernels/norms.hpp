@@ -24,7 +24,7 @@ const auto& rmsnorm_row_kernel() {
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
          F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD,
          Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
-         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES) {
+         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES, Meta<"HELD", int64_t, 0> HELD) {
         auto row = cluster_id();
         auto base = row * stride;
         auto in_row = in + base, res_row = res + base;
@@ -35,8 +35,29 @@ const auto& rmsnorm_row_kernel() {
         Cache first = RELOAD ? Cache::Normal : c.read_once();
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(base, (rows - 1 - row).template cast<i64>() * stride);
+        // The first HELD chunks (of x, and of the residual) stay in shared memory
+        // (Cache::KeepInShared) and are read again after the exchange instead of RELOAD's
+        // second read or registers; the residual sum is formed again from them, rounded
+        // to T as it was stored.
+        int64_t held = std::min<int64_t>(HELD, CHUNKS);
+        std::vector<Tile<T, 1>> kept_x, kept_r;
+        auto row_value = [&](int64_t i) {
+          auto xi = kept_x[i].template cast<f32>();
+          return RESIDUAL ? (xi + kept_r[i].template cast<f32>()).template cast<T>().template cast<f32>() : xi;
+        };
         std::vector<Tile<float, 1>> x, sq;
         for (int64_t i = 0; i < CHUNKS; ++i) {
+          if (i < held) {
+            kept_x.push_back(c.load(in_row, i, 0.0f, Cache::KeepInShared, readable));
+            if (RESIDUAL) {
+              kept_r.push_back(c.load(res_row, i, 0.0f, Cache::KeepInShared, readable));
+              store(res_out_row + c.pos[i], row_value(i).template cast<T>(), c.mask[i]);
+            }
+            auto xi = row_value(i);
+            x.push_back(xi);
+            sq.push_back(xi * xi);
+            continue;
+          }
           auto xi = c.load(in_row, i, 0.0f, first, readable).template cast<f32>();
           if (RESIDUAL) {
             // The sum is rounded to T once and normalized from there, as it is stored.
@@ -50,7 +71,9 @@ const auto& rmsnorm_row_kernel() {
         }
         auto rstd = rsqrt(cluster_sum(sum(combine(sq, [](auto a, auto b) { return a + b; }), 0)) / n_cols + eps);
         for (int64_t i = 0; i < CHUNKS; ++i) {
-          if (RELOAD)
+          if (i < held)
+            x[i] = row_value(i);
+          else if (RELOAD)
             x[i] = (RESIDUAL ? c.load(res_out_row, i, 0.0f, Cache::Normal, readable)
                              : c.load(in_row, i, 0.0f, c.read_once(), readable)).template cast<f32>();
           auto w = c.load_param(weight, i, 0.0f, WEIGHT_COPIES).template cast<f32>();

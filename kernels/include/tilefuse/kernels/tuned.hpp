@@ -199,7 +199,7 @@ const auto& rmsnorm_tuner() {
       [](const Config& c, auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
         rmsnorm(out, in, w, rows, cols, eps, c);
       },
-      chunked_rowwise_space(),
+      with_held_chunks(chunked_rowwise_space()),
       [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
