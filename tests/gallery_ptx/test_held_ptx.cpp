@@ -111,6 +111,11 @@ TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns on clusters in
   CHECK(ce.get("HELD") == 1);
   CHECK(!tk::cross_entropy_heuristic(151936, DType::bf16, true).has("HELD"));  // chunks of 2048
   CHECK(!tk::cross_entropy_heuristic(256000, DType::f32, true).has("HELD"));
+  Config r = tk::rmsnorm_heuristic(65536, DType::bf16, true);  // one 8192 tile per program, no RELOAD
+  CHECK(r.get("HELD") == 1);
+  Config reload = tk::rmsnorm_heuristic(131072, DType::bf16, true);
+  CHECK((reload.has("RELOAD") && !reload.has("HELD")));
+  CHECK(!tk::add_rmsnorm_heuristic(65536, DType::bf16, true, false).has("HELD"));
   auto art = compile(tk::softmax_row_kernel<bfloat16>(), s);
   CHECK(count(art.plan, "held in shared") == (s.has("CHUNKS") ? s.get("CHUNKS") : 1));
   check_ptxas(art.kernel.ptx, "sm_90a");

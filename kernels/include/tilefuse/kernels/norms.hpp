@@ -304,6 +304,11 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
   Config c = norm_heuristic(n, dtype, clusters);
   if (byte_size(dtype) == 2 && c.cluster > 1 && n_cols % 8 != 0 && !row_uses_loop(c, n))
     c.min_programs_per_sm = register_capped_programs(c, 32);
+  // Chunks kept in shared memory (held_chunks) where the programs hold the row rather
+  // than read it again (RELOAD): H200 bf16 2048x65536 85.5 -> 91.7% of copy (local ptxas:
+  // 80 registers with 36 bytes of spills -> 59, none). With RELOAD they lost 1-2 points
+  // (1024x131072, 512x262144), and the residual RMSNorm lost 0.5-6 (bench/NOTES.md).
+  if (!row_uses_loop(c, n) && !(c.has("RELOAD") && c.get("RELOAD"))) hold_chunks(c, dtype);
   spread_one_tile_rows(c, dtype, n);
   return c;
 }
