@@ -73,6 +73,77 @@ TEST_CASE("held loads: own-thread copies, masked runs filled by st.shared, a rea
   }
 }
 
+TEST_CASE("a store over a held tile's source waits for every copy and every thread first") {
+  for (const char* target : {"sm_80", "sm_90a"}) {
+    CAPTURE(target);
+    auto art = compile(held::held_overwrite_kernel<bfloat16>(), Config{{"BLOCK", 1024}, num_warps(4)}, target);
+    const std::string& ptx = art.kernel.ptx;
+    CHECK(count(art.plan, "held in shared") == 1);
+    size_t store = ptx.find("st.global");
+    REQUIRE(store != std::string::npos);
+    std::string before = ptx.substr(0, store);
+    CHECK(before.find("ld.volatile.shared") == std::string::npos);  // nothing read the tile yet
+    size_t wait_all = before.rfind("cp.async.wait_group 0;");
+    REQUIRE(wait_all != std::string::npos);
+    CHECK(before.find("bar.sync", wait_all) != std::string::npos);
+    check_ptxas(ptx, target);
+  }
+}
+
+TEST_CASE("held tiles read by a dot (not held), or only in a branch's arm (waited for after it)") {
+  // A dot reads its operand in another layout (a loop would convert it before starting):
+  // not held. A tile read only inside a branch: its copies are waited for after the branch.
+  auto dot_kernel = kernel("held_dot", {"out", "a", "b"}, [](Ptr<float> out, Ptr<const half> a, Ptr<const half> b) {
+    auto r = arange(0, 32), c = arange(0, 32);
+    auto off = (r * 32).col() + c.row();
+    auto av = load(a + off, r.col() < 32, 0.0f, Cache::KeepInShared);
+    auto acc = zeros<f32>({32, 32});
+    for_range(0, 2, 1, [&](I32) { acc = dot(av, load(b + off), acc); });
+    store(out + off, acc);
+  });
+  auto dot = compile(dot_kernel, Config{num_warps(4)});
+  CHECK(count(dot.plan, "held in shared") == 0);
+  auto branch_only = kernel("held_branch_only", {"out", "x", "flag"},
+      [](Ptr<float> out, Ptr<const float> x, I32 flag, Meta<"BLOCK"> BLOCK) {
+        auto c = arange(0, BLOCK);
+        auto v = load(x + c, c < BLOCK, 0.0f, Cache::KeepInShared);
+        if_(flag > 0, [&] { store(out + c, v * 2.0f); });
+        store(out + c + BLOCK, zeros<f32>({BLOCK}) + max(load(x + c + BLOCK), 0));
+      });
+  auto art = compile(branch_only, Config{{"BLOCK", 256}, num_warps(2)});
+  CHECK(count(art.plan, "held in shared") == 1);
+  // The reduction after the branch may reuse the buffer's bytes: every copy lands first.
+  const std::string& ptx = art.kernel.ptx;
+  size_t red = ptx.find("st.shared.f32");
+  REQUIRE(red != std::string::npos);
+  // One wait inside the branch (its reader), one after it for the path that skipped it.
+  CHECK(count(ptx.substr(0, red), "cp.async.wait_group 0;") == 2);
+}
+
+TEST_CASE("a held tile's reader is lowered where its buffer lives, not deferred behind a checked load") {
+  // d's mask may change inside a run (n not known to divide 8): its checked runs finish
+  // later, and ops reading it are deferred with them; v + d must still read v here, before
+  // the reduction whose scratch may take v's bytes.
+  auto k = kernel("held_deferred", {"out", "x", "y", "n"},
+      [](Ptr<float> out, Ptr<const float> x, Ptr<const float> y, I32 n, Meta<"BLOCK"> BLOCK) {
+        auto c = arange(0, BLOCK);
+        auto v = load(x + c, c < BLOCK, 0.0f, Cache::KeepInShared);
+        auto d = load(y + c, c < n, 0.0f);
+        auto t = v + d;
+        auto s = max(load(y + BLOCK + c), 0);
+        store(out + c, t + s);
+      });
+  auto f = k.specialize(Config{{"BLOCK", 1024}, num_warps(4)}, {16, 16, 16, 1});
+  auto art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  const std::string& ptx = art.kernel.ptx;
+  REQUIRE(count(art.plan, "held in shared") == 1);
+  REQUIRE(count(art.plan, "checked") >= 1);
+  size_t reduction = ptx.find("st.shared.f32");
+  REQUIRE(reduction != std::string::npos);
+  CHECK(ptx.find("ld.volatile.shared", reduction) == std::string::npos);
+  check_ptxas(ptx, "sm_90a");
+}
+
 TEST_CASE("held loads in the arms of a branch, not in loops, not where they do not fit") {
   auto branch = compile(held::held_branch_kernel<float>(), Config{{"BLOCK", 1024}, num_warps(4)});
   CHECK(count(branch.plan, "held in shared") == 2);

@@ -58,4 +58,20 @@ const auto& held_branch_kernel() {
   return k;
 }
 
+// The held tile's source overwritten before anything reads the tile: x = -1 is stored
+// first, then out = 2 * (x as loaded). The store must wait for every copy (of every
+// thread) to land.
+template <class T>
+const auto& held_overwrite_kernel() {
+  static auto k = kernel("held_overwrite", {"out", "x", "n"},
+      [](Ptr<float> out, Ptr<T> x, I32 n, Meta<"BLOCK"> BLOCK) {
+        auto c = program_id(0) * BLOCK + arange(0, BLOCK);
+        auto m = c < n;
+        auto v = load(x + c, m, 0.0f, Cache::KeepInShared);
+        store(x + c, full<f32>({BLOCK}, -1.0f).template cast<T>(), m);
+        store(out + c, v.template cast<f32>() * 2.0f, m);
+      });
+  return k;
+}
+
 }  // namespace held

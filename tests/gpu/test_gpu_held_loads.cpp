@@ -1,7 +1,8 @@
 // Loads kept in shared memory (Cache::KeepInShared) on the GPU against the interpreter
 // (which ignores the hint): in place, several readers per tile, masked lanes filled with
-// a non-zero value, loads in both arms of a branch and read in a loop, and the softmax
-// and cross-entropy row programs with HELD chunks. Label: gpu (skips without a driver).
+// a non-zero value, the source overwritten before the first reader, loads in both arms
+// of a branch and read in a loop, and the softmax and RMSNorm row programs with HELD
+// chunks (cross-entropy's: test_gpu_cross_entropy). Label: gpu (skips without a driver).
 #include <tilefuse/kernels/kernels.hpp>
 
 #include "differential.hpp"
@@ -30,6 +31,16 @@ TEST_CASE_TEMPLATE("gpu: held tiles read by several ops, written over in place",
   }
 }
 
+TEST_CASE_TEMPLATE("gpu: a held tile's source overwritten before its first reader", T, float, bfloat16) {
+  for (int n : {1000, 4096, 37}) {
+    CAPTURE(n);
+    auto x = ref::random_vec<T>(size_t(n), 31 + n, -3, 3);
+    std::vector<float> out(x.size(), 5.0f);
+    gpu_matches_interp(held::held_overwrite_kernel<T>(), Grid((n + 1023) / 1024), Config{{"BLOCK", 1024}, num_warps(4)},
+                       tolerance<T>(), out, x, int32_t(n));
+  }
+}
+
 TEST_CASE_TEMPLATE("gpu: held tiles in the arms of a branch, read in a loop", T, float, half) {
   for (int cols : {1000, 512, 77}) {
     CAPTURE(cols);
@@ -42,7 +53,7 @@ TEST_CASE_TEMPLATE("gpu: held tiles in the arms of a branch, read in a loop", T,
   }
 }
 
-TEST_CASE_TEMPLATE("gpu: softmax and cross-entropy with HELD chunks on clusters", T, float, bfloat16) {
+TEST_CASE_TEMPLATE("gpu: softmax with HELD chunks on clusters", T, float, bfloat16) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   auto tol = tolerance<T>();
   struct Case { int64_t rows, cols; Config cfg; };
@@ -61,7 +72,7 @@ TEST_CASE_TEMPLATE("gpu: softmax and cross-entropy with HELD chunks on clusters"
   }
 }
 
-TEST_CASE_TEMPLATE("gpu: RMSNorm and residual RMSNorm with HELD chunks on clusters", T, float, bfloat16) {
+TEST_CASE_TEMPLATE("gpu: RMSNorm with HELD chunks on clusters (ignored with RESIDUAL)", T, float, bfloat16) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   auto tol = tolerance<T>();
   for (auto [rows, cols, cfg] :

@@ -318,6 +318,7 @@ void Codegen::lower_op(const ir::Op& op) {
   auto held = read_back_held(op);
   lower_op_now(op);
   forget(held);
+  finish_held_groups(*this, op);
 }
 
 void Codegen::lower_op_now(const ir::Op& op) {

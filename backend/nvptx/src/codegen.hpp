@@ -256,6 +256,9 @@ void issue_held_copies(Codegen& cg, const ir::Op& op);
 // and synchronizes the threads (a copy by one thread, a store by another). Branch
 // conditions are scalars, the same in every thread, so the barrier is reached by all.
 void settle_held_copies(Codegen& cg, const ir::Op& op);
+// After op: waits for the copies of held loads whose last reader op is, where no wait on
+// every path to here has (their readers sat in its regions), before the buffer is reused.
+void finish_held_groups(Codegen& cg, const ir::Op& op);
 // A load planned as a cp.async copy (lower_async_copy.cpp): issues this iteration's
 // copies, or in a pipelined loop those of the iteration stages - 1 ahead.
 void lower_async_load(Codegen& cg, const ir::Op& op);

@@ -2,8 +2,8 @@
 // outside loops can be, the casts computed again at each reader, and how long each buffer lives.
 // A load qualifies when each thread can copy the runs it would hold with cp.async (4, 8
 // or 16 aligned bytes whose mask holds for the whole run) and every reader of the tile,
-// or of a cast of it, can read it back where it is lowered (no loop-carried values, no
-// branch results, no shape op produced lazily in another layout).
+// or of a cast of it, is an op that reads its operands where it is lowered (see
+// can_read_back).
 #include <iostream>
 
 #include "passes.hpp"
@@ -24,9 +24,12 @@ namespace {
 
 using Uses = std::unordered_map<const Value*, std::vector<std::pair<const Op*, int>>>;
 
-// A reader that materializes its operands when it is lowered.
+// A reader that materializes its operands where it is lowered. Not: loop-carried values
+// and branch results, shape ops produced lazily in their consumers' layouts, nor dots
+// (a loop converts the operands of its dots that it only reads once, before it starts).
 bool can_read_back(const Op& user, const GpuPlan& plan) {
-  if (user.kind == OpKind::Yield || user.kind == OpKind::For || user.kind == OpKind::If) return false;
+  if (user.kind == OpKind::Yield || user.kind == OpKind::For || user.kind == OpKind::If || user.kind == OpKind::Dot)
+    return false;
   return user.results.empty() || !plan.lazy.count(user.result());
 }
 
@@ -81,7 +84,7 @@ std::string obstacle(const Op& op, const Target& t, const GpuPlan& plan, const U
       }
     }
     if (!can_read_back(*user, plan)) return std::string("it is read by a ") + ir::name(user->kind) +
-                                             " (loop-carried, a branch result, or a lazily laid out shape op)";
+                                             " (loop-carried, a branch result, a dot, or a lazily laid out shape op)";
     readers.push_back(user);
   }
   return "";

@@ -161,6 +161,21 @@ void settle_held_copies(Codegen& cg, const ir::Op& op) {
   cg.barrier();
 }
 
+void finish_held_groups(Codegen& cg, const ir::Op& op) {
+  if (cg.held_group.empty()) return;
+  auto path = enclosing_blocks(op);
+  int landed = landed_at(cg, path);
+  for (auto& [ld, group] : cg.held_group) {
+    auto last = cg.plan.held_last_reader.find(ld);
+    if (group < landed || last == cg.plan.held_last_reader.end() || last->second != &op) continue;
+    // Its readers were all inside op's regions (a branch not taken, a loop that did not
+    // run): the copies may still be in flight, and the buffer's bytes are free from here.
+    cg.inline_asm(cg.b.getVoidTy(), "cp.async.wait_group 0;", "~{memory}", {}, true);
+    cg.held_landed[op.parent] = cg.held_committed;
+    return;
+  }
+}
+
 std::vector<const ir::Value*> Codegen::read_back_held(const ir::Op& op) {
   std::vector<const ir::Value*> made;
   std::function<void(const ir::Value*)> need = [&](const ir::Value* v) {
@@ -181,6 +196,17 @@ std::vector<const ir::Value*> Codegen::read_back_held(const ir::Op& op) {
     return made;
   std::vector<const ir::Op*> readers{&op};
   if (auto g = plan.reduce_groups.find(&op); g != plan.reduce_groups.end()) readers = g->second;
+  auto held_value = [&](const ir::Value* v) {
+    const ir::Op* d = v->def;
+    return d && ((d->kind == ir::OpKind::Load && plan.op(d).held) || plan.held_casts.count(d));
+  };
+  bool reads_held = false;
+  for (const ir::Op* r : readers)
+    for (const ir::Value* v : r->operands) reads_held = reads_held || held_value(v);
+  if (!reads_held) return made;
+  // A reader must be lowered here, where the buffer is live: not deferred behind loads
+  // whose rest is emitted later (lower_op defers ops that read such loads).
+  finish_loads();
   for (const ir::Op* r : readers)
     for (const ir::Value* v : r->operands) need(v);
   return made;

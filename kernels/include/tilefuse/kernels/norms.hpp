@@ -35,25 +35,16 @@ const auto& rmsnorm_row_kernel() {
         Cache first = RELOAD ? Cache::Normal : c.read_once();
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(base, (rows - 1 - row).template cast<i64>() * stride);
-        // The first HELD chunks (of x, and of the residual) stay in shared memory
-        // (Cache::KeepInShared) and are read again after the exchange instead of RELOAD's
-        // second read or registers; the residual sum is formed again from them, rounded
-        // to T as it was stored.
-        int64_t held = std::min<int64_t>(HELD, CHUNKS);
-        std::vector<Tile<T, 1>> kept_x, kept_r;
-        auto row_value = [&](int64_t i) {
-          auto xi = kept_x[i].template cast<f32>();
-          return RESIDUAL ? (xi + kept_r[i].template cast<f32>()).template cast<T>().template cast<f32>() : xi;
-        };
+        // The first HELD chunks of x stay in shared memory (Cache::KeepInShared) and are
+        // read again after the exchange instead of RELOAD's second read or registers. Not
+        // with RESIDUAL: what the second pass needs there is the sum, computed, not loaded.
+        int64_t held = RESIDUAL ? 0 : std::min<int64_t>(HELD, CHUNKS);
+        std::vector<Tile<T, 1>> kept;
         std::vector<Tile<float, 1>> x, sq;
         for (int64_t i = 0; i < CHUNKS; ++i) {
           if (i < held) {
-            kept_x.push_back(c.load(in_row, i, 0.0f, Cache::KeepInShared, readable));
-            if (RESIDUAL) {
-              kept_r.push_back(c.load(res_row, i, 0.0f, Cache::KeepInShared, readable));
-              store(res_out_row + c.pos[i], row_value(i).template cast<T>(), c.mask[i]);
-            }
-            auto xi = row_value(i);
+            kept.push_back(c.load(in_row, i, 0.0f, Cache::KeepInShared, readable));
+            auto xi = kept[i].template cast<f32>();
             x.push_back(xi);
             sq.push_back(xi * xi);
             continue;
@@ -72,7 +63,7 @@ const auto& rmsnorm_row_kernel() {
         auto rstd = rsqrt(cluster_sum(sum(combine(sq, [](auto a, auto b) { return a + b; }), 0)) / n_cols + eps);
         for (int64_t i = 0; i < CHUNKS; ++i) {
           if (i < held)
-            x[i] = row_value(i);
+            x[i] = kept[i].template cast<f32>();
           else if (RELOAD)
             x[i] = (RESIDUAL ? c.load(res_out_row, i, 0.0f, Cache::Normal, readable)
                              : c.load(in_row, i, 0.0f, c.read_once(), readable)).template cast<f32>();

@@ -77,7 +77,7 @@ inline tuning::Space chunked_rowwise_space() {
   });
   return s;
 }
-// Kernels whose row programs take HELD (softmax, cross-entropy): every cluster config of
+// Kernels whose row programs take HELD (softmax, cross-entropy, RMSNorm): every cluster config of
 // 8192+ columns per program also with its tile kept in shared memory (held_chunks).
 inline tuning::Space with_held_chunks(tuning::Space s) {
   std::vector<Config> held;
