@@ -37,6 +37,11 @@ auto to_gpu(const T& a) {
 struct Tolerance {
   double atol = 1e-6, rtol = 1e-5;
 };
+// A row kernel's outputs (f32 math, rounded to T): f32 to 1e-5, 16-bit to a bf16 ulp or so.
+template <class T>
+Tolerance row_tolerance() {
+  return std::is_same_v<T, float> ? Tolerance{1e-5, 1e-5} : Tolerance{1e-3, 1.6e-2};
+}
 
 template <class T>
 void compare(const std::vector<T>& gpu, const std::vector<T>& ref, Tolerance tol, int index) {

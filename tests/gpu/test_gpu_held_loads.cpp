@@ -13,12 +13,7 @@ using namespace tilefuse;
 namespace tk = tilefuse::kernels;
 using difftest::gpu_matches_interp;
 
-namespace {
-template <class T>
-difftest::Tolerance tolerance() {
-  return std::is_same_v<T, float> ? difftest::Tolerance{1e-5, 1e-5} : difftest::Tolerance{1e-3, 1.6e-2};
-}
-}  // namespace
+using difftest::row_tolerance;
 
 TEST_CASE_TEMPLATE("gpu: held tiles read by several ops, written over in place", T, float, bfloat16) {
   for (auto [rows, cols, block, chunks, warps] :
@@ -26,7 +21,7 @@ TEST_CASE_TEMPLATE("gpu: held tiles read by several ops, written over in place",
     CAPTURE(cols);
     auto xy = ref::random_vec<T>(size_t(rows) * cols, 7 + cols, -4, 4);
     gpu_matches_interp(held::held_rows_kernel<T>(), Grid(rows),
-                       Config{{"BLOCK", block}, {"CHUNKS", chunks}, num_warps(warps)}, tolerance<T>(), xy,
+                       Config{{"BLOCK", block}, {"CHUNKS", chunks}, num_warps(warps)}, row_tolerance<T>(), xy,
                        int32_t(cols));
   }
 }
@@ -37,7 +32,7 @@ TEST_CASE_TEMPLATE("gpu: a held tile's source overwritten before its first reade
     auto x = ref::random_vec<T>(size_t(n), 31 + n, -3, 3);
     std::vector<float> out(x.size(), 5.0f);
     gpu_matches_interp(held::held_overwrite_kernel<T>(), Grid((n + 1023) / 1024), Config{{"BLOCK", 1024}, num_warps(4)},
-                       tolerance<T>(), out, x, int32_t(n));
+                       row_tolerance<T>(), out, x, int32_t(n));
   }
 }
 
@@ -49,13 +44,13 @@ TEST_CASE_TEMPLATE("gpu: held tiles in the arms of a branch, read in a loop", T,
     std::vector<float> out(x.size(), -1.0f);
     for (int reps : {0, 3})
       gpu_matches_interp(held::held_branch_kernel<T>(), Grid(rows), Config{{"BLOCK", 1024}, num_warps(4)},
-                         tolerance<T>(), out, x, int32_t(cols), int32_t(reps));
+                         row_tolerance<T>(), out, x, int32_t(cols), int32_t(reps));
   }
 }
 
 TEST_CASE_TEMPLATE("gpu: softmax with HELD chunks on clusters", T, float, bfloat16) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
-  auto tol = tolerance<T>();
+  auto tol = row_tolerance<T>();
   struct Case { int64_t rows, cols; Config cfg; };
   // The heuristic's configs (HELD on 16-bit rows), odd row counts, and HELD forced at
   // widths whose runs are not aligned (the hint then falls back to registers).
@@ -74,7 +69,7 @@ TEST_CASE_TEMPLATE("gpu: softmax with HELD chunks on clusters", T, float, bfloat
 
 TEST_CASE_TEMPLATE("gpu: RMSNorm with HELD chunks on clusters (ignored with RESIDUAL)", T, float, bfloat16) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
-  auto tol = tolerance<T>();
+  auto tol = row_tolerance<T>();
   for (auto [rows, cols, cfg] :
        {std::tuple{5, 65536, Config{{"BLOCK", 8192}, {"HELD", 1}, num_warps(8), cluster(8)}},
         std::tuple{3, 131072, Config{{"BLOCK", 8192}, {"CHUNKS", 2}, {"HELD", 2}, num_warps(8), cluster(8)}},
