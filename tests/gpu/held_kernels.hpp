@@ -74,4 +74,22 @@ const auto& held_overwrite_kernel() {
   return k;
 }
 
+// A held tile read only inside a branch (flag > 0), then a reduction after the branch
+// whose scratch may take the tile's bytes; and a reader of the held tile that also reads
+// a load whose runs are checked at run time (n not known to divide 4), which the
+// compiler would otherwise defer past the buffer's life.
+const auto& held_branch_only_kernel() {
+  static auto k = kernel("held_branch_only", {"out", "x", "y", "n", "flag"},
+      [](Ptr<float> out, Ptr<const float> x, Ptr<const float> y, I32 n, I32 flag, Meta<"BLOCK"> BLOCK) {
+        auto c = arange(0, BLOCK);
+        auto base = program_id(0).cast<i64>() * (2 * BLOCK);
+        auto v = load(x + base + c, c < BLOCK, 0.0f, Cache::KeepInShared);
+        auto d = load(y + base + c, c < n, 0.0f);
+        if_(flag > 0, [&] { store(out + base + c, v * 2.0f); });
+        auto s = max(load(y + base + BLOCK + c), 0);
+        store(out + base + BLOCK + c, v + d + s);
+      });
+  return k;
+}
+
 }  // namespace held

@@ -36,6 +36,20 @@ TEST_CASE_TEMPLATE("gpu: a held tile's source overwritten before its first reade
   }
 }
 
+TEST_CASE("gpu: a held tile read in a branch not taken, and beside a load checked per run") {
+  int programs = 3, block = 1024;
+  auto x = ref::random_vec<float>(size_t(programs) * 2 * block, 41, -3, 3);
+  auto y = ref::random_vec<float>(x.size(), 42, -3, 3);
+  for (int flag : {0, 1})
+    for (int n : {1023, 517}) {
+      CAPTURE(flag);
+      CAPTURE(n);
+      std::vector<float> out(x.size(), 9.0f);
+      gpu_matches_interp(held::held_branch_only_kernel(), Grid(programs), Config{{"BLOCK", block}, num_warps(4)},
+                         row_tolerance<float>(), out, x, y, int32_t(n), int32_t(flag));
+    }
+}
+
 TEST_CASE_TEMPLATE("gpu: held tiles in the arms of a branch, read in a loop", T, float, half) {
   for (int cols : {1000, 512, 77}) {
     CAPTURE(cols);
