@@ -59,9 +59,8 @@ bool has_line(const std::string& text, const std::string& a, const std::string& 
 }
 
 // Configs in the forward row kernels' space (every shape lists each, timed or pruned).
-size_t row_configs() { return tilefuse::kernels::chunked_rowwise_space().size(); }
-// softmax's space adds HELD to its cluster configs (with_held_chunks).
-size_t softmax_configs() { return tilefuse::kernels::with_held_chunks(tilefuse::kernels::chunked_rowwise_space()).size(); }
+// The forward row kernels' space: chunked rows, HELD added to the cluster configs.
+size_t row_configs() { return tilefuse::kernels::with_held_chunks(tilefuse::kernels::chunked_rowwise_space()).size(); }
 
 }  // namespace
 
@@ -72,7 +71,7 @@ TEST_CASE("tilefuse-tune --dry-run lists what it would time and why the rest is 
   REQUIRE(r.status == 0);
   CHECK(r.out.find("dry run for sm_90a") != std::string::npos);
   CHECK(r.out.find("softmax bf16 8192x4096  [n_rows=8192 n_cols=4096 dtypes=bf16,bf16]  " +
-                   std::to_string(softmax_configs()) + " configs") !=
+                   std::to_string(row_configs()) + " configs") !=
         std::string::npos);
   CHECK(has_line(r.out, "prune  BLOCK=1024 num_warps=4 num_stages=1", "BLOCK 1024 < 4096 columns"));
   CHECK(has_line(r.out, "prune  BLOCK=8192 num_warps=8 num_stages=1", "BLOCK 8192 > 4096 columns"));
@@ -142,8 +141,7 @@ TEST_CASE("tilefuse-tune reads shapes from a file and writes CSV") {
   CHECK(r.out.find("layernorm f32 32x300") == std::string::npos);
   std::string csv = slurp(dir / "r.csv");
   CHECK(csv.find("kernel,dtype,shape,config,") == 0);
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * static_cast<long>(softmax_configs()) +
-                                                        static_cast<long>(row_configs()));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 * static_cast<long>(row_configs()));
   Run bad = tune("softmax --dry-run --shapes-file '" + (dir / "missing.txt").string() + "'");
   CHECK(bad.status == 2);
   CHECK(bad.err.find("cannot read the shapes file") != std::string::npos);

@@ -1,8 +1,8 @@
 // Loads kept in shared memory (Cache::KeepInShared) on the GPU against the interpreter
 // (which ignores the hint): in place, several readers per tile, masked lanes filled with
 // a non-zero value, the source overwritten before the first reader, loads in both arms
-// of a branch and read in a loop, and the softmax and RMSNorm row programs with HELD
-// chunks (cross-entropy's: test_gpu_cross_entropy). Label: gpu (skips without a driver).
+// of a branch and read in a loop, and the softmax, RMSNorm and LayerNorm row programs
+// with HELD chunks (cross-entropy's: test_gpu_cross_entropy). Label: gpu (skips without a driver).
 #include <tilefuse/kernels/kernels.hpp>
 
 #include "differential.hpp"
@@ -96,5 +96,23 @@ TEST_CASE_TEMPLATE("gpu: RMSNorm with HELD chunks on clusters (ignored with RESI
     for (int res : {0, 1})
       gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * cfg.cluster), Config(cfg).set("RESIDUAL", res), tol,
                          y, so, x, r, w, int32_t(cols), int64_t(cols), 1e-6f);
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: LayerNorm with HELD chunks on clusters, both algorithms", T, float, bfloat16) {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  for (auto [rows, cols, cfg] :
+       {std::tuple{5, 65536, Config{{"BLOCK", 4096}, {"CHUNKS", 2}, {"HELD", 2}, num_warps(4), cluster(8)}},
+        std::tuple{3, 40000, Config{{"BLOCK", 2048}, {"CHUNKS", 5}, {"HELD", 3}, {"RELOAD", 1}, num_warps(4), cluster(4)}}}) {
+    CAPTURE(cols);
+    CAPTURE(cfg.str());
+    auto x = ref::random_vec<T>(size_t(rows) * cols, 51 + cols, -3, 5);
+    auto w = ref::random_vec<T>(cols, 52, 0.5, 1.5), b = ref::random_vec<T>(cols, 53);
+    std::vector<T> y(x.size());
+    std::vector<float> mean(rows), rstd(rows);
+    for (int shifted : {0, 1})
+      gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * cfg.cluster),
+                         Config(cfg).set("SHIFTED", shifted).set("STATS", 1), row_tolerance<T>(), y, mean, rstd, x, w, b,
+                         int32_t(cols), int64_t(cols), 1e-5f);
   }
 }

@@ -56,7 +56,7 @@ TEST_CASE_TEMPLATE("softmax, rmsnorm and layernorm over CHUNKS tiles per program
 // HELD chunks (Cache::KeepInShared on the GPU): the programs read them again where they
 // are used, and the residual sum is formed again from the held x and residual; the
 // values are those of the plain programs, against plain C++.
-TEST_CASE_TEMPLATE("softmax, rmsnorm and add_rmsnorm with HELD chunks", T, float, bfloat16) {
+TEST_CASE_TEMPLATE("softmax, rmsnorm, add_rmsnorm and layernorm with HELD chunks", T, float, bfloat16) {
   for (int64_t held : {1, 2, 9}) {
     Config cfg{{"BLOCK", 64}, {"CHUNKS", 3}, {"HELD", held}, num_warps(2), cluster(4)};
     CAPTURE(held);
@@ -79,6 +79,13 @@ TEST_CASE_TEMPLATE("softmax, rmsnorm and add_rmsnorm with HELD chunks", T, float
       ref::rmsnorm(want, summed, ref::to_float(w), rows, cols, 1e-6);
       CHECK(ref::max_rel_err(y, want, 1e-5, rtol<T>()) <= 1.0);
     }
+    auto b = ref::random_vec<T>(cols, 20);
+    for (int shifted : {0, 1})
+      for (int reload : {0, 1}) {
+        tk::layernorm(y, x, w, b, rows, cols, 1e-5f, Config(cfg).set("SHIFTED", shifted).set("RELOAD", reload));
+        ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), rows, cols, 1e-5);
+        CHECK(ref::max_rel_err(y, want, 1e-4, rtol<T>()) <= 1.0);
+      }
   }
 }
 

@@ -121,7 +121,7 @@ const auto& layernorm_row_kernel() {
          Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED,
          Meta<"RELOAD", bool, false> RELOAD, Meta<"CHUNKS", int64_t, 1> CHUNKS,
          Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"STATS", bool, false> STATS,
-         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES) {
+         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES, Meta<"HELD", int64_t, 0> HELD) {
         auto row = cluster_id();
         auto save_stats = [&](auto mean, auto rstd) {
           if (!STATS) return;
@@ -142,15 +142,26 @@ const auto& layernorm_row_kernel() {
         bool shift_in_masked = SHIFTED && ALIGN_ROWS;
         std::optional<Tile<T, 0>> shift_t;
         if (shift_in_masked) shift_t = load(first_col);
+        // The first HELD chunks stay in shared memory (Cache::KeepInShared): the output
+        // pass reads them there (as RELOAD reads the row again from memory).
+        int64_t held = std::min<int64_t>(HELD, CHUNKS);
+        std::vector<Tile<T, 1>> kept;
         std::vector<Tile<float, 1>> x;
         for (int64_t i = 0; i < CHUNKS; ++i) {
-          Cache cache = RELOAD ? Cache::Normal : c.read_once();
-          x.push_back((shift_in_masked ? c.load(in_row, i, *shift_t, cache, readable)
-                                       : c.load(in_row, i, 0.0f, cache, readable))
-                          .template cast<f32>());
+          Cache cache = i < held ? Cache::KeepInShared : RELOAD ? Cache::Normal : c.read_once();
+          auto xi = shift_in_masked ? c.load(in_row, i, *shift_t, cache, readable) : c.load(in_row, i, 0.0f, cache, readable);
+          if (i < held) kept.push_back(xi);
+          x.push_back(xi.template cast<f32>());
         }
         // RELOAD (as in RMSNorm): the output pass reads the row again instead of keeping it.
-        auto again = [&](int64_t i) { return c.load(in_row, i, 0.0f, c.read_once(), readable).template cast<f32>(); };
+        // Held chunks: x + (-m) rather than x - m, an op of its own that CSE does not merge
+        // with the reductions' x - m (whose result would then stay in registers), with the
+        // same value.
+        auto reload = [&](int64_t i) { return RELOAD || i < held; };
+        auto again = [&](int64_t i, const F32& m) {
+          if (i < held) return kept[i].template cast<f32>() + (-m);
+          return c.load(in_row, i, 0.0f, c.read_once(), readable).template cast<f32>() - m;
+        };
         // Weight and bias are loaded after the reductions: loaded before, they stay live
         // across them and the extra registers cost more than the hidden latency (NOTES.md).
         auto affine = [&](int64_t i, auto normalized) {
@@ -172,7 +183,7 @@ const auto& layernorm_row_kernel() {
           auto rstd = rsqrt(maximum(cluster_sum(sum(combine(d2, plus), 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
           save_stats(shift + mean_d, rstd);
           for (int64_t i = 0; i < CHUNKS; ++i) {
-            if (RELOAD) d[i] = again(i) - shift;
+            if (reload(i)) d[i] = again(i, shift);
             affine(i, d[i] * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
           }
         } else {
@@ -184,7 +195,7 @@ const auto& layernorm_row_kernel() {
           auto rstd = rsqrt(cluster_sum(sum(combine(d2, plus), 0)) / n_cols + eps);
           save_stats(mean, rstd);
           for (int64_t i = 0; i < CHUNKS; ++i) {
-            if (RELOAD) d[i] = again(i) - mean;
+            if (reload(i)) d[i] = again(i, mean);
             affine(i, d[i] * rstd);
           }
         }

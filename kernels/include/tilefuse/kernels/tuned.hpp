@@ -77,7 +77,7 @@ inline tuning::Space chunked_rowwise_space() {
   });
   return s;
 }
-// Kernels whose row programs take HELD (softmax, cross-entropy, RMSNorm): every cluster config of
+// Kernels whose row programs take HELD (softmax, cross-entropy, the norms): every cluster config of
 // 8192+ columns per program also with its tile kept in shared memory (held_chunks).
 inline tuning::Space with_held_chunks(tuning::Space s) {
   std::vector<Config> held;
@@ -227,7 +227,7 @@ const auto& layernorm_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) { layernorm(out, in, w, b, rows, cols, eps, c); },
-      chunked_rowwise_space(),
+      with_held_chunks(chunked_rowwise_space()),
       [](const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) {
         return rowwise_key(rows, cols);
       },
