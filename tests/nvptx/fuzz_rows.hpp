@@ -8,7 +8,7 @@
 // unreadable (the buffer's last row) and of unknown alignment. The compiler's checked,
 // readable and realigned loads and stores are what this exercises; the interpreter is
 // the oracle on the GPU (test_fuzz_gpu.cpp) and plain C++ (`expect_row_program`) is the
-// interpreter's (test_fuzz.cpp).
+// interpreter's (test_fuzz.cpp). Some seeds ask for x's tile to stay in shared memory.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -26,6 +26,7 @@ struct RowCase {
   bool holes = false;      // the mask also drops columns c with c % 4 == 2
   bool second = false;     // y is read too and added
   int64_t per_program = 1;  // rows per program (a [per_program, block] tile; not aligned)
+  bool held = false;        // x's load asks to stay in shared memory (Cache::KeepInShared)
   double other = 0, other_y = 0, scale = 1;
 };
 
@@ -59,6 +60,11 @@ inline FuzzCase random_row_program(uint32_t seed, RowCase* what = nullptr) {
   int warps = static_cast<int>(std::min<int64_t>(pick({1, 2, 4, 8}), std::max<int64_t>(1, rc.block / 32)));
   const std::vector<ir::Evict> evicts{ir::Evict::Normal, ir::Evict::First, ir::Evict::Last};
   ir::Evict ev = evicts[std::uniform_int_distribution<size_t>(0, 2)(rng)];
+  // Kept in shared memory, from a generator of its own (the other draws stay as they were):
+  // the compiler holds it where its runs allow and falls back elsewhere, same values.
+  std::mt19937 held_rng(seed ^ 0x9e3779b9u);
+  rc.held = std::bernoulli_distribution(0.3)(held_rng);
+  if (rc.held) ev = ir::Evict::Shared;
   // Rows per program from a generator of its own, so that the one-row programs of the
   // seeds stay what they were.
   std::mt19937 tile_rng(seed ^ 0x5bd1e995u);

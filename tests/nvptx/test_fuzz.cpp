@@ -28,7 +28,7 @@ TEST_CASE("fuzz: random tile programs interpret and assemble for sm_80 and sm_90
 }
 
 TEST_CASE("fuzz: random row programs match plain C++ on the interpreter and assemble for sm_80 and sm_90a") {
-  int aligned = 0, readable = 0, holes = 0, tiles = 0;
+  int aligned = 0, readable = 0, holes = 0, tiles = 0, held = 0, held_in_shared = 0;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
     tftest::RowCase rc;
     auto c = tftest::random_row_program(seed, &rc);
@@ -43,17 +43,22 @@ TEST_CASE("fuzz: random row programs match plain C++ on the interpreter and asse
     for (size_t e = 0; e < want_out.size(); ++e) bad += c.args[0].get(e) != want_out.get(e);
     CHECK(bad == 0);
     for (size_t r = 0; r < want_sums.size(); ++r) CHECK(c.args[1].get(r) == want_sums.get(r));
-    tftest::compile_and_assemble(*c.f, "fuzzrows" + std::to_string(seed));
+    auto art = tftest::compile_and_assemble(*c.f, "fuzzrows" + std::to_string(seed));
+    held_in_shared += art.plan.find("held in shared") != std::string::npos;
     aligned += c.summary.find(" aligned") != std::string::npos;
     readable += c.summary.find(" readable") != std::string::npos;
     holes += rc.holes;
     tiles += rc.per_program > 1;
+    held += rc.held;
   }
   // The seeds keep covering rows from their aligned start, readable runs, holed masks
   // and programs of several rows.
-  MESSAGE(aligned << " aligned, " << readable << " readable, " << holes << " holed, " << tiles << " multi-row");
+  MESSAGE(aligned << " aligned, " << readable << " readable, " << holes << " holed, " << tiles << " multi-row, " << held
+                  << " asked to be held, " << held_in_shared << " held");
   CHECK(aligned >= 5);
   CHECK(readable >= 3);
   CHECK(holes >= 3);
   CHECK(tiles >= 3);
+  CHECK(held >= 5);
+  CHECK(held_in_shared >= 2);  // where their runs are aligned pieces; the others fall back
 }
