@@ -74,6 +74,8 @@ cat > "$out/run-gpu-tests.sh" <<'EOF'
 #!/usr/bin/env bash
 # Runs every test binary of this bundle (arguments are passed to each), prints PASS/FAIL
 # per binary, the skip reasons reported, and a summary. Exits non-zero if any failed.
+# TEST_PART=k/n runs the k-th of n parts (binaries by name, round robin), so that the
+# suite can be split over commands with a time limit.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -82,8 +84,14 @@ trap 'rm -rf "$logs"' EXIT
 pass=0
 fail=0
 failed=()
+part=${TEST_PART:-1/1}
+part_k=${part%/*}
+part_n=${part#*/}
+index=0
 for t in "$here"/test_*; do
   [ -x "$t" ] || continue
+  index=$((index + 1))
+  [ $(( (index - 1) % part_n + 1 )) -eq "$part_k" ] || continue
   name=$(basename "$t")
   if "$t" "$@" >"$logs/$name.log" 2>&1; then
     pass=$((pass + 1))
