@@ -29,8 +29,10 @@ TF_GALLERY_MAKER(SoftmaxRow, softmax_row_kernel)
 TF_GALLERY_MAKER(SoftmaxLooped, softmax_looped_kernel)
 TF_GALLERY_MAKER(SoftmaxRows, softmax_rows_kernel)
 TF_GALLERY_MAKER(RmsRow, rmsnorm_row_kernel)
+TF_GALLERY_MAKER(RmsRows, rmsnorm_rows_kernel)
 TF_GALLERY_MAKER(RmsLooped, rmsnorm_looped_kernel)
 TF_GALLERY_MAKER(LnRow, layernorm_row_kernel)
+TF_GALLERY_MAKER(LnRows, layernorm_rows_kernel)
 TF_GALLERY_MAKER(LnLooped, layernorm_looped_kernel)
 TF_GALLERY_MAKER(RmsBwdRow, rmsnorm_bwd_row_kernel)
 TF_GALLERY_MAKER(RmsBwdLooped, rmsnorm_bwd_looped_kernel)
@@ -93,10 +95,14 @@ const std::vector<GalleryKernel>& gallery() {
        Config{{"BLOCK", 4096}, num_warps(16)}, by_dtype<SoftmaxLooped>()},
       {"rmsnorm", "RMSNorm with weight (RESIDUAL=1: fused residual add)", floats,
        Config{{"BLOCK", 1024}, {"RESIDUAL", 0}, num_warps(4)}, by_dtype<RmsRow>()},
+      {"rmsnorm_rows", "RMSNorm of short rows, ROWS rows per program as one 2-D tile (RESIDUAL=1: fused residual add)",
+       floats, Config{{"BLOCK", 256}, {"ROWS", 4}, {"RESIDUAL", 0}, num_warps(1)}, by_dtype<RmsRows>()},
       {"rmsnorm_looped", "RMSNorm for long rows", floats, Config{{"BLOCK", 4096}, {"RESIDUAL", 0}, num_warps(16)},
        by_dtype<RmsLooped>()},
       {"layernorm", "LayerNorm with weight and bias (SHIFTED=1: shifted single-pass sums)", floats,
        Config{{"BLOCK", 1024}, {"SHIFTED", 1}, num_warps(4)}, by_dtype<LnRow>()},
+      {"layernorm_rows", "LayerNorm of short rows, ROWS rows per program as one 2-D tile", floats,
+       Config{{"BLOCK", 256}, {"ROWS", 4}, num_warps(1)}, by_dtype<LnRows>()},
       {"layernorm_looped", "LayerNorm for long rows", floats, Config{{"BLOCK", 4096}, num_warps(16)},
        by_dtype<LnLooped>()},
       {"rmsnorm_bwd", "RMSNorm backward, persistent programs, dW partials (RESIDUAL=1: + dres_out)", floats,

@@ -173,7 +173,7 @@ TEST_CASE("Cache::KeepInShared on a store is a UserError naming the fix") {
   }
 }
 
-TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns on clusters in shared memory, and compile them") {
+TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns (LayerNorm: 4096) on clusters in shared memory, and compile them") {
   Config s = tk::softmax_heuristic(131072, DType::bf16, true);
   CHECK(s.get("HELD") == (s.has("CHUNKS") ? s.get("CHUNKS") : 1));
   CHECK(!tk::softmax_heuristic(131072, DType::f32, true).has("HELD"));
@@ -187,6 +187,17 @@ TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns on clusters in
   Config reload = tk::rmsnorm_heuristic(131072, DType::bf16, true);
   CHECK((reload.has("RELOAD") && !reload.has("HELD")));
   CHECK(!tk::add_rmsnorm_heuristic(65536, DType::bf16, true, false).has("HELD"));
+  // LayerNorm: every 16-bit cluster config of chunks of 4096, RELOAD or not; not odd widths.
+  for (int64_t cols : {16384, 65536, 262144}) {
+    Config ln = tk::layernorm_heuristic(cols, DType::bf16, true);
+    CHECK((ln.cluster > 1 && ln.get("BLOCK") == 4096 && ln.get("HELD") == ln.get("CHUNKS")));
+  }
+  CHECK(!tk::layernorm_heuristic(65537, DType::bf16, true, true).has("HELD"));
+  CHECK(!tk::layernorm_heuristic(65536, DType::f32, true).has("HELD"));
+  auto ln_art = compile(tk::layernorm_row_kernel<bfloat16>(),
+                        tk::layernorm_config(tk::layernorm_heuristic(65536, DType::bf16, true), 65536, DType::bf16));
+  CHECK(count(ln_art.plan, "held in shared") == 2);
+  check_ptxas(ln_art.kernel.ptx, "sm_90a");
   auto art = compile(tk::softmax_row_kernel<bfloat16>(), s);
   CHECK(count(art.plan, "held in shared") == (s.has("CHUNKS") ? s.get("CHUNKS") : 1));
   check_ptxas(art.kernel.ptx, "sm_90a");

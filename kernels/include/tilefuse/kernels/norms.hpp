@@ -7,6 +7,8 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/norm_row_batches.hpp"
+#include "tilefuse/kernels/row_batches.hpp"
 #include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/kernels/split_norms.hpp"
 #include "tilefuse/tilefuse.hpp"
@@ -279,15 +281,23 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // points, whose programs keep the norm/row heuristic's.
 // `copies`: rows indexed from their aligned start with the parameters' shifted copies
 // (weight_copies_pay): the programs then see aligned rows of the aligned span.
+// Those 16-bit programs keep their chunks in shared memory (HELD, read again by the output
+// pass) where the rows' width is a multiple of 8: H200 % of copy (bench/NOTES.md, "LayerNorm's
+// chunks held"), bf16 2048x65536 77.3 -> 83.4, 512x262144 71.5 -> 80.1, 128x262144 62.7 ->
+// 69.3, 4096x32768 80.7 -> 86.9, 8192x16384 85.0 -> 88.5; f16 alike (+6 to +10). Rows of odd
+// width lost 1-2 points (2048x16385, 512x65537). Short rows go in batches (row_batches.hpp).
 inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
+  int64_t width = n_cols;
   if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
+  batch_short_rows(c, dtype);
   if (c.cluster == 1 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
   int64_t per = row_cover(c) / c.cluster;
   c.set("BLOCK", 4096);
   c.set("CHUNKS", per / 4096);
   c.num_warps = static_cast<int>(per / 2048);
   c.min_programs_per_sm = c.num_warps >= 8 ? register_capped_programs(c, 20) : 0;
+  if (!copies && width % 8 == 0) c.set("HELD", c.get("CHUNKS"));
   return c;
 }
 // with_split_rows' clusters for few long rows: 16-bit LayerNorm rows only (f32 at 128x262144
@@ -312,6 +322,7 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
   // (1024x131072, 512x262144), and the residual RMSNorm lost 0.5-6 (bench/NOTES.md).
   if (!row_uses_loop(c, n) && !(c.has("RELOAD") && c.get("RELOAD"))) hold_chunks(c, dtype);
   spread_one_tile_rows(c, dtype, n);
+  batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
   return c;
 }
 
@@ -326,6 +337,7 @@ inline Config add_rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters, 
   Config c = aligned_rows_heuristic(align, n_cols, dtype, heuristic);
   if (align && aligned_rows_pay(c, n_cols, dtype) && !row_uses_loop(c, aligned_row_span(n_cols, dtype)))
     c.min_programs_per_sm = register_capped_programs(c, 32);
+  batch_short_rows(c, dtype);
   return c;
 }
 
@@ -343,6 +355,8 @@ void rmsnorm(Out&& out, const In& in, const W& weight, int64_t rows, int64_t col
   if (row_uses_split(c)) return rmsnorm_split(out, out, in, in, weight, c, rows, cols, eps, false, align, copies);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 0);
+  if (uses_row_batches(c, cols, "rmsnorm"))
+    return rmsnorm_rows_kernel<T>().launch(row_batch_grid(c, rows), c, out, out, in, in, weight, rows, cols, cols, eps);
   set_align_rows(c, align, span, copies);
   check_row_cover(c, cols, "rmsnorm");
   launch_with_row_params<T>(c, copies, cols, [&](const auto& w) {
@@ -366,6 +380,9 @@ void add_rmsnorm(Out&& out, ResOut&& res_out, const In& in, const Res& res, cons
   if (row_uses_split(c)) return rmsnorm_split(out, res_out, in, res, weight, c, rows, cols, eps, true, align, copies);
   c.meta.erase("SPLIT");
   c.set("RESIDUAL", 1);
+  if (uses_row_batches(c, cols, "add_rmsnorm"))
+    return rmsnorm_rows_kernel<T>().launch(row_batch_grid(c, rows), c, out, res_out, in, res, weight, rows, cols, cols,
+                                           eps);
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>));
   check_row_cover(c, cols, "rmsnorm");
   launch_with_row_params<T>(c, copies, cols, [&](const auto& w) {
@@ -404,6 +421,9 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   if (row_uses_split(picked))
     return layernorm_split(out, mean, rstd, in, weight, bias, picked, rows, cols, eps, align, copies);
   picked.meta.erase("SPLIT");
+  if (uses_row_batches(picked, cols, "layernorm"))
+    return layernorm_rows_kernel<T>().launch(row_batch_grid(picked, rows), picked, out, mean, rstd, in, weight, bias,
+                                             rows, cols, cols, eps);
   Config c = layernorm_config(picked, cols, dtype_v<T>);
   set_align_rows(c, align, span, copies);
   check_row_cover(c, cols, "layernorm");

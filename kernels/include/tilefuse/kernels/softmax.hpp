@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_batches.hpp"
 #include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/kernels/split_softmax.hpp"
 #include "tilefuse/tilefuse.hpp"
@@ -148,7 +149,9 @@ inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses
 // and the tuner's fallback and the benchmark with it.
 inline Config softmax_rows_config(int64_t cols, DType dtype, bool clusters, bool align) {
   auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype, clusters, cols); };
-  return aligned_rows_heuristic(align, cols, dtype, heuristic, true);
+  Config c = aligned_rows_heuristic(align, cols, dtype, heuristic, true);
+  batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
+  return c;
 }
 
 // softmax(out, in, rows, cols): row-wise softmax of a [rows, cols] matrix with
@@ -168,17 +171,8 @@ void softmax(Out&& out, const In& in, int64_t rows, int64_t cols, int64_t out_st
   if (row_uses_split(c)) return softmax_split(out, in, c, rows, cols, out_stride, in_stride, align);  // split_softmax.hpp
   set_align_rows(c, align, span, aligned_rows_pay(c, cols, dtype_v<T>, true));
   c.meta.erase("SPLIT");
-  if (c.has("ROWS") && !softmax_uses_loop(c, cols)) {
-    if (c.cluster != 1)
-      user_error("softmax: the config {" + c.str() + "} combines ROWS with clusters", SourceLoc{},
-                 "Use ROWS (several short rows per program) or cluster(c) (one long row per cluster), not both");
-    if (c.has("CHUNKS") && c.get("CHUNKS") != 1)
-      user_error("softmax: the config {" + c.str() + "} combines ROWS with CHUNKS", SourceLoc{},
-                 "Use ROWS (several short rows per program) or CHUNKS (one row as several tiles), not both");
-    int64_t per = c.get("ROWS");
-    c.meta.erase("ALIGN_ROWS");  // short rows: a [ROWS, BLOCK] tile, not the row programs
-    c.meta.erase("HELD");
-    softmax_rows_kernel<T>().launch(grid((rows + per - 1) / per), c, out, in, rows, cols, out_stride, in_stride);
+  if (uses_row_batches(c, cols, "softmax")) {
+    softmax_rows_kernel<T>().launch(row_batch_grid(c, rows), c, out, in, rows, cols, out_stride, in_stride);
     return;
   }
   c.meta.erase("ROWS");

@@ -38,7 +38,7 @@ inline tuning::Space rowwise_space() {
   for (int64_t b : {4096, 8192, 16384})
     for (int w : {4, 8, 16}) s.add(Config{{"BLOCK", b}, {"SPLIT", 1}, num_warps(w)});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
-    if (c.has("CHUNKS")) return "";  // judged by chunked_rowwise_space()
+    if (c.has("CHUNKS") || c.has("ROWS")) return "";  // judged by chunked_rowwise_space(), with_row_batches()
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (row_uses_split(c) && 2 * b > cols) return "SPLIT with fewer than 2 chunks of BLOCK columns";
     if (c.cluster > 1) {
@@ -85,6 +85,23 @@ inline tuning::Space with_held_chunks(tuning::Space s) {
     if (c.cluster > 1 && c.cluster <= 16 && !row_uses_split(c) && c.get("BLOCK") >= 8192)
       held.push_back(Config(c).set("HELD", c.has("CHUNKS") ? c.get("CHUNKS") : 1));
   for (const Config& c : held) s.add(c);
+  return s;
+}
+// Kernels with a rows program (softmax, the norms, cross-entropy): short rows also as ROWS
+// rows of one BLOCK tile per program (row_batches.hpp), BLOCK the row's power of two,
+// 4-32 elements per thread.
+inline tuning::Space with_row_batches(tuning::Space s) {
+  for (int64_t b = 1; b <= 1024; b *= 2)
+    for (int64_t rows : {2, 4, 8, 16, 32})
+      for (int w : {1, 2, 4}) s.add(Config{{"BLOCK", b}, {"ROWS", rows}, num_warps(w)});
+  s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    if (!c.has("ROWS")) return "";
+    int64_t b = c.get("BLOCK"), cols = k["n_cols"];
+    if (b != tuning::pow2(cols)) return "BLOCK " + std::to_string(b) + " is not the row's power of two";
+    int64_t per_thread = c.get("ROWS") * b / (32 * c.num_warps);
+    if (per_thread < 4 || per_thread > 32) return std::to_string(per_thread) + " elements per thread";
+    return "";
+  });
   return s;
 }
 inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{tuning::pow2(rows), cols}; }
@@ -172,7 +189,7 @@ template <class T>
 const auto& softmax_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& out, const auto& in, int64_t rows, int64_t cols) { softmax(out, in, rows, cols, -1, -1, c); },
-      with_held_chunks(chunked_rowwise_space()),
+      with_row_batches(with_held_chunks(chunked_rowwise_space())),
       [](const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "softmax", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
@@ -186,6 +203,8 @@ const auto& softmax_tuner() {
         if (row_uses_split(c))
           return tuning::specialization(softmax_split_normalize_kernel<T>(), split_normalize_config(c, cols), out, in,
                                         split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1), cols, cols, cols, 0);
+        if (Config rc = c; uses_row_batches(rc, cols, "softmax"))
+          return tuning::specialization(softmax_rows_kernel<T>(), rc, out, in, rows, cols, cols, cols);
         const KernelBase& k = softmax_uses_loop(c, cols) ? static_cast<const KernelBase&>(softmax_looped_kernel<T>())
                                                          : softmax_row_kernel<T>();
         return tuning::specialization(k, c, out, in, rows, cols, cols, cols);
@@ -199,7 +218,7 @@ const auto& rmsnorm_tuner() {
       [](const Config& c, auto& out, const auto& in, const auto& w, int64_t rows, int64_t cols, float eps) {
         rmsnorm(out, in, w, rows, cols, eps, c);
       },
-      with_held_chunks(chunked_rowwise_space()),
+      with_row_batches(with_held_chunks(chunked_rowwise_space())),
       [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "rmsnorm", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
@@ -215,6 +234,8 @@ const auto& rmsnorm_tuner() {
           return tuning::specialization(rmsnorm_split_normalize_kernel<T>(), split_normalize_config(c, cols), out, in,
                                         w, split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1), cols, cols, eps, 0);
         Config lc = Config(c).set("RESIDUAL", 0);
+        if (uses_row_batches(lc, cols, "rmsnorm"))
+          return tuning::specialization(rmsnorm_rows_kernel<T>(), lc, out, out, in, in, w, rows, cols, cols, eps);
         const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(rmsnorm_looped_kernel<T>())
                                                      : rmsnorm_row_kernel<T>();
         return tuning::specialization(k, lc, out, out, in, in, w, cols, cols, eps);
@@ -227,7 +248,7 @@ const auto& layernorm_tuner() {
   static const auto t = autotune(
       [](const Config& c, auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) { layernorm(out, in, w, b, rows, cols, eps, c); },
-      with_held_chunks(chunked_rowwise_space()),
+      with_row_batches(with_held_chunks(chunked_rowwise_space())),
       [](const auto&, const auto&, const auto&, const auto&, int64_t rows, int64_t cols, float) {
         return rowwise_key(rows, cols);
       },
@@ -247,6 +268,8 @@ const auto& layernorm_tuner() {
           return tuning::specialization(layernorm_split_normalize_kernel<T>(), split_normalize_config(c, cols), out,
                                         none, none, in, w, b, split_rows_scratch<std::remove_cvref_t<decltype(out)>>(1),
                                         cols, cols, eps, 0);
+        if (Config rc = c; uses_row_batches(rc, cols, "layernorm"))
+          return tuning::specialization(layernorm_rows_kernel<T>(), rc, out, none, none, in, w, b, rows, cols, cols, eps);
         const KernelBase& k = row_uses_loop(c, cols) ? static_cast<const KernelBase&>(layernorm_looped_kernel<T>())
                                                      : layernorm_row_kernel<T>();
         return tuning::specialization(k, layernorm_config(c, cols, dtype_v<T>), out, none, none, in, w, b, cols, cols,

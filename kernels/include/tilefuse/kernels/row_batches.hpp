@@ -1,0 +1,60 @@
+#pragma once
+// Short rows in batches: ROWS rows of one BLOCK tile per program, as a [ROWS, BLOCK]
+// tile (the rows programs of softmax, the norms and cross-entropy). One program per row
+// moves BLOCK x element size bytes; for rows of 1 KB or less that is too little per
+// program: an SM holds at most 32 programs, so 32 KB or less are in flight per SM.
+#include <algorithm>
+#include <string>
+
+#include "tilefuse/kernels/common.hpp"
+
+namespace tilefuse::kernels {
+
+// Rows per program for a one-program, one-tile row config: about 2 KB per program, at
+// most 32 rows (a [1024, 1] tile of 1-column rows took 135-199 registers).
+// Measured on H200 (softmax, % of copy, one row -> ROWS rows per program of one warp,
+// bench/NOTES.md "Short rows in batches"): bf16 262144x128 19.6 -> 86.9 (8), 131072x256
+// 38.1 -> 86.8 (4), 65536x512 72.1 -> 87.0 (2), 262144x512 77.6 -> 95.9 (2); f32 262144x128
+// 39.1 -> 90.8 (4), 131072x256 75.9 -> 91.7 (2). Rows of 2 KB (bf16 1024, f32 512) lost 1-5
+// points with 2 rows, and 4 KB per program lost up to 6 at 128-256 columns.
+inline int64_t rows_per_program(const Config& c, DType dtype) {
+  if (c.cluster != 1 || (c.has("CHUNKS") && c.get("CHUNKS") > 1) || c.has("SPLIT")) return 1;
+  int64_t bytes = c.get("BLOCK") * byte_size(dtype);
+  return bytes < 2048 ? std::min<int64_t>(2048 / bytes, 32) : 1;
+}
+inline void batch_short_rows(Config& c, DType dtype) {
+  if (int64_t rows = rows_per_program(c, dtype); rows > 1) c.set("ROWS", rows);
+}
+
+// Whether a config runs the rows program (it sets ROWS and covers the row with one tile):
+// checks what ROWS cannot combine with, naming the config, and drops the row programs'
+// meta-parameters (rows in batches are [ROWS, BLOCK] tiles from the rows' own starts).
+// `kernel`: the host function's name, for the messages.
+inline bool uses_row_batches(Config& c, int64_t cols, const char* kernel) {
+  if (!c.has("ROWS")) return false;
+  int64_t rows = c.get("ROWS");
+  if (rows < 1 || (rows & (rows - 1)) != 0)
+    user_error(std::string(kernel) + ": the config {" + c.str() + "} has ROWS = " + std::to_string(rows) +
+                   ", not a power of two",
+               SourceLoc{}, "Set ROWS to the rows each program takes: 1, 2, 4, 8, ... (a tile dimension)");
+  if (c.cluster != 1)
+    user_error(std::string(kernel) + ": the config {" + c.str() + "} combines ROWS with clusters", SourceLoc{},
+               "Use ROWS (several short rows per program) or cluster(c) (one long row per cluster), not both");
+  if (c.has("CHUNKS") && c.get("CHUNKS") != 1)
+    user_error(std::string(kernel) + ": the config {" + c.str() + "} combines ROWS with CHUNKS", SourceLoc{},
+               "Use ROWS (several short rows per program) or CHUNKS (one row as several tiles), not both");
+  if (row_uses_loop(c, cols)) {
+    c.meta.erase("ROWS");
+    return false;
+  }
+  for (const char* m : {"ALIGN_ROWS", "HELD", "CHUNKS", "WEIGHT_COPIES", "RELOAD", "SHIFTED"}) c.meta.erase(m);
+  return true;
+}
+
+// The grid of a rows program: one program per ROWS rows.
+inline Grid row_batch_grid(const Config& c, int64_t rows) {
+  int64_t per = c.get("ROWS");
+  return grid((rows + per - 1) / per);
+}
+
+}  // namespace tilefuse::kernels
