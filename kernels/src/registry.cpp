@@ -46,6 +46,7 @@ TF_GALLERY_MAKER(AddBias, add_bias_kernel)
 TF_GALLERY_MAKER(Relu, relu_kernel)
 TF_GALLERY_MAKER(Log, log_kernel)
 TF_GALLERY_MAKER(CrossEntropyRow, cross_entropy_row_kernel)
+TF_GALLERY_MAKER(CrossEntropyRows, cross_entropy_rows_kernel)
 TF_GALLERY_MAKER(CrossEntropyLooped, cross_entropy_looped_kernel)
 TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
@@ -134,6 +135,8 @@ const std::vector<GalleryKernel>& gallery() {
       {"log", "unfused step 3: y = log(u)", floats, Config{{"BLOCK", 2048}, num_warps(8)}, by_dtype<Log>()},
       {"cross_entropy", "cross-entropy loss + dlogits, one row per cluster (REDUCTION 0 none, 1 sum, 2 mean)", floats,
        Config{{"BLOCK", 1024}, {"REDUCTION", 2}, num_warps(4)}, by_dtype<CrossEntropyRow>()},
+      {"cross_entropy_rows", "cross-entropy of short rows, ROWS rows per program as one 2-D tile", floats,
+       Config{{"BLOCK", 512}, {"ROWS", 2}, {"REDUCTION", 2}, num_warps(1)}, by_dtype<CrossEntropyRows>()},
       {"cross_entropy_looped", "cross-entropy for long rows (online max/sum, then the gradient pass)", floats,
        Config{{"BLOCK", 4096}, {"REDUCTION", 2}, num_warps(16)}, by_dtype<CrossEntropyLooped>()},
       {"cross_entropy_count", "cross-entropy prologue of a mean whose rows have no counting programs: the count word",

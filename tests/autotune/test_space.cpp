@@ -204,7 +204,10 @@ TEST_CASE("interpreter runs use the heuristic and never tune") {
   for (size_t i = 0; i < y.size(); ++i) CHECK(y[i] == doctest::Approx(want[i]).epsilon(1e-5));
   CHECK(after.tunes == before.tunes);
   CHECK(after.fallbacks == before.fallbacks + 1);  // once per key
-  CHECK(kernels::softmax_tuner<float>().config_for(y, x, rows, cols) == kernels::softmax_heuristic(cols, DType::f32));
+  // The heuristic's config: 37 columns of f32 (256 B tiles) in batches of 8 rows.
+  Config h = kernels::softmax_tuner<float>().config_for(y, x, rows, cols);
+  CHECK(h == kernels::softmax_rows_config(cols, DType::f32, false, kernels::contiguous_rows_misaligned(cols, DType::f32)));
+  CHECK(h.get("ROWS") == 8);
 }
 
 TEST_CASE("modes: the knob's values, off, and no GPU") {

@@ -59,8 +59,11 @@ bool has_line(const std::string& text, const std::string& a, const std::string& 
 }
 
 // Configs in the forward row kernels' space (every shape lists each, timed or pruned).
-// The forward row kernels' space: chunked rows, HELD added to the cluster configs.
-size_t row_configs() { return tilefuse::kernels::with_held_chunks(tilefuse::kernels::chunked_rowwise_space()).size(); }
+// The forward row kernels' space: chunked rows, HELD added to the cluster configs, rows in batches.
+size_t row_configs() {
+  namespace tk = tilefuse::kernels;
+  return tk::with_row_batches(tk::with_held_chunks(tk::chunked_rowwise_space())).size();
+}
 
 }  // namespace
 

@@ -212,3 +212,21 @@ TEST_CASE("gpu: a target outside 0..V-1 gives that row NaN loss and gradient, th
     }
   }
 }
+
+// Short rows in batches (cross_entropy_row_batches.hpp): ROWS rows per program, the last
+// batch partly past the rows; the heuristic's batches at 1-512 columns.
+TEST_CASE_TEMPLATE("gpu: cross_entropy of short rows in batches of ROWS per program", T, float, bfloat16) {
+  tk::CrossEntropyOptions smooth{.label_smoothing = 0.1f, .z_loss = 1e-4f, .reduction = LossReduction::sum,
+                                 .grad_scale = 0.25f};
+  check_gpu<T>(37, 300, {}, false, Config{{"BLOCK", 512}, {"ROWS", 4}, num_warps(2)}, 21);
+  check_gpu<T>(37, 300, smooth, true, Config{{"BLOCK", 512}, {"ROWS", 2}, num_warps(1)}, 22);
+  check_gpu<T>(29, 77, {.ignore_index = -1, .reduction = LossReduction::none}, true,
+               Config{{"BLOCK", 128}, {"ROWS", 16}, num_warps(2)}, 23);
+  check_gpu<T>(21, 299, {.z_loss = 1e-3f, .logits_stride = 301}, false,
+               Config{{"BLOCK", 512}, {"ROWS", 8}, {"COUNT", 0}, num_warps(4)}, 24);  // the count kernel
+  for (int64_t V : {1, 33, 256, 512}) {
+    Config h = tk::cross_entropy_rows_config(V, dtype_v<T>, true, false);
+    if (V * int64_t(sizeof(T)) <= 1024) CHECK(h.has("ROWS"));
+    check_gpu<T>(3001, V, {}, V % 2 == 0, h, 25 + uint32_t(V));  // 12 counting programs
+  }
+}

@@ -336,3 +336,23 @@ TEST_CASE("cross_entropy: the heuristic covers rows with few masked columns") {
   // The heuristic's cluster config for a small row, as the interpreter runs it.
   check_case<float>(3, 9000, {.label_smoothing = 0.1f}, true, tk::cross_entropy_heuristic(9000, DType::f32, true));
 }
+
+// Short rows in batches (cross_entropy_row_batches.hpp): ROWS rows per program, the last
+// batch partly past the rows, with every option; the heuristic's choice.
+TEST_CASE_TEMPLATE("cross_entropy: short rows in batches of ROWS per program", T, float, bfloat16) {
+  CHECK(tk::cross_entropy_rows_config(512, DType::bf16, true, false).get("ROWS") == 2);
+  CHECK(tk::cross_entropy_rows_config(100, DType::f32, true, true).get("ROWS") == 4);
+  CHECK(!tk::cross_entropy_rows_config(1000, DType::bf16, true, false).has("ROWS"));
+  for (auto [block, rows, warps] : {std::tuple{512, 4, 2}, std::tuple{512, 2, 1}, std::tuple{1024, 8, 4}}) {
+    CAPTURE(rows);
+    Config c{{"BLOCK", block}, {"ROWS", rows}, num_warps(warps)};
+    check_case<T>(37, 300, {}, false, c);
+    check_case<T>(37, 300, {.label_smoothing = 0.1f, .z_loss = 1e-3f, .reduction = LossReduction::sum}, true, c);
+    check_case<T>(21, 300, {.ignore_index = -1, .label_smoothing = 0.2f, .reduction = LossReduction::none}, true, c);
+    check_case<T>(21, 299, {.z_loss = 1e-2f, .grad_scale = 3.0f, .logits_stride = 310}, false, c);
+    check_case<T>(37, 300, {}, true, Config(c).set("COUNT", 0).set("PICK_TARGET", 1));  // the count kernel
+  }
+  int64_t block = tk::cross_entropy_finish_config().get("BLOCK");
+  check_case<T>(2 * block + 7, 33, {}, true);  // the heuristic: 16 rows per program, 3 counting programs
+  check_case<T>(1, 1, {.label_smoothing = 0.1f}, false);
+}

@@ -19,6 +19,8 @@
 #include "tilefuse/cuda/memory.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/cross_entropy_programs.hpp"
+#include "tilefuse/kernels/cross_entropy_row_batches.hpp"
+#include "tilefuse/kernels/row_batches.hpp"
 #include "tilefuse/launch_stream.hpp"
 
 namespace tilefuse::kernels {
@@ -104,7 +106,9 @@ inline Config cross_entropy_heuristic(int64_t V, DType dtype, bool clusters = fa
 // tuner's fallback and the benchmark with it.
 inline Config cross_entropy_rows_config(int64_t V, DType dtype, bool clusters, bool align) {
   auto heuristic = [&](int64_t n) { return cross_entropy_heuristic(n, dtype, clusters, V); };
-  return aligned_rows_heuristic(align, V, dtype, heuristic);
+  Config c = aligned_rows_heuristic(align, V, dtype, heuristic);
+  batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
+  return c;
 }
 
 namespace detail {
@@ -211,10 +215,10 @@ inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) {
 // logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller),
 // the targets per counting program of a mean (COUNT; 0: the count kernel counts them,
 // as for other reductions, which have none; a config may set it for a mean), and
-// PICK_TARGET where the config leaves it out (looped rows: never).
+// PICK_TARGET where the config leaves it out (looped rows and rows in batches: never).
 inline Config cross_entropy_config(Config c, int64_t V, const CrossEntropyOptions& o) {
   check_row_cover(c, V, "cross_entropy");
-  if (row_uses_loop(c, V)) c.meta.erase("PICK_TARGET");
+  if (row_uses_loop(c, V) || c.has("ROWS")) c.meta.erase("PICK_TARGET");  // (rows in batches gather it)
   else if (!c.has("PICK_TARGET")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
   c.meta.erase("RELOAD");
   c.set("SMOOTHING", o.label_smoothing > 0.0f ? 1 : 0);
@@ -286,6 +290,7 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
     // kernel's partial sums, the count kernel's 1/count.
     Config fin = cross_entropy_finish_config().set("REDUCTION", static_cast<int64_t>(o.reduction));
     int64_t finish_programs = (M + fin.get("BLOCK") - 1) / fin.get("BLOCK");
+    bool batches = uses_row_batches(c, V, "cross_entropy");
     int64_t n_count = cross_entropy_count_clusters(c, V, M);
     bool count_kernel = o.reduction == LossReduction::mean && n_count == 0;
     // The arrivals a mean's rows wait for: each counting program's, or the count kernel's.
@@ -296,9 +301,14 @@ void cross_entropy(Loss&& loss, DLogits&& dlogits, const Logits& logits, const T
       if (count_kernel)
         cross_entropy_count_kernel<TI>().launch(Grid(1), cross_entropy_count_config(), count_word, inv_count,
                                                 targets, M, o.ignore_index);
-      launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M + n_count, V,
-                  row_losses, dlogits, logits, targets, count_word, n_count, counting, inv_count, V, ls, ds,
-                  o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
+      if (batches)
+        cross_entropy_rows_kernel<T, TI>().launch(row_batch_grid(c, M, n_count), c, row_losses, dlogits, logits,
+                                                  targets, count_word, n_count, counting, inv_count, M, V, ls, ds,
+                                                  o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
+      else
+        launch_rows(cross_entropy_row_kernel<T, TI>(), cross_entropy_looped_kernel<T, TI>(), c, M + n_count, V,
+                    row_losses, dlogits, logits, targets, count_word, n_count, counting, inv_count, V, ls, ds,
+                    o.ignore_index, o.label_smoothing, o.z_loss, o.grad_scale);
       if (!none)
         cross_entropy_finish_kernel().launch(Grid(finish_programs), fin, loss, row_losses, partials, count_word, done,
                                              M);

@@ -42,14 +42,17 @@ std::string ce_kernel_name(const char* base) {
 
 // The row's target as seen by the programs: `valid` (not ignore_index), `in_range`
 // (a class index in [0, V)), and `col`, the target column or -1 (matches no column).
+// R = 1: the targets of a batch of rows (cross_entropy_row_batches.hpp).
+template <int R = 0>
 struct CeTarget {
-  I1 valid, in_range;
-  I32 col;
+  Tile<bool, R> valid, in_range;
+  Tile<int32_t, R> col;
 };
-inline CeTarget ce_target(const I64& t, const I32& n_cols, const I64& ignore_index) {
+template <int R>
+CeTarget<R> ce_target(const Tile<int64_t, R>& t, const I32& n_cols, const I64& ignore_index) {
   auto valid = t != ignore_index;
   auto in_range = t >= 0 && t < n_cols.cast<i64>();
-  auto col = where(valid && in_range, t, scalar<i64>(-1)).cast<i32>();
+  auto col = where(valid && in_range, t, scalar<i64>(-1)).template cast<i32>();
   return {valid, in_range, col};
 }
 
@@ -57,11 +60,14 @@ inline CeTarget ce_target(const I64& t, const I32& n_cols, const I64& ignore_ind
 // of the loss linear in the logits (valid in the program holding the target column, the
 // only one that stores the loss; the coefficients do not depend on it):
 // dx = e * coef_p - coef_u - [col == t] coef_t with e = exp(x - row_max).
+template <int R = 0>
 struct CeRow {
-  F32 loss, coef_p, coef_u, coef_t;
+  Tile<float, R> loss, coef_p, coef_u, coef_t;
 };
-inline CeRow ce_row(const CeTarget& t, const F32& row_max, const F32& sum_e, const F32& lin, const I32& n_cols,
-                    const F32& smoothing, const F32& z_loss, const F32& factor) {
+template <int R>
+CeRow<R> ce_row(const CeTarget<R>& t, const Tile<float, R>& row_max, const Tile<float, R>& sum_e,
+                const Tile<float, R>& lin, const I32& n_cols, const F32& smoothing, const F32& z_loss,
+                const F32& factor) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   auto lse = row_max + log(sum_e);
   auto v = n_cols.cast<f32>();
@@ -78,7 +84,7 @@ inline CeRow ce_row(const CeTarget& t, const F32& row_max, const F32& sum_e, con
 // and before its own stores, so in place it reads the logit, never the gradient, with
 // no ordering between programs.
 template <class T>
-F32 ce_target_logit(const Ptr<const T>& row, const CeTarget& t, const I1& owns) {
+F32 ce_target_logit(const Ptr<const T>& row, const CeTarget<>& t, const I1& owns) {
   return load(row + where(owns, t.col, scalar<i32>(0)), owns, 0.0f).template cast<f32>();
 }
 
@@ -92,7 +98,7 @@ inline F32 ce_pick(const std::vector<Tile<float, 1>>& x, const std::vector<Tile<
 
 // dx without the one-hot term (added by the target-gradient kernel).
 template <class E>
-auto ce_grad(const E& e, const CeRow& r, bool smoothing) {
+auto ce_grad(const E& e, const CeRow<>& r, bool smoothing) {
   auto dx = e * r.coef_p;
   return smoothing ? dx - r.coef_u : dx;
 }
@@ -100,8 +106,8 @@ auto ce_grad(const E& e, const CeRow& r, bool smoothing) {
 // the program's tile store wrote there (by another thread: hence the barrier) by the
 // program holding the column.
 template <class T>
-void ce_store_target_grad(const Ptr<T>& d_row, const CeTarget& t, const I1& owns, const F32& x_t,
-                          const F32& row_max, const CeRow& r, bool smoothing) {
+void ce_store_target_grad(const Ptr<T>& d_row, const CeTarget<>& t, const I1& owns, const F32& x_t,
+                          const F32& row_max, const CeRow<>& r, bool smoothing) {
   if_(owns, [&] {
     barrier();
     store(d_row + t.col, (ce_grad(fast_exp(x_t - row_max), r, smoothing) - r.coef_t).template cast<T>());

@@ -22,8 +22,12 @@ inline int64_t rows_per_program(const Config& c, DType dtype) {
   int64_t bytes = c.get("BLOCK") * byte_size(dtype);
   return bytes < 2048 ? std::min<int64_t>(2048 / bytes, 32) : 1;
 }
+// (A cap of programs per SM set for the one-row program does not carry over.)
 inline void batch_short_rows(Config& c, DType dtype) {
-  if (int64_t rows = rows_per_program(c, dtype); rows > 1) c.set("ROWS", rows);
+  if (int64_t rows = rows_per_program(c, dtype); rows > 1) {
+    c.set("ROWS", rows);
+    c.min_programs_per_sm = 0;
+  }
 }
 
 // Whether a config runs the rows program (it sets ROWS and covers the row with one tile):
@@ -51,10 +55,11 @@ inline bool uses_row_batches(Config& c, int64_t cols, const char* kernel) {
   return true;
 }
 
-// The grid of a rows program: one program per ROWS rows.
-inline Grid row_batch_grid(const Config& c, int64_t rows) {
+// The grid of a rows program: one program per ROWS rows, after `first` others (e.g.
+// cross-entropy's counting programs).
+inline Grid row_batch_grid(const Config& c, int64_t rows, int64_t first = 0) {
   int64_t per = c.get("ROWS");
-  return grid((rows + per - 1) / per);
+  return grid(first + (rows + per - 1) / per);
 }
 
 }  // namespace tilefuse::kernels

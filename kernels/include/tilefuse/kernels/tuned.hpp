@@ -680,7 +680,7 @@ inline tuning::Space cross_entropy_space() {
   for (const Config& c : s.configs())
     if (!row_uses_split(c)) other.push_back(Config(c).set("PICK_TARGET", cross_entropy_picks_target(c) ? 0 : 1));
   for (const Config& c : other) s.add(c);
-  s = with_held_chunks(std::move(s));
+  s = with_row_batches(with_held_chunks(std::move(s)));
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     if (c.has("PICK_TARGET") && row_uses_loop(c, k["n_cols"])) return "PICK_TARGET on a looped row (no target pick there)";
     return "";
@@ -707,6 +707,11 @@ const auto& cross_entropy_tuner() {
         // The main launch cross_entropy() makes (the count kernel is the same for every config).
         using TI = buffer_elem_t<decltype(targets)>;
         int64_t ls = o.logits_stride < 0 ? V : o.logits_stride, ds = o.dlogits_stride < 0 ? ls : o.dlogits_stride;
+        if (Config rc = c; uses_row_batches(rc, V, "cross_entropy"))
+          return tuning::specialization(cross_entropy_rows_kernel<T, TI>(), cross_entropy_config(rc, V, o), loss,
+                                        dlogits, logits, targets, loss, int32_t(0), int32_t(0), loss,
+                                        static_cast<int32_t>(M), static_cast<int32_t>(V), ls, ds, o.ignore_index,
+                                        o.label_smoothing, o.z_loss, o.grad_scale);
         const KernelBase& k = row_uses_loop(c, V)
                                   ? static_cast<const KernelBase&>(cross_entropy_looped_kernel<T, TI>())
                                   : cross_entropy_row_kernel<T, TI>();
