@@ -51,6 +51,7 @@ TF_GALLERY_MAKER(CrossEntropyLooped, cross_entropy_looped_kernel)
 TF_GALLERY_MAKER(Swiglu, swiglu_kernel)
 TF_GALLERY_MAKER(SwigluBwd, swiglu_backward_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdRow, softmax_backward_row_kernel)
+TF_GALLERY_MAKER(SoftmaxBwdRows, softmax_backward_rows_kernel)
 TF_GALLERY_MAKER(SoftmaxBwdLooped, softmax_backward_looped_kernel)
 TF_GALLERY_MAKER(SoftmaxSplitReduce, softmax_split_reduce_kernel)
 TF_GALLERY_MAKER(SoftmaxSplitNormalize, softmax_split_normalize_kernel)
@@ -154,6 +155,8 @@ const std::vector<GalleryKernel>& gallery() {
        by_dtype<SwigluBwd>()},
       {"softmax_bwd", "softmax backward dx = y * (dy - sum(dy * y)), one row per cluster", floats,
        Config{{"BLOCK", 1024}, num_warps(4)}, by_dtype<SoftmaxBwdRow>()},
+      {"softmax_bwd_rows", "softmax backward of short rows, ROWS rows per program as one 2-D tile", floats,
+       Config{{"BLOCK", 256}, {"ROWS", 2}, num_warps(1)}, by_dtype<SoftmaxBwdRows>()},
       {"softmax_bwd_looped", "softmax backward for long rows (two passes)", floats,
        Config{{"BLOCK", 4096}, num_warps(16)}, by_dtype<SoftmaxBwdLooped>()},
       {"softmax_split_reduce", "split-row softmax, phase 1: chunk max and sum of exp to f32 partials", floats,

@@ -89,3 +89,28 @@ TEST_CASE_TEMPLATE("gpu: softmax, rmsnorm, add_rmsnorm, layernorm of short rows 
     difftest::compare(in_place_d.to_host(), in_place, tol, 4);
   }
 }
+
+TEST_CASE_TEMPLATE("gpu: softmax backward rows program, and through the heuristic", T, float, bfloat16) {
+  for (auto [rows, cols, per, warps] : kCases) {
+    CAPTURE(cols);
+    CAPTURE(per);
+    auto y = ref::softmax_of_random<T>(rows, cols, 11 + cols);
+    auto dy = ref::random_vec<T>(rows * cols, 12 + cols);
+    std::vector<T> dx(y.size());
+    Config cfg{{"BLOCK", tk::next_pow2(cols)}, {"ROWS", per}, num_warps(warps)};
+    gpu_matches_interp(tk::softmax_backward_rows_kernel<T>(), Grid((rows + per - 1) / per), cfg,
+                       difftest::row_tolerance<T>(), dx, dy, y, rows, cols, int64_t(cols));
+  }
+  if (!difftest::have_gpu()) return;
+  for (int64_t cols : {3, 128, 200}) {
+    int64_t rows = 3001;
+    auto y = ref::softmax_of_random<T>(rows, cols, 13 + cols);
+    auto dy = ref::random_vec<T>(rows * cols, 14 + cols);
+    std::vector<T> dx(y.size());
+    tk::softmax_backward(dx, dy, y, rows, cols);
+    auto dyd = to_device(dy), yd = to_device(y);
+    tk::softmax_backward(dyd, dyd, yd, rows, cols);  // in place
+    cuda::synchronize();
+    difftest::compare(dyd.to_host(), dx, difftest::row_tolerance<T>(), 0);
+  }
+}

@@ -139,3 +139,27 @@ TEST_CASE("tuned_softmax_backward on host buffers runs the heuristic's config, i
   tk::tuned_softmax_backward(g, g, y, rows, cols);
   CHECK(g == dx);
 }
+
+// Short rows in batches (row_batches.hpp): about 2 KB of dy and y per program.
+TEST_CASE_TEMPLATE("softmax_backward of short rows in batches, in place too", T, float, bfloat16) {
+  CHECK(tk::softmax_backward_config(128, DType::bf16, true, false).get("ROWS") == 4);
+  CHECK(!tk::softmax_backward_config(256, DType::f32, true, false).has("ROWS"));  // 2 KB of dy and y
+  CHECK(!tk::softmax_backward_config(512, DType::bf16, true, false).has("ROWS"));
+  for (auto [rows, cols] : {std::pair{37, 1}, std::pair{29, 7}, std::pair{13, 100}, std::pair{11, 250}}) {
+    CAPTURE(cols);
+    auto y = softmax_of_random<T>(rows, cols, 5 + cols);
+    auto dy = ref::random_vec<T>(rows * cols, 6 + cols);
+    std::vector<T> dx(y.size());
+    tk::softmax_backward(dx, dy, y, rows, cols);
+    check_grad(dx, y, dy, rows, cols);
+    auto in_place = dy;
+    tk::softmax_backward(in_place, in_place, y, rows, cols, Config{{"BLOCK", tk::next_pow2(cols)}, {"ROWS", 8}});
+    check_grad(in_place, y, dy, rows, cols);
+  }
+  std::string m = error_of([] {
+    std::vector<float> a(400);
+    tk::softmax_backward(a, a, a, 4, 100, Config{{"BLOCK", 128}, {"ROWS", 2}, cluster(2)});
+  });
+  CHECK(m.find("softmax_backward: the config {BLOCK=128 ROWS=2 num_warps=4 num_stages=1 cluster=2} combines ROWS with "
+               "clusters") != std::string::npos);
+}

@@ -5,33 +5,10 @@
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_batches.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
-
-namespace detail {
-// The rows of program_id(0)'s batch: their indices, which of them exist, their first
-// elements' offsets (i64), the columns, and the [ROWS, BLOCK] mask; at(p): the
-// [ROWS, BLOCK] pointers into p (a column of row pointers plus the columns, as the
-// softmax rows program).
-struct RowBatch {
-  Tile<int32_t, 1> rows;
-  Tile<bool, 1> in_rows;
-  Tile<int64_t, 1> first;
-  Tile<int32_t, 1> cols;
-  Tile<bool, 2> mask;
-  template <class P>
-  auto at(const P& p) const {
-    return p + first.col() + cols.row();
-  }
-};
-inline RowBatch row_batch(const I32& n_rows, const I32& n_cols, const I64& stride, int64_t rows, int64_t block) {
-  auto r = program_id(0) * rows + arange(0, rows);
-  auto cols = arange(0, block);
-  auto first = r.cast<i64>() * stride;
-  return {r, r < n_rows, first, cols, (r < n_rows).col() && (cols < n_cols).row()};
-}
-}  // namespace detail
 
 // y = x * rsqrt(mean(x^2) + eps) * w; with RESIDUAL: x = x + res (rounded to T), written
 // to res_out first.
@@ -49,15 +26,15 @@ const auto& rmsnorm_rows_kernel() {
           x = s.template cast<f32>();
         }
         auto rstd = rsqrt(sum(x * x, 1) / n_cols + eps);
-        auto w = load(weight + b.cols, b.cols < n_cols, 0.0f).template cast<f32>();
-        store(b.at(out), (x * rstd.col() * w.row()).template cast<T>(), b.mask);
+        store(b.at(out), (x * rstd.col() * b.load_param(weight)).template cast<T>(), b.mask);
       });
   return k;
 }
 
-// y = (x - mean) * rsqrt(var + eps) * w + b from shifted sums (d = x - x[row, 0]: two
-// independent reductions, stable when |mean| >> std, as the row programs' SHIFTED); with
-// STATS each row's mean and rstd also go to mean_out / rstd_out.
+// y = (x - mean) * rsqrt(var + eps) * w + b, the variance from x - mean (two passes over
+// the registers: a short row's second reduction costs less than the shifted sums' shift,
+// a [ROWS] load whose broadcast across the tile took shared memory and four barriers);
+// with STATS each row's mean and rstd also go to mean_out / rstd_out.
 template <class T>
 const auto& layernorm_rows_kernel() {
   static auto k = kernel(std::string("layernorm_rows_") + name(dtype_v<T>),
@@ -68,18 +45,16 @@ const auto& layernorm_rows_kernel() {
         auto b = detail::row_batch(n_rows, n_cols, stride, ROWS, BLOCK);
         auto in_rows = b.in_rows;
         auto x = load(b.at(in), b.mask, 0.0f).template cast<f32>();
-        auto shift = load(in + b.first, in_rows, 0.0f).template cast<f32>();
-        auto d = where(b.mask, x - shift.col(), 0.0f);
-        auto mean_d = sum(d, 1) / n_cols;
-        auto rstd = rsqrt(maximum(sum(d * d, 1) / n_cols - mean_d * mean_d, 0.0f) + eps);
+        auto mean = sum(x, 1) / n_cols;
+        auto d = where(b.mask, x - mean.col(), 0.0f);
+        auto rstd = rsqrt(sum(d * d, 1) / n_cols + eps);
         if (STATS) {
-          store(mean_out + b.rows, shift + mean_d, in_rows);
+          store(mean_out + b.rows, mean, in_rows);
           store(rstd_out + b.rows, rstd, in_rows);
         }
-        auto w = load(weight + b.cols, b.cols < n_cols, 0.0f).template cast<f32>();
-        auto bias_t = load(bias + b.cols, b.cols < n_cols, 0.0f).template cast<f32>();
-        auto normalized = d * rstd.col() - (mean_d * rstd).col();
-        store(b.at(out), (normalized * w.row() + bias_t.row()).template cast<T>(), b.mask);
+        auto w = b.load_param(weight);
+        auto bias_t = b.load_param(bias);
+        store(b.at(out), (d * rstd.col() * w + bias_t).template cast<T>(), b.mask);
       });
   return k;
 }

@@ -10,6 +10,7 @@
 
 #include "tilefuse/kernels/buffer_checks.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_batches.hpp"
 #include "tilefuse/kernels/row_chunks.hpp"
 #include "tilefuse/tilefuse.hpp"
 
@@ -32,6 +33,22 @@ const auto& softmax_backward_row_kernel() {
         auto yv = c.load(y_row, 0, 0.0f, c.read_once(), readable).template cast<f32>();
         auto dot = cluster_sum(sum(g * yv, 0));
         store(dx_row + c.pos[0], (yv * (g - dot)).template cast<T>(), c.mask[0]);
+      });
+  return k;
+}
+
+// Short rows: ROWS rows per program as one [ROWS, BLOCK] tile (row_batches.hpp).
+template <class T>
+const auto& softmax_backward_rows_kernel() {
+  static auto k = kernel(std::string("softmax_bwd_rows_") + name(dtype_v<T>),
+      {"dx", "dy", "y", "n_rows", "n_cols", "stride"},
+      [](Ptr<T> dx, Ptr<const T> dy, Ptr<const T> y, I32 n_rows, I32 n_cols, I64 stride, Meta<"BLOCK"> BLOCK,
+         Meta<"ROWS"> ROWS) {
+        auto b = detail::row_batch(n_rows, n_cols, stride, ROWS, BLOCK);
+        auto g = load(b.at(dy), b.mask, 0.0f).template cast<f32>();
+        auto yv = load(b.at(y), b.mask, 0.0f).template cast<f32>();
+        auto dot = sum(g * yv, 1);
+        store(b.at(dx), (yv * (g - dot.col())).template cast<T>(), b.mask);
       });
   return k;
 }
@@ -69,6 +86,14 @@ const auto& softmax_backward_looped_kernel() {
 inline Config softmax_backward_heuristic(int64_t n_cols, DType dtype, bool clusters = false) {
   return row_heuristic(n_cols, dtype, clusters);
 }
+// The config softmax_backward() starts from (`align`: rows_need_alignment), and the tuner's
+// fallback: short rows in batches of about 2 KB of dy and y per program.
+inline Config softmax_backward_config(int64_t cols, DType dtype, bool clusters, bool align) {
+  auto heuristic = [&](int64_t n) { return softmax_backward_heuristic(n, dtype, clusters); };
+  Config c = aligned_rows_heuristic(align, cols, dtype, heuristic);
+  batch_short_rows(c, dtype, 2);
+  return c;
+}
 
 // dx [rows, cols] = y * (dy - rowsum(dy * y)); dx may be dy (in place).
 template <class DX, class DY, class Y>
@@ -82,8 +107,9 @@ void softmax_backward(DX&& dx, const DY& dy, const Y& y, int64_t rows, int64_t c
   check_buffer_size(fn, "dy", dy, rows, cols, "rows x cols");
   check_buffer_size(fn, "y", y, rows, cols, "rows x cols");
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(dy, cols), row_buffer(y, cols), row_buffer(dx, cols)});
-  auto heuristic = [&](int64_t n) { return softmax_backward_heuristic(n, dtype_v<T>, clusters_usable<DX>()); };
-  Config c = cfg ? *cfg : aligned_rows_heuristic(align, cols, dtype_v<T>, heuristic);
+  Config c = cfg ? *cfg : softmax_backward_config(cols, dtype_v<T>, clusters_usable<DX>(), align);
+  if (uses_row_batches(c, cols, fn))
+    return softmax_backward_rows_kernel<T>().launch(row_batch_grid(c, rows), c, dx, dy, y, rows, cols, cols);
   check_row_cover(c, cols, fn);
   set_align_rows(c, align, aligned_row_span(cols, dtype_v<T>), aligned_rows_pay(c, cols, dtype_v<T>));
   launch_rows(softmax_backward_row_kernel<T>(), softmax_backward_looped_kernel<T>(), c, rows, cols, dx, dy, y, cols,

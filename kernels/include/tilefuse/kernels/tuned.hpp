@@ -562,18 +562,17 @@ const auto& softmax_backward_tuner() {
       [](const Config& c, auto& dx, const auto& dy, const auto& y, int64_t rows, int64_t cols) {
         softmax_backward(dx, dy, y, rows, cols, c);
       },
-      rowwise_space(),
+      with_row_batches(rowwise_space()),
       [](const auto&, const auto&, const auto&, int64_t rows, int64_t cols) { return rowwise_key(rows, cols); },
       TuneOptions{.name = "softmax_bwd", .key_names = {"n_rows", "n_cols"}, .outputs = {0},
                   .fallback =
                       [](const tuning::KeyView& k) {
-                        return aligned_rows_heuristic(contiguous_rows_misaligned(k["n_cols"], dtype_v<T>),
-                                                      k["n_cols"], dtype_v<T>, [](int64_t n) {
-                                                        return softmax_backward_heuristic(n, dtype_v<T>,
-                                                                                          gpu_has_clusters());
-                                                      });
+                        return softmax_backward_config(k["n_cols"], dtype_v<T>, gpu_has_clusters(),
+                                                       contiguous_rows_misaligned(k["n_cols"], dtype_v<T>));
                       }},
-      [](const Config& c, const auto& dx, const auto& dy, const auto& y, int64_t, int64_t cols) {
+      [](const Config& c, const auto& dx, const auto& dy, const auto& y, int64_t rows, int64_t cols) {
+        if (Config rc = c; uses_row_batches(rc, cols, "softmax_backward"))
+          return tuning::specialization(softmax_backward_rows_kernel<T>(), rc, dx, dy, y, rows, cols, cols);
         const KernelBase& k = row_uses_loop(c, cols)
                                   ? static_cast<const KernelBase&>(softmax_backward_looped_kernel<T>())
                                   : softmax_backward_row_kernel<T>();
