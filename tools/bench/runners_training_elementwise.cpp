@@ -115,12 +115,9 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
       err = std::max(worst_error(sample(out.to_host(), M, N), want_a), worst_error(sample(db.to_host(), M, N), want_b));
     }
   } else {  // softmax_bwd: y = x0, dy = x1
-    Config cfg = with_sets(tk::aligned_rows_heuristic(tk::contiguous_rows_misaligned(N, dtype_v<T>), N, dtype_v<T>,
-                                                      [](int64_t n) {
-                                                        return tk::softmax_backward_heuristic(n, dtype_v<T>,
-                                                                                              gpu_has_clusters());
-                                                      }),
-                           sets);
+    Config cfg = with_sets(
+        tk::softmax_backward_config(N, dtype_v<T>, gpu_has_clusters(), tk::contiguous_rows_misaligned(N, dtype_v<T>)),
+        sets);
     res.config = cfg.str();
     res.ms = time_ms([&] { tk::softmax_backward(out, d1, d0, M, N, cfg); }, reps);
     std::vector<T> want(S * N);

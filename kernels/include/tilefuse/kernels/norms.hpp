@@ -287,15 +287,10 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // 69.3, 4096x32768 80.7 -> 86.9, 8192x16384 85.0 -> 88.5; f16 alike (+6 to +10). Rows of odd
 // width lost 1-2 points (2048x16385, 512x65537). Short rows go in batches (row_batches.hpp).
 inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
-  int64_t width = n_cols;
+  int64_t width = n_cols;  // (n_cols may become the aligned span)
   if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
-  // Short rows in batches, except 16-bit rows of 513 B - 1 KB that are not 16-byte
-  // multiples: there the rows program lost to one row per program (H200 bf16 65536x500
-  // 68.7 -> 64.4% of copy, f16 alike; 131072x250, 500 B rows, gained 37 -> 59, and f32
-  // 131072x250 73 -> 81).
-  int64_t row_bytes = width * byte_size(dtype);
-  if (byte_size(dtype) != 2 || row_bytes % 16 == 0 || row_bytes <= 512) batch_short_rows(c, dtype);
+  batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
   if (c.cluster == 1 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
   int64_t per = row_cover(c) / c.cluster;
   c.set("BLOCK", 4096);
