@@ -27,7 +27,11 @@ std::vector<Case> cases() {
   return {{7, 1, {}},      {5, 7, {}},
           {33, 1000, {}},  {3, 4099, {}},
           {4, 4096, {}},   {6, 3000, Config{{"BLOCK", 512}, num_warps(2)}},
-          {2, 8192, Config{{"BLOCK", 4096}, num_warps(8)}}};
+          {2, 8192, Config{{"BLOCK", 4096}, num_warps(8)}},
+          // Several rows per program (the heuristic's at 1, 7 and these widths too).
+          {301, 128, {}},  {77, 250, {}},
+          {37, 300, Config{{"BLOCK", 128}, {"ROWS", 4}, num_warps(1)}},
+          {29, 64, Config{{"BLOCK", 64}, {"ROWS", 16}, num_warps(2)}}};
 }
 
 }  // namespace

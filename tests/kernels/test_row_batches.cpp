@@ -20,6 +20,8 @@ TEST_CASE("rows per program: about 2 KB per program, at most 32 rows, one-tile r
   CHECK(rows(16, DType::bf16) == 32);  // 64 would be 2 KB; capped
   CHECK(rows(1024, DType::bf16) == 1);
   CHECK(rows(256, DType::f32) == 2);
+  CHECK(tk::rows_per_program(Config{{"BLOCK", 128}}, DType::bf16, 3) == 2);  // 768 B of three inputs: 2, not 2.7
+  CHECK(tk::rows_per_program(Config{{"BLOCK", 8}}, DType::f32, 3) == 16);     // 21 rounded down to a power of two
   CHECK(rows(512, DType::f32) == 1);
   CHECK(tk::rows_per_program(Config{{"BLOCK", 128}, cluster(2)}, DType::bf16) == 1);
   CHECK(tk::rows_per_program(Config{{"BLOCK", 128}, {"CHUNKS", 3}}, DType::bf16) == 1);

@@ -200,3 +200,42 @@ TEST_CASE("tuned swiglu entry points on host buffers run the heuristic's config,
   tk::swiglu_backward_packed(wab, dy, ab, M, N);
   CHECK(ref::max_rel_err(dab, std::vector<double>(wab.begin(), wab.end()), 0, 0) == 0.0);
 }
+
+// Short rows in batches (row_batches.hpp): ROWS rows x BLOCK columns per program, the last
+// row group partly past M, and column blocks narrower than the row; the heuristic's ROWS.
+TEST_CASE_TEMPLATE("swiglu forward and backward with several rows per program, both layouts", T, float, bfloat16) {
+  CHECK(tk::swiglu_heuristic(128, DType::bf16).get("ROWS") == 4);
+  CHECK(tk::swiglu_heuristic(128, DType::bf16, true).get("ROWS") == 2);
+  CHECK(!tk::swiglu_heuristic(512, DType::bf16).has("ROWS"));
+  for (auto [M, N, block, rows] : {std::tuple{13, 100, 128, 4}, std::tuple{9, 300, 128, 2}, std::tuple{37, 5, 8, 16}}) {
+    CAPTURE(N);
+    Config c{{"BLOCK", block}, {"ROWS", rows}, num_warps(1)};
+    size_t n = M * N;
+    auto ab = ref::random_vec<T>(2 * n, 800 + N, -6, 6);
+    auto dy = ref::random_vec<T>(n, 900 + N);
+    std::vector<float> pa, pb;
+    unpack(ab, M, N, pa, pb);
+    std::vector<double> want(n), want_a(n), want_b(n);
+    for (size_t i = 0; i < n; ++i) {
+      want[i] = silu(pa[i]) * pb[i];
+      swiglu_grad(pa[i], pb[i], float(dy[i]), want_a[i], want_b[i]);
+    }
+    std::vector<T> a(pa.begin(), pa.end()), b(pb.begin(), pb.end()), y(n), da(n), db(n), dab(2 * n);
+    tk::swiglu(y, a, b, M, N, c);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+    tk::swiglu_packed(y, ab, M, N, c);
+    CHECK(ref::max_rel_err(y, want, 1e-6, rtol<T>()) <= 1.0);
+    tk::swiglu_backward(da, db, dy, a, b, M, N, c);
+    CHECK(ref::max_rel_err(da, want_a, 1e-5, rtol<T>()) <= 1.0);
+    CHECK(ref::max_rel_err(db, want_b, 1e-5, rtol<T>()) <= 1.0);
+    tk::swiglu_backward_packed(dab, dy, ab, M, N, c);
+    std::vector<float> got_a, got_b;
+    unpack(dab, M, N, got_a, got_b);
+    CHECK(ref::max_rel_err(got_a, want_a, 1e-5, rtol<T>()) <= 1.0);
+    CHECK(ref::max_rel_err(got_b, want_b, 1e-5, rtol<T>()) <= 1.0);
+  }
+  std::vector<float> x(40);
+  CHECK(ref::error_of([&] { tk::swiglu(x, x, x, 4, 10, Config{{"BLOCK", 16}, {"ROWS", 3}}); })
+            .find("swiglu: the config {BLOCK=16 ROWS=3 num_warps=4 num_stages=1} has ROWS = 3, not a power of two") !=
+        std::string::npos);
+}

@@ -4,6 +4,8 @@
 // moves BLOCK x element size bytes; for rows of 1 KB or less that is too little per
 // program: an SM holds at most 32 programs, so 32 KB or less are in flight per SM.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <string>
 
 #include "tilefuse/kernels/common.hpp"
@@ -12,8 +14,8 @@
 namespace tilefuse::kernels {
 
 // Rows per program for a one-program, one-tile row config: about 2 KB per program of the
-// `inputs` rows it reads (softmax backward: dy and y), at most 32 rows (a [1024, 1] tile
-// of 1-column rows took 135-199 registers).
+// `inputs` rows it reads (softmax backward: dy and y), a power of two (a tile dimension),
+// at most 32 rows (a [1024, 1] tile of 1-column rows took 135-199 registers).
 // Measured on H200 (softmax, % of copy, one row -> ROWS rows per program of one warp,
 // bench/NOTES.md "Short rows in batches"): bf16 262144x128 19.6 -> 86.9 (8), 131072x256
 // 38.1 -> 86.8 (4), 65536x512 72.1 -> 87.0 (2), 262144x512 77.6 -> 95.9 (2); f32 262144x128
@@ -22,7 +24,7 @@ namespace tilefuse::kernels {
 inline int64_t rows_per_program(const Config& c, DType dtype, int64_t inputs = 1) {
   if (c.cluster != 1 || (c.has("CHUNKS") && c.get("CHUNKS") > 1) || c.has("SPLIT")) return 1;
   int64_t bytes = c.get("BLOCK") * byte_size(dtype) * inputs;
-  return bytes < 2048 ? std::min<int64_t>(2048 / bytes, 32) : 1;
+  return bytes < 2048 ? static_cast<int64_t>(std::bit_floor(uint64_t(std::min<int64_t>(2048 / bytes, 32)))) : 1;
 }
 // (A cap of programs per SM set for the one-row program does not carry over.)
 inline void batch_short_rows(Config& c, DType dtype, int64_t inputs = 1) {

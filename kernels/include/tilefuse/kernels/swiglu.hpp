@@ -23,6 +23,7 @@
 
 #include "tilefuse/kernels/buffer_checks.hpp"
 #include "tilefuse/kernels/common.hpp"
+#include "tilefuse/kernels/row_batches.hpp"
 #include "tilefuse/tilefuse.hpp"
 
 namespace tilefuse::kernels {
@@ -46,12 +47,40 @@ struct SwigluBlock {
         bv(load(b + b_offset + in, mask, 0.0f).template cast<f32>()) {}
 };
 
+// With ROWS > 1, program p covers those columns of rows [q * ROWS, (q + 1) * ROWS),
+// p = q * blocks + k, as one [ROWS, BLOCK] tile (short rows: row_batches.hpp). at(p, s):
+// the tile's pointers into p for rows s elements apart.
+template <class T>
+struct SwigluRows {
+  Tile<int64_t, 1> rows;
+  Tile<int32_t, 1> cols;
+  Tile<bool, 2> mask;
+  Tile<float, 2> av, bv;
+  template <class P>
+  auto at(const P& p, const I64& stride) const {
+    return p + (rows * stride).col() + cols.row();
+  }
+  SwigluRows(const Ptr<const T>& a, const Ptr<const T>& b, const I32& n_rows, const I32& n_cols, const I64& ab_stride,
+             const I64& b_offset, int64_t block, int64_t per)
+      : rows(((program_id(0) / cdiv(n_cols, block)) * per + arange(0, per)).template cast<i64>()),
+        cols((program_id(0) % cdiv(n_cols, block)) * block + arange(0, block)),
+        mask((rows < n_rows.template cast<i64>()).col() && (cols < n_cols).row()),
+        av(load(at(a, ab_stride), mask, 0.0f).template cast<f32>()),
+        bv(load(at(b + b_offset, ab_stride), mask, 0.0f).template cast<f32>()) {}
+};
+
 // The forward: y = silu(a) * b.
 template <class T>
 const auto& swiglu_kernel() {
   static auto k = kernel(std::string("swiglu_") + name(dtype_v<T>),
-      {"y", "a", "b", "n_cols", "ab_stride", "b_offset"},
-      [](Ptr<T> y, Ptr<const T> a, Ptr<const T> b, I32 n_cols, I64 ab_stride, I64 b_offset, Meta<"BLOCK"> BLOCK) {
+      {"y", "a", "b", "n_rows", "n_cols", "ab_stride", "b_offset"},
+      [](Ptr<T> y, Ptr<const T> a, Ptr<const T> b, I32 n_rows, I32 n_cols, I64 ab_stride, I64 b_offset,
+         Meta<"BLOCK"> BLOCK, Meta<"ROWS", int64_t, 1> ROWS) {
+        if (ROWS > 1) {
+          SwigluRows<T> p(a, b, n_rows, n_cols, ab_stride, b_offset, BLOCK, ROWS);
+          store(p.at(y, n_cols.template cast<i64>()), (p.av * fast_sigmoid(p.av) * p.bv).template cast<T>(), p.mask);
+          return;
+        }
         SwigluBlock<T> p(a, b, n_cols, ab_stride, b_offset, BLOCK);
         auto [row, cols, mask, in, av, bv] = p;
         auto silu = av * fast_sigmoid(av);
@@ -64,9 +93,18 @@ const auto& swiglu_kernel() {
 template <class T>
 const auto& swiglu_backward_kernel() {
   static auto k = kernel(std::string("swiglu_bwd_") + name(dtype_v<T>),
-      {"da", "db", "dy", "a", "b", "n_cols", "ab_stride", "b_offset"},
-      [](Ptr<T> da, Ptr<T> db, Ptr<const T> dy, Ptr<const T> a, Ptr<const T> b, I32 n_cols, I64 ab_stride,
-         I64 b_offset, Meta<"BLOCK"> BLOCK) {
+      {"da", "db", "dy", "a", "b", "n_rows", "n_cols", "ab_stride", "b_offset"},
+      [](Ptr<T> da, Ptr<T> db, Ptr<const T> dy, Ptr<const T> a, Ptr<const T> b, I32 n_rows, I32 n_cols,
+         I64 ab_stride, I64 b_offset, Meta<"BLOCK"> BLOCK, Meta<"ROWS", int64_t, 1> ROWS) {
+        if (ROWS > 1) {
+          SwigluRows<T> p(a, b, n_rows, n_cols, ab_stride, b_offset, BLOCK, ROWS);
+          auto g = load(p.at(dy, n_cols.template cast<i64>()), p.mask, 0.0f).template cast<f32>();
+          auto s = fast_sigmoid(p.av);
+          auto gs = g * s;
+          store(p.at(da, ab_stride), (gs * p.bv * (1.0f + p.av * (1.0f - s))).template cast<T>(), p.mask);
+          store(p.at(db + b_offset, ab_stride), (gs * p.av).template cast<T>(), p.mask);
+          return;
+        }
         SwigluBlock<T> p(a, b, n_cols, ab_stride, b_offset, BLOCK);
         auto [row, cols, mask, in, av, bv] = p;
         auto g = load(dy + row * n_cols + cols, mask, 0.0f).template cast<f32>();
@@ -84,13 +122,22 @@ const auto& swiglu_backward_kernel() {
 // 16384x4096 forward 512/1 warp 3.93 TB/s vs 2048/8 warps 3.68; 16384x5000 forward 3.77
 // vs 3.04 (small blocks waste less of the last one of a row); backward 512/2 warps 4.01
 // vs 3.98.
-inline Config swiglu_heuristic(int64_t n_cols, DType = DType::bf16, bool backward = false) {
+// Rows of fewer than 512 columns: ROWS rows per program, about 2 KB of the inputs (a and b;
+// with dy in the backward) per program (row_batches.hpp; H200 bf16, one row per program:
+// N = 128 29.3% of copy, 256 57.1%, 512 89.9%).
+inline Config swiglu_heuristic(int64_t n_cols, DType dtype = DType::bf16, bool backward = false) {
   int64_t block = std::min<int64_t>(next_pow2(n_cols), 512);
   int warps = static_cast<int>(std::max<int64_t>(1, block / (backward ? 256 : 512)));
-  return Config{{"BLOCK", block}, num_warps(warps)};
+  Config c{{"BLOCK", block}, num_warps(warps)};
+  batch_short_rows(c, dtype, backward ? 3 : 2);
+  return c;
 }
 inline Grid swiglu_grid(const Config& c, int64_t rows, int64_t cols) {
-  int64_t programs = rows * ((cols + c.get("BLOCK") - 1) / c.get("BLOCK"));
+  int64_t per = c.has("ROWS") ? c.get("ROWS") : 1;
+  if (per < 1 || (per & (per - 1)) != 0)
+    user_error("swiglu: the config {" + c.str() + "} has ROWS = " + std::to_string(per) + ", not a power of two",
+               SourceLoc{}, "Set ROWS to the rows each program takes: 1, 2, 4, 8, ... (a tile dimension)");
+  int64_t programs = (rows + per - 1) / per * ((cols + c.get("BLOCK") - 1) / c.get("BLOCK"));
   if (programs > INT32_MAX)
     user_error("swiglu: " + std::to_string(programs) + " programs of BLOCK " + std::to_string(c.get("BLOCK")) +
                    " columns exceed the grid's 2^31 - 1",
@@ -123,7 +170,7 @@ void swiglu(Y&& y, const A& a, const B& b, int64_t M, int64_t N, ConfigOverride 
   detail::check_swiglu_inputs<T>("swiglu", a, b, M, N, false, "y");
   check_buffer_size("swiglu", "y", y, M, N, "M x N");
   Config c = cfg ? *cfg : swiglu_heuristic(N, dtype_v<T>);
-  swiglu_kernel<T>().launch(swiglu_grid(c, M, N), c, y, a, b, N, N, int64_t(0));
+  swiglu_kernel<T>().launch(swiglu_grid(c, M, N), c, y, a, b, M, N, N, int64_t(0));
 }
 
 // y [M, N] = silu(gate) * up, where each row of ab [M, 2N] is [gate (N), up (N)].
@@ -133,7 +180,7 @@ void swiglu_packed(Y&& y, const AB& ab, int64_t M, int64_t N, ConfigOverride cfg
   detail::check_swiglu_inputs<T>("swiglu_packed", ab, ab, M, N, true, "y");
   check_buffer_size("swiglu_packed", "y", y, M, N, "M x N");
   Config c = cfg ? *cfg : swiglu_heuristic(N, dtype_v<T>);
-  swiglu_kernel<T>().launch(swiglu_grid(c, M, N), c, y, ab, ab, N, 2 * N, N);
+  swiglu_kernel<T>().launch(swiglu_grid(c, M, N), c, y, ab, ab, M, N, 2 * N, N);
 }
 
 // da, db [M, N] from dy [M, N] and the forward's inputs a, b [M, N].
@@ -149,7 +196,7 @@ void swiglu_backward(DA&& da, DB&& db, const DY& dy, const A& a, const B& b, int
   check_buffer_size(fn, "da", da, M, N, "M x N");
   check_buffer_size(fn, "db", db, M, N, "M x N");
   Config c = cfg ? *cfg : swiglu_heuristic(N, dtype_v<T>, true);
-  swiglu_backward_kernel<T>().launch(swiglu_grid(c, M, N), c, da, db, dy, a, b, N, N, int64_t(0));
+  swiglu_backward_kernel<T>().launch(swiglu_grid(c, M, N), c, da, db, dy, a, b, M, N, N, int64_t(0));
 }
 
 // dab [M, 2N] (rows [dgate, dup]) from dy [M, N] and the packed input ab [M, 2N].
@@ -162,7 +209,7 @@ void swiglu_backward_packed(DAB&& dab, const DY& dy, const AB& ab, int64_t M, in
   check_buffer_size(fn, "dy", dy, M, N, "M x N");
   check_buffer_size(fn, "dab", dab, M, 2 * N, "M x 2N");
   Config c = cfg ? *cfg : swiglu_heuristic(N, dtype_v<T>, true);
-  swiglu_backward_kernel<T>().launch(swiglu_grid(c, M, N), c, dab, dab, dy, ab, ab, N, 2 * N, N);
+  swiglu_backward_kernel<T>().launch(swiglu_grid(c, M, N), c, dab, dab, dy, ab, ab, M, N, 2 * N, N);
 }
 
 }  // namespace tilefuse::kernels

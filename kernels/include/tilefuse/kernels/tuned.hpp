@@ -523,12 +523,12 @@ const auto& swiglu_tuner() {
         if (packed) swiglu_packed(y, a, M, N, c);
         else swiglu(y, a, b, M, N, c);
       },
-      swiglu_space(),
+      with_row_batches(swiglu_space()),
       [](const auto&, const auto&, const auto&, int64_t M, int64_t N, bool packed) { return swiglu_key(M, N, packed); },
       TuneOptions{.name = "swiglu", .key_names = {"n_rows", "n_cols", "packed"}, .outputs = {0},
                   .fallback = [](const tuning::KeyView& k) { return swiglu_heuristic(k["n_cols"], dtype_v<T>); }},
-      [](const Config& c, const auto& y, const auto& a, const auto& b, int64_t, int64_t N, bool packed) {
-        return tuning::specialization(swiglu_kernel<T>(), c, y, a, b, N, packed ? 2 * N : N, packed ? N : 0);
+      [](const Config& c, const auto& y, const auto& a, const auto& b, int64_t M, int64_t N, bool packed) {
+        return tuning::specialization(swiglu_kernel<T>(), c, y, a, b, M, N, packed ? 2 * N : N, packed ? N : 0);
       });
   return t;
 }
@@ -542,15 +542,15 @@ const auto& swiglu_backward_tuner() {
         if (packed) swiglu_backward_packed(da, dy, a, M, N, c);
         else swiglu_backward(da, db, dy, a, b, M, N, c);
       },
-      swiglu_space(),
+      with_row_batches(swiglu_space()),
       [](const auto&, const auto&, const auto&, const auto&, const auto&, int64_t M, int64_t N, bool packed) {
         return swiglu_key(M, N, packed);
       },
       TuneOptions{.name = "swiglu_bwd", .key_names = {"n_rows", "n_cols", "packed"}, .outputs = {0, 1},
                   .fallback = [](const tuning::KeyView& k) { return swiglu_heuristic(k["n_cols"], dtype_v<T>, true); }},
-      [](const Config& c, const auto& da, const auto& db, const auto& dy, const auto& a, const auto& b, int64_t,
+      [](const Config& c, const auto& da, const auto& db, const auto& dy, const auto& a, const auto& b, int64_t M,
          int64_t N, bool packed) {
-        return tuning::specialization(swiglu_backward_kernel<T>(), c, da, db, dy, a, b, N, packed ? 2 * N : N,
+        return tuning::specialization(swiglu_backward_kernel<T>(), c, da, db, dy, a, b, M, N, packed ? 2 * N : N,
                                       packed ? N : 0);
       });
   return t;
