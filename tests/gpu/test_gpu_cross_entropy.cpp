@@ -220,6 +220,7 @@ TEST_CASE_TEMPLATE("gpu: cross_entropy of short rows in batches of ROWS per prog
                                  .grad_scale = 0.25f};
   check_gpu<T>(37, 300, {}, false, Config{{"BLOCK", 512}, {"ROWS", 4}, num_warps(2)}, 21);
   check_gpu<T>(37, 300, smooth, true, Config{{"BLOCK", 512}, {"ROWS", 2}, num_warps(1)}, 22);
+  check_gpu<T>(37, 300, smooth, true, Config{{"BLOCK", 512}, {"ROWS", 2}, {"PICK_TARGET", 1}, num_warps(1)}, 22);
   check_gpu<T>(29, 77, {.ignore_index = -1, .reduction = LossReduction::none}, true,
                Config{{"BLOCK", 128}, {"ROWS", 16}, num_warps(2)}, 23);
   check_gpu<T>(21, 299, {.z_loss = 1e-3f, .logits_stride = 301}, false,

@@ -215,10 +215,12 @@ inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) {
 // logit sum is needed (SMOOTHING: label_smoothing > 0; set here, never by the caller),
 // the targets per counting program of a mean (COUNT; 0: the count kernel counts them,
 // as for other reductions, which have none; a config may set it for a mean), and
-// PICK_TARGET where the config leaves it out (looped rows and rows in batches: never).
+// PICK_TARGET where the config leaves it out (looped rows: never; rows in batches: their
+// program's default).
 inline Config cross_entropy_config(Config c, int64_t V, const CrossEntropyOptions& o) {
   check_row_cover(c, V, "cross_entropy");
-  if (row_uses_loop(c, V) || c.has("ROWS")) c.meta.erase("PICK_TARGET");  // (rows in batches gather it)
+  if (row_uses_loop(c, V)) c.meta.erase("PICK_TARGET");
+  else if (c.has("ROWS")) {}  // the rows program's own default unless the config sets it
   else if (!c.has("PICK_TARGET")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
   c.meta.erase("RELOAD");
   c.set("SMOOTHING", o.label_smoothing > 0.0f ? 1 : 0);
