@@ -220,8 +220,7 @@ inline bool cross_entropy_counts_in_rows(const Config& c, int64_t V) {
 inline Config cross_entropy_config(Config c, int64_t V, const CrossEntropyOptions& o) {
   check_row_cover(c, V, "cross_entropy");
   if (row_uses_loop(c, V)) c.meta.erase("PICK_TARGET");
-  else if (c.has("ROWS")) {}  // the rows program's own default unless the config sets it
-  else if (!c.has("PICK_TARGET")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
+  else if (!c.has("PICK_TARGET") && !c.has("ROWS")) c.set("PICK_TARGET", cross_entropy_picks_target(c) ? 1 : 0);
   c.meta.erase("RELOAD");
   c.set("SMOOTHING", o.label_smoothing > 0.0f ? 1 : 0);
   bool mean = o.reduction == LossReduction::mean;

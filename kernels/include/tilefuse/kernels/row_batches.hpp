@@ -1,6 +1,6 @@
 #pragma once
 // Short rows in batches: ROWS rows of one BLOCK tile per program, as a [ROWS, BLOCK]
-// tile (the rows programs of softmax, the norms and cross-entropy). One program per row
+// tile (the rows programs of softmax and its backward, the norms, cross-entropy, SwiGLU). One program per row
 // moves BLOCK x element size bytes; for rows of 1 KB or less that is too little per
 // program: an SM holds at most 32 programs, so 32 KB or less are in flight per SM.
 #include <algorithm>
@@ -34,17 +34,24 @@ inline void batch_short_rows(Config& c, DType dtype, int64_t inputs = 1) {
   }
 }
 
+// ROWS (1 where unset) as a tile dimension: a power of two, or a UserError naming the
+// config and `kernel`, the host function.
+inline int64_t checked_rows(const Config& c, const char* kernel) {
+  int64_t rows = c.has("ROWS") ? c.get("ROWS") : 1;
+  if (rows < 1 || (rows & (rows - 1)) != 0)
+    user_error(std::string(kernel) + ": the config {" + c.str() + "} has ROWS = " + std::to_string(rows) +
+                   ", not a power of two",
+               SourceLoc{}, "Set ROWS to the rows each program takes: 1, 2, 4, 8, ... (a tile dimension)");
+  return rows;
+}
+
 // Whether a config runs the rows program (it sets ROWS and covers the row with one tile):
 // checks what ROWS cannot combine with, naming the config, and drops the row programs'
 // meta-parameters (rows in batches are [ROWS, BLOCK] tiles from the rows' own starts).
 // `kernel`: the host function's name, for the messages.
 inline bool uses_row_batches(Config& c, int64_t cols, const char* kernel) {
   if (!c.has("ROWS")) return false;
-  int64_t rows = c.get("ROWS");
-  if (rows < 1 || (rows & (rows - 1)) != 0)
-    user_error(std::string(kernel) + ": the config {" + c.str() + "} has ROWS = " + std::to_string(rows) +
-                   ", not a power of two",
-               SourceLoc{}, "Set ROWS to the rows each program takes: 1, 2, 4, 8, ... (a tile dimension)");
+  checked_rows(c, kernel);
   if (c.cluster != 1)
     user_error(std::string(kernel) + ": the config {" + c.str() + "} combines ROWS with clusters", SourceLoc{},
                "Use ROWS (several short rows per program) or cluster(c) (one long row per cluster), not both");

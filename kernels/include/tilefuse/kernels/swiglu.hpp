@@ -133,10 +133,7 @@ inline Config swiglu_heuristic(int64_t n_cols, DType dtype = DType::bf16, bool b
   return c;
 }
 inline Grid swiglu_grid(const Config& c, int64_t rows, int64_t cols) {
-  int64_t per = c.has("ROWS") ? c.get("ROWS") : 1;
-  if (per < 1 || (per & (per - 1)) != 0)
-    user_error("swiglu: the config {" + c.str() + "} has ROWS = " + std::to_string(per) + ", not a power of two",
-               SourceLoc{}, "Set ROWS to the rows each program takes: 1, 2, 4, 8, ... (a tile dimension)");
+  int64_t per = checked_rows(c, "swiglu");
   int64_t programs = (rows + per - 1) / per * ((cols + c.get("BLOCK") - 1) / c.get("BLOCK"));
   if (programs > INT32_MAX)
     user_error("swiglu: " + std::to_string(programs) + " programs of BLOCK " + std::to_string(c.get("BLOCK")) +

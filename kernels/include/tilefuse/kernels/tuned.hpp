@@ -714,9 +714,10 @@ const auto& cross_entropy_tuner() {
         const KernelBase& k = row_uses_loop(c, V)
                                   ? static_cast<const KernelBase&>(cross_entropy_looped_kernel<T, TI>())
                                   : cross_entropy_row_kernel<T, TI>();
-        return tuning::specialization(k, cross_entropy_config(c, V, o), loss, dlogits, loss, logits, targets, loss,
-                                      static_cast<int32_t>(V), ls, ds, o.ignore_index, o.label_smoothing, o.z_loss,
-                                      o.grad_scale);
+        // (count_word and inv_count: loss stands in; n_count and counting: 0, as without a mean.)
+        return tuning::specialization(k, cross_entropy_config(c, V, o), loss, dlogits, logits, targets, loss,
+                                      int32_t(0), int32_t(0), loss, static_cast<int32_t>(V), ls, ds, o.ignore_index,
+                                      o.label_smoothing, o.z_loss, o.grad_scale);
       });
   return t;
 }
