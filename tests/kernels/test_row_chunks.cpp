@@ -346,10 +346,43 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
   check(131072, 4, 8, 3, true);   // 8 programs of 16384 (eight_program_cluster)
   check(262144, 4, 8, 3, true);   // 16 programs of 16384: 3 per SM at 84 registers
   // Narrower programs, chunked widths, f32 and rows in one program keep the norm heuristic.
-  for (int64_t cols : {4096, 8192, 20000, 50304, 100000})
+  for (int64_t cols : {4096, 8192, 100000})
     CHECK(tk::layernorm_heuristic(cols, DType::bf16, true) == tk::norm_heuristic(cols, DType::bf16, true));
   CHECK(tk::layernorm_heuristic(65536, DType::f32, true) == tk::norm_heuristic(65536, DType::f32, true));
   CHECK(tk::layernorm_heuristic(65536, DType::bf16, false) == tk::norm_heuristic(65536, DType::bf16, false));
+}
+
+TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks on clusters of 4+: half the programs") {
+  // (cols, the heuristic's cluster of 5 x 1024 programs): each program now holds 5 x 2048.
+  for (auto [cols, cluster] : {std::pair<int64_t, int>{16385, 4}, {16388, 4}, {65538, 16}, {65540, 16}}) {
+    CAPTURE(cols);
+    Config before = tk::norm_heuristic(cols, DType::bf16, true);
+    REQUIRE(before.cluster == cluster);
+    REQUIRE(before.get("BLOCK") == 1024);
+    for (const Config& c : {tk::layernorm_heuristic(cols, DType::bf16, true),
+                            tk::add_rmsnorm_heuristic(cols, DType::bf16, true, false)}) {
+      CHECK(c.cluster == cluster / 2);
+      CHECK(c.get("BLOCK") == 2048);
+      CHECK(c.get("CHUNKS") == 5);
+      CHECK(c.num_warps == 8);
+      CHECK(c.min_programs_per_sm == 3);
+      CHECK(tk::row_cover(c) >= tk::aligned_row_span(cols, DType::bf16));
+    }
+    CHECK(tk::add_rmsnorm_heuristic(cols, DType::bf16, true, false).get("RELOAD") == 1);
+    CHECK_FALSE(tk::layernorm_heuristic(cols, DType::bf16, true).has("RELOAD"));
+    // Rows from their aligned start (odd widths) cover the aligned span.
+    CHECK(tk::row_cover(tk::add_rmsnorm_heuristic(cols, DType::bf16, true, true)) >=
+          tk::aligned_row_span(cols, DType::bf16));
+  }
+  // LayerNorm at aligned widths too; not the residual RMSNorm there (it lost), the plain
+  // RMSNorm, f32, rows in one program or programs of wider chunks.
+  CHECK(tk::layernorm_heuristic(20000, DType::bf16, true).cluster == 2);
+  CHECK(tk::add_rmsnorm_heuristic(20000, DType::bf16, true, false).cluster == 4);
+  CHECK(tk::rmsnorm_heuristic(65538, DType::bf16, true).cluster == 16);
+  CHECK(tk::layernorm_heuristic(65538, DType::f32, true) == tk::norm_heuristic(65538, DType::f32, true));
+  CHECK(tk::layernorm_heuristic(5000, DType::bf16, true).cluster == 1);
+  CHECK(tk::layernorm_heuristic(65536, DType::bf16, true).cluster == 8);
+  CHECK(tk::half_cluster_programs(tk::norm_heuristic(16385, DType::bf16, false), 16385, DType::bf16) == std::nullopt);
 }
 
 TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of unaligned widths, not f32 or norms") {
@@ -410,10 +443,13 @@ TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of u
   CHECK(n(tk::rmsnorm_heuristic(262144, DType::f32, true)) == 0);
   CHECK(n(tk::norm_heuristic(16383, DType::bf16, true)) == 0);  // LayerNorm's
   // The residual RMSNorm: capped where its rows are indexed from their aligned start (2-byte
-  // aligned rows on a cluster: the weight's realigned runs), not on aligned or 4-byte rows.
-  CHECK(n(tk::add_rmsnorm_heuristic(16383, DType::bf16, true, true)) == 6);
-  CHECK(n(tk::add_rmsnorm_heuristic(16383, DType::bf16, true, false)) == 0);
-  CHECK(n(tk::add_rmsnorm_heuristic(16386, DType::bf16, true, true)) == 0);
+  // aligned rows on a cluster: the weight's realigned runs), not on aligned or 4-byte rows;
+  // on half the programs (half_cluster_programs) at 3 either way.
+  CHECK(n(tk::add_rmsnorm_heuristic(24001, DType::bf16, true, true)) == 6);
+  CHECK(n(tk::add_rmsnorm_heuristic(24001, DType::bf16, true, false)) == 0);
+  CHECK(n(tk::add_rmsnorm_heuristic(24002, DType::bf16, true, true)) == 0);
+  CHECK(n(tk::add_rmsnorm_heuristic(16383, DType::bf16, true, true)) == 3);
+  CHECK(n(tk::add_rmsnorm_heuristic(16386, DType::bf16, true, true)) == 3);
   CHECK(n(tk::add_rmsnorm_heuristic(4099, DType::bf16, true, true)) == 0);  // one program
 }
 
@@ -482,7 +518,7 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   CHECK(rms(262144).cluster == 16);
   CHECK(sm(262144).cluster == 16);
   CHECK(rms(65537).cluster == 16);  // narrow accesses: RELOAD there lost
-  CHECK(tk::layernorm_heuristic(100002, DType::bf16, true).cluster == 16);
+  CHECK(tk::layernorm_heuristic(100002, DType::bf16, true).cluster == 8);  // half_cluster_programs
   CHECK(tk::add_rmsnorm_heuristic(151937, DType::bf16, true, true).cluster == 16);  // rows from their aligned start
   CHECK(tk::add_rmsnorm_heuristic(151936, DType::bf16, true, false).cluster == 8);
   CHECK(rms(65536).cluster == 8);

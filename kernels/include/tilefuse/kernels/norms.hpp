@@ -286,11 +286,14 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // chunks held"), bf16 2048x65536 77.3 -> 83.4, 512x262144 71.5 -> 80.1, 128x262144 62.7 ->
 // 69.3, 4096x32768 80.7 -> 86.9, 8192x16384 85.0 -> 88.5; f16 alike (+6 to +10). Rows of odd
 // width lost 1-2 points (2048x16385, 512x65537). Short rows go in batches (row_batches.hpp).
+// Rows whose programs would hold chunks of 1024 on clusters of 4+ take half the programs
+// (half_cluster_programs).
 inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
   int64_t width = n_cols;  // (n_cols may become the aligned span)
   if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
   batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
+  if (auto half = half_cluster_programs(c, n_cols, dtype)) return *half;
   if (c.cluster == 1 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
   int64_t per = row_cover(c) / c.cluster;
   c.set("BLOCK", 4096);
@@ -331,12 +334,22 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
 // E + 32 registers for E values per thread: the weight's realigned runs (read without
 // touching a byte past the weight) took the driver's ptxas to 4 programs per SM (H200 bf16
 // 4096x16383 50.1% of copy, capped 62.1%; 2048x65537 45.5% -> 58.4%, f16 57.6% -> 70.7%).
+// 16-bit programs of chunks of 1024 on clusters of 4+ are half as many, twice as wide
+// (half_cluster_programs), with RELOAD, where the width is not a multiple of 8 (aligned
+// widths lost 1.3-1.7 points: bf16 4096x20000 84.1 -> 82.8, 1024x50304 69.9 -> 68.4).
 inline Config add_rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bool align) {
   bool aligned_width = n_cols % (16 / byte_size(dtype)) == 0;
   auto heuristic = [&](int64_t n) { return norm_heuristic(n, dtype, clusters, true, aligned_width); };
   Config c = aligned_rows_heuristic(align, n_cols, dtype, heuristic);
-  if (align && aligned_rows_pay(c, n_cols, dtype) && !row_uses_loop(c, aligned_row_span(n_cols, dtype)))
+  bool from_aligned_start = align && aligned_rows_pay(c, n_cols, dtype);
+  if (from_aligned_start && !row_uses_loop(c, aligned_row_span(n_cols, dtype)))
     c.min_programs_per_sm = register_capped_programs(c, 32);
+  std::optional<Config> half;
+  if (!aligned_width) half = half_cluster_programs(c, from_aligned_start ? aligned_row_span(n_cols, dtype) : n_cols, dtype);
+  if (half) {
+    c = *half;
+    c.set("RELOAD", 1);
+  }
   batch_short_rows(c, dtype);
   return c;
 }
