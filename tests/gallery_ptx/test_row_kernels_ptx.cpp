@@ -247,3 +247,44 @@ TEST_CASE("row reads: no evict_first hint on rows of whole runs, evict_first fro
     CHECK(count(ptx, hinted) == 0);
   }
 }
+
+// A per-column parameter broadcast over a batch of rows (the norms' rows programs) is
+// read in the rows' layout: on rows off 16 bytes their narrower runs, with no conversion
+// through shared memory (no barrier); on aligned rows 16-byte runs, as before.
+TEST_CASE("rows programs read the weight and bias in the rows' layout: no conversion through shared memory") {
+  if (gallery_ptx::no_ptxas()) return;
+  const std::regex ld64(R"(ld\.global[^\n]*\.v2\.b32)"), ld32(R"(ld\.global(\.[a-z0-9:_]+)*\.b32 )"),
+      ld128(R"(ld\.global[^\n]*\.v4\.b32)");
+  auto ptx_at = [](const std::string& kname, Config cfg, int64_t width_divisibility) {
+    const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
+                                  [&](const auto& k) { return k.name == kname; });
+    for (auto& [key, v] : g.default_config.meta)
+      if (!cfg.has(key)) cfg.set(key, v);
+    const KernelBase& k = g.get(DType::bf16);
+    // Pointers and the row count on 16, the width and the row stride on `width_divisibility`.
+    std::vector<int64_t> div(k.num_runtime_params(), 16);
+    div[k.num_runtime_params() - 3] = div[k.num_runtime_params() - 2] = width_divisibility;
+    div.back() = 1;  // eps
+    std::string ptx = nvptx::compile(*k.specialize(cfg, div), nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+    tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores == 0);
+    return ptx;
+  };
+  for (std::string kname : {"layernorm_rows", "rmsnorm_rows"}) {
+    CAPTURE(kname);
+    // 300 columns (8-byte rows): x, weight, bias and the output in 8-byte runs.
+    std::string odd = ptx_at(kname, Config{{"BLOCK", 512}, {"ROWS", 2}, num_warps(1)}, 4);
+    CHECK(odd.find("bar.sync") == std::string::npos);
+    CHECK(odd.find("st.shared") == std::string::npos);
+    CHECK(count(odd, ld128) == 0);
+    CHECK(count(odd, ld64) >= (kname == "layernorm_rows" ? 3 : 2) * 4);  // x; weight (and bias): 4 runs each
+    // 250 columns (4-byte rows).
+    std::string four = ptx_at(kname, Config{{"BLOCK", 256}, {"ROWS", 4}, num_warps(1)}, 2);
+    CHECK(four.find("bar.sync") == std::string::npos);
+    CHECK(count(four, ld32) > 0);
+    // Aligned rows: 16-byte runs for all of them.
+    std::string aligned = ptx_at(kname, Config{{"BLOCK", 512}, {"ROWS", 2}, num_warps(1)}, 16);
+    CHECK(count(aligned, ld128) >= (kname == "layernorm_rows" ? 3 : 2) * 2);
+  }
+}

@@ -118,6 +118,7 @@ class LayoutPass {
 
   void run() {
     choose_memory_anchors(f_, plan_, anchors_);
+    for (auto& [op, l] : anchors_) memory_anchors_.push_back({op, l});
     ir::walk(f_.body, [&](Op& op) {
       if (op.kind == OpKind::Dot) plan_dot(op);
     });
@@ -266,6 +267,7 @@ class LayoutPass {
       const Op& op = **it;
       auto anchor = anchors_.find(&op);
       if (is_memory_op(op.kind) && anchor != anchors_.end()) {
+        if (LayoutRef w = broadcast_load_want(op, anchor->second)) anchor->second = w;
         for (auto* v : op.operands) set_want(v, anchor->second);
         continue;
       }
@@ -303,6 +305,26 @@ class LayoutPass {
           break;
       }
     }
+  }
+
+  // A load broadcast over a larger tile (a per-column weight over a batch of rows) is
+  // read in the layout its consumers want where that is another memory op's coalesced
+  // layout projected onto it: the rows' own runs (e.g. 8-byte vectors on rows of 300
+  // 16-bit columns) instead of its 16-byte vectors and a conversion through shared
+  // memory and barriers per program. Null where that does not apply.
+  LayoutRef broadcast_load_want(const Op& op, LayoutRef anchor) {
+    const Value* r = op.results.empty() ? nullptr : op.result();
+    LayoutRef w = r && op.kind == OpKind::Load ? want(r) : nullptr;
+    if (!w || w == anchor || !r->type.is_tile()) return nullptr;
+    const auto& shape = r->type.shape;
+    for (auto& [m, ml] : memory_anchors_) {
+      const auto& ms = m->operand(0)->type.shape;
+      if (m == &op || ms.size() != shape.size() || ms == shape) continue;
+      bool source = true;
+      for (size_t d = 0; d < shape.size(); ++d) source = source && (shape[d] == ms[d] || shape[d] == 1);
+      if (source && ml->ll.project_to(shape) == w->ll) return w;
+    }
+    return nullptr;
   }
 
   // ---- forward: assign ----
@@ -509,6 +531,7 @@ class LayoutPass {
   const ir::Function& f_;
   GpuPlan& plan_;
   AnchorMap anchors_;
+  std::vector<std::pair<const Op*, LayoutRef>> memory_anchors_;  // choose_memory_anchors' picks
   std::unordered_map<const Value*, LayoutRef> want_;
   std::unordered_set<const Value*> floating_;
   std::unordered_map<const Op*, std::pair<LayoutRef, LayoutRef>> mma_operands_;
