@@ -413,9 +413,9 @@ inline std::optional<Config> eight_program_cluster(const Config& c, int64_t n_co
 // it measured faster: LayerNorm, and the residual RMSNorm where the width is not a multiple
 // of 8. H200 bf16 % of copy, previous heuristic -> this, two rounds (bench/NOTES.md "Cluster
 // programs of 1024-column chunks"): LayerNorm 2048x16385 52.6 -> 56.9, 2048x16388 55.4 ->
-// 60.6, 512x65538 46.1 -> 52.4, 512x65540 48.7 -> 56.4, 1024x100002 50.0 -> 60.4, 4096x20000
-// 76.3 -> 77.7, 1024x50304 65.8 -> 68.9; residual RMSNorm 2048x16386 58.3 -> 62.2, 512x65538
-// 52.7 -> 59.9, 1024x100002 53.4 -> 61.5 (aligned widths lost 1.3-1.7); f16 alike. The plain
+// 60.5, 512x65538 46.0 -> 52.4, 512x65540 48.7 -> 56.4, 1024x100002 50.0 -> 60.4, 4096x20000
+// 76.2 -> 77.7, 1024x50304 65.8 -> 68.8; residual RMSNorm 2048x16386 58.3 -> 62.2, 512x65538
+// 52.7 -> 59.9, 1024x100002 53.3 -> 61.5 (aligned widths lost 1.3-1.7); f16 alike. The plain
 // RMSNorm moved within a point or lost (2048x16385 66.7 -> 61.8), softmax lost 4-11, f32
 // was mixed (the residual RMSNorm 2048x16386 79.6 -> 73.9, 512x65540 71.8 -> 82.1).
 // nullopt where it does not apply.

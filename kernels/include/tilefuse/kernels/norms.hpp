@@ -336,7 +336,7 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
 // 4096x16383 50.1% of copy, capped 62.1%; 2048x65537 45.5% -> 58.4%, f16 57.6% -> 70.7%).
 // 16-bit programs of chunks of 1024 on clusters of 4+ are half as many, twice as wide
 // (half_cluster_programs), with RELOAD, where the width is not a multiple of 8 (aligned
-// widths lost 1.3-1.7 points: bf16 4096x20000 84.1 -> 82.8, 1024x50304 69.9 -> 68.4).
+// widths lost 1.3-1.7 points: bf16 4096x20000 84.1 -> 82.8, 1024x50304 69.8 -> 68.3).
 inline Config add_rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bool align) {
   bool aligned_width = n_cols % (16 / byte_size(dtype)) == 0;
   auto heuristic = [&](int64_t n) { return norm_heuristic(n, dtype, clusters, true, aligned_width); };
