@@ -108,6 +108,28 @@ TEST_CASE("gallery spaces prune with readable reasons") {
   Key k100{7, 100};
   CHECK(rs.check(Config{{"BLOCK", 1024}, num_warps(4)}, KeyView{rows_cols, k100}) == "");
 
+  // Chunked programs on clusters: the program's share of the row as the fewest chunks.
+  // 16385 columns: 4 x 5 x 1024 (the heuristics') and
+  // 2 x 5 x 2048 (half the programs) are kept.
+  auto cs = kernels::chunked_rowwise_space();
+  Key k16385{2048, 16385};
+  KeyView odd{rows_cols, k16385};
+  Config four{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4), cluster(4)};
+  Config two{{"BLOCK", 2048}, {"CHUNKS", 5}, num_warps(8), cluster(2)};
+  for (const Config& c : {four, two, Config(two).set("min_programs_per_sm", 3)}) {
+    CAPTURE(c.str());
+    CHECK(std::find(cs.configs().begin(), cs.configs().end(), c) != cs.configs().end());
+    CHECK(cs.check(c, odd) == "");
+  }
+  CHECK(cs.check(Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4), cluster(2)}, odd) ==
+        "5 x 1024 is not the fewest chunks covering 8193 columns (the row's share per program)");
+  CHECK(cs.check(Config{{"BLOCK", 4096}, {"CHUNKS", 5}, num_warps(8), cluster(2)}, odd) ==
+        "5 x 4096 is not the fewest chunks covering 8193 columns (the row's share per program)");
+  CHECK(cs.check(Config{{"BLOCK", 4096}, {"CHUNKS", 3}, num_warps(8), cluster(2)}, odd) == "");
+  CHECK(cs.check(Config{{"BLOCK", 2048}, {"CHUNKS", 5}, num_warps(4), cluster(2)}, odd) ==
+        "more than 64 elements per thread");
+  CHECK(cs.check(Config{{"BLOCK", 1024}, {"CHUNKS", 5}, num_warps(4)}, KeyView{rows_cols, Key{8192, 4097}}) == "");
+
   std::vector<std::string> none;
   Key empty;
   CHECK(kernels::attention_space().check(Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, num_warps(8)}, KeyView{none, empty}) ==

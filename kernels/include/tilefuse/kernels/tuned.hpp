@@ -60,19 +60,33 @@ inline tuning::Space rowwise_space() {
 }
 // The forward row kernels also take CHUNKS (row_chunks.hpp): rows of a width that is
 // not a power of two as 3-7 chunks of 512-2048 columns per program, the fewest that
-// cover the row.
+// cover the row; and on clusters of 2-16 programs, each program's share of the row as the
+// fewest chunks of 1024-4096 covering it, on 4 or 8 warps, with and without ptxas asked
+// for 3 programs per SM -- the heuristics' programs at such widths (16385 columns: 4 x 5 x
+// 1024 on 4 warps) and the same row on half the programs (2 x 5 x 2048 on 8 warps,
+// half_cluster_programs), which measured faster for some kernels and slower for others.
 inline tuning::Space chunked_rowwise_space() {
   tuning::Space s = rowwise_space();
   for (int64_t b : {512, 1024, 2048})
     for (int64_t chunks : {3, 5, 6, 7})
       for (int w : {2, 4, 8}) s.add(Config{{"BLOCK", b}, {"CHUNKS", chunks}, num_warps(w)});
+  for (int cl : {2, 4, 8, 16})
+    for (int64_t b : {1024, 2048, 4096})
+      for (int64_t chunks : {3, 5, 6, 7})
+        for (int w : {4, 8}) {
+          Config k{{"BLOCK", b}, {"CHUNKS", chunks}, num_warps(w), cluster(cl)};
+          s.add(k);
+          s.add(Config(k).set("min_programs_per_sm", 3));
+        }
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     if (!c.has("CHUNKS")) return "";
     int64_t b = c.get("BLOCK"), chunks = c.get("CHUNKS"), cols = k["n_cols"];
-    if (b * chunks < cols || b * (chunks - 1) >= cols)
+    int64_t share = (cols + c.cluster - 1) / c.cluster;  // each program's columns
+    if (b * chunks < share || b * (chunks - 1) >= share)
       return std::to_string(chunks) + " x " + std::to_string(b) + " is not the fewest chunks covering " +
-             std::to_string(cols) + " columns";
+             std::to_string(share) + " columns" + (c.cluster > 1 ? " (the row's share per program)" : "");
     if (b / (32 * c.num_warps) < 4) return "fewer than 4 elements per thread in a chunk";
+    if (b * chunks / (32 * c.num_warps) > 64) return "more than 64 elements per thread";
     return "";
   });
   return s;
