@@ -255,7 +255,7 @@ TEST_CASE("rows programs read the weight and bias in the rows' layout: no conver
   if (gallery_ptx::no_ptxas()) return;
   const std::regex ld64(R"(ld\.global[^\n]*\.v2\.b32)"), ld32(R"(ld\.global(\.[a-z0-9:_]+)*\.b32 )"),
       ld128(R"(ld\.global[^\n]*\.v4\.b32)");
-  auto ptx_at = [](const std::string& kname, Config cfg, int64_t width_divisibility) {
+  auto ptx_at = [](const std::string& kname, Config cfg, int64_t width_divisibility, int64_t weight_divisibility = 16) {
     const auto& g = *std::find_if(kernels::gallery().begin(), kernels::gallery().end(),
                                   [&](const auto& k) { return k.name == kname; });
     for (auto& [key, v] : g.default_config.meta)
@@ -265,6 +265,7 @@ TEST_CASE("rows programs read the weight and bias in the rows' layout: no conver
     std::vector<int64_t> div(k.num_runtime_params(), 16);
     div[k.num_runtime_params() - 3] = div[k.num_runtime_params() - 2] = width_divisibility;
     div.back() = 1;  // eps
+    div[4] = weight_divisibility;  // the weight (parameter 4 of both programs)
     std::string ptx = nvptx::compile(*k.specialize(cfg, div), nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
     tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
     CHECK_MESSAGE(r.ok, r.log);
@@ -283,6 +284,10 @@ TEST_CASE("rows programs read the weight and bias in the rows' layout: no conver
     std::string four = ptx_at(kname, Config{{"BLOCK", 256}, {"ROWS", 4}, num_warps(1)}, 2);
     CHECK(four.find("bar.sync") == std::string::npos);
     CHECK(count(four, ld32) > 0);
+    // A weight only known to be 2-byte aligned cannot move the rows' 8-byte runs whole: it
+    // keeps its own layout (element accesses on consecutive lanes) and the conversion.
+    std::string odd_weight = ptx_at(kname, Config{{"BLOCK", 512}, {"ROWS", 2}, num_warps(1)}, 4, 2);
+    CHECK(odd_weight.find("bar.sync") != std::string::npos);
     // Aligned rows: 16-byte runs for all of them.
     std::string aligned = ptx_at(kname, Config{{"BLOCK", 512}, {"ROWS", 2}, num_warps(1)}, 16);
     CHECK(count(aligned, ld128) >= (kname == "layernorm_rows" ? 3 : 2) * 2);

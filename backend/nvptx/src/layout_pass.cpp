@@ -317,6 +317,18 @@ class LayoutPass {
     LayoutRef w = r && op.kind == OpKind::Load ? want(r) : nullptr;
     if (!w || w == anchor || !r->type.is_tile()) return nullptr;
     const auto& shape = r->type.shape;
+    // Only where the pointer's own alignment covers the wanted runs: a run it cannot move
+    // whole would become element accesses of lanes a run apart (where runs are not
+    // realigned), worse than the conversion.
+    const Value* ptr = op.operand(0);
+    const AxisInfo& ai = plan_.axis.get(ptr);
+    int dim = static_cast<int>(shape.size()) - 1;
+    for (int d = dim - 1; d >= 0; --d)
+      if (ai.contiguity[d] > ai.contiguity[dim]) dim = d;
+    auto floor2 = [](int64_t v) { return v < 1 ? int64_t(1) : int64_t(1) << (63 - __builtin_clzll(uint64_t(v))); };
+    int64_t es = byte_size(ptr->type.dtype);
+    int64_t whole = std::min({16 / es, floor2(ai.contiguity[dim]), std::max<int64_t>(1, floor2(ai.divisibility[dim]) / es)});
+    if (w->ll.contiguous_regs(dim) > whole) return nullptr;
     for (auto& [m, ml] : memory_anchors_) {
       const auto& ms = m->operand(0)->type.shape;
       if (m == &op || ms.size() != shape.size() || ms == shape) continue;

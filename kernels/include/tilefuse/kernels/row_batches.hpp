@@ -83,8 +83,8 @@ struct RowBatch {
     return p + first.col() + cols.row();
   }
   // A per-column parameter (weight, bias) as a [1, BLOCK] f32 tile, to broadcast over the
-  // rows. (On rows of odd width its layout, 16-byte vectors, differs from the rows': one
-  // conversion through shared memory each.)
+  // rows. (The compiler reads it in the rows' runs where its alignment allows: no
+  // conversion through shared memory on rows of odd width.)
   template <class T>
   auto load_param(const Ptr<const T>& p) const {
     return load(p + cols.row(), in_cols.row(), 0.0f).template cast<f32>();
