@@ -51,9 +51,8 @@ std::vector<int> access_order(const AxisInfo& ai, int rank) {
 // choose_vector_widths), so only shorter runs are limited by alignment.
 int pointer_vec(const ir::Value* ptr, const AxisInfo& ai, int dim) {
   int64_t es = byte_size(ptr->type.dtype);
-  int64_t v = 16 / es;
-  v = std::min(v, pow2_floor(ai.contiguity[dim]));
-  if (v < 16 / es || !realign_enabled()) v = std::min(v, std::max<int64_t>(1, pow2_floor(ai.divisibility[dim]) / es));
+  int64_t v = std::min(16 / es, pow2_floor(ai.contiguity[dim]));
+  if (v < 16 / es || !realign_enabled()) v = aligned_pointer_vec(ptr, ai, dim);
   return static_cast<int>(std::max<int64_t>(v, 1));
 }
 
@@ -65,6 +64,14 @@ struct MemOp {
 };
 
 }  // namespace
+
+int aligned_pointer_vec(const ir::Value* ptr, const AxisInfo& ai, int dim) {
+  int64_t es = byte_size(ptr->type.dtype);
+  int64_t v = std::min({16 / es, pow2_floor(ai.contiguity[dim]), std::max<int64_t>(1, pow2_floor(ai.divisibility[dim]) / es)});
+  return static_cast<int>(std::max<int64_t>(v, 1));
+}
+
+int contiguous_dim(const AxisInfo& ai, int rank) { return access_order(ai, rank)[0]; }
 
 void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anchors) {
   std::vector<MemOp> mem;

@@ -322,13 +322,8 @@ class LayoutPass {
     // realigned), worse than the conversion.
     const Value* ptr = op.operand(0);
     const AxisInfo& ai = plan_.axis.get(ptr);
-    int dim = static_cast<int>(shape.size()) - 1;
-    for (int d = dim - 1; d >= 0; --d)
-      if (ai.contiguity[d] > ai.contiguity[dim]) dim = d;
-    auto floor2 = [](int64_t v) { return v < 1 ? int64_t(1) : int64_t(1) << (63 - __builtin_clzll(uint64_t(v))); };
-    int64_t es = byte_size(ptr->type.dtype);
-    int64_t whole = std::min({16 / es, floor2(ai.contiguity[dim]), std::max<int64_t>(1, floor2(ai.divisibility[dim]) / es)});
-    if (w->ll.contiguous_regs(dim) > whole) return nullptr;
+    int dim = contiguous_dim(ai, static_cast<int>(shape.size()));
+    if (w->ll.contiguous_regs(dim) > aligned_pointer_vec(ptr, ai, dim)) return nullptr;
     for (auto& [m, ml] : memory_anchors_) {
       const auto& ms = m->operand(0)->type.shape;
       if (m == &op || ms.size() != shape.size() || ms == shape) continue;

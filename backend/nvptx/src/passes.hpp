@@ -17,6 +17,11 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
 void choose_vector_widths(const ir::Function& f, GpuPlan& plan);
 
 bool is_memory_op(ir::OpKind k);
+// The dimension along which a pointer tile is most contiguous (ties: the row-major
+// preference), and the elements one access can move along `dim` as far as the pointer's
+// contiguity and proven alignment allow (at most 16 bytes; no realigning).
+int contiguous_dim(const AxisInfo& ai, int rank);
+int aligned_pointer_vec(const ir::Value* ptr, const AxisInfo& ai, int dim);
 // How contiguous runs of unknown alignment move (knob TILEFUSE_UNALIGNED): as realigned
 // 16-byte chunks, element by element in a layout where consecutive lanes hold
 // consecutive elements (scalar), or in the widest layout of related accesses (narrow).
