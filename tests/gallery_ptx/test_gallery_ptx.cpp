@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
@@ -582,6 +583,61 @@ TEST_CASE("shared memory over the limit at a given num_stages is a user error na
     CHECK(m.find("bytes of shared memory but sm_90a allows 232448") != std::string::npos);
     CHECK(m.find("num_stages=4 keeps that many copies of each pipelined tile") != std::string::npos);
     CHECK(m.find("Use smaller block sizes or fewer stages") != std::string::npos);
+  }
+}
+
+TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming the config and the fix") {
+  // min_programs_per_sm caps registers at 64K / (threads x programs); ptxas needs a 64xN
+  // wgmma's N / 2 accumulator registers and 26 more, else it stops (C7602) when the
+  // driver loads the kernel. 8 warps x 3 programs: 80 registers; 8 x 2: 128.
+  auto compile = [](const char* kname, DType d, Config cfg) {
+    const kernels::GalleryKernel& g = kernels::gallery_kernel(kname);
+    for (auto& [key, v] : g.default_config.meta)
+      if (!cfg.has(key)) cfg.set(key, v);
+    CAPTURE(cfg.str());
+    const KernelBase& k = g.get(d);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  };
+  const Config att{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", 64}, {"PV_LAG", 1}, num_warps(8), num_stages(2),
+                   min_programs_per_sm(3)};
+  try {
+    compile("attention_fwd", DType::f16, att);
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    CHECK(m.find("kernel 'attention_fwd_f16' is configured with num_warps = 8 and min_programs_per_sm = 3, which caps "
+                 "each thread at 80 registers") != std::string::npos);
+    CHECK(m.find("x tile<64x128xf16> runs as warpgroup MMAs of 64x128 that need at least 90 (at attention.hpp:") !=
+          std::string::npos);
+    CHECK(m.find("Use fewer programs per SM (min_programs_per_sm), fewer warps, or a narrower BLOCK_N") !=
+          std::string::npos);
+  }
+  const Config gemm{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(3),
+                    min_programs_per_sm(2)};
+  try {
+    compile("matmul", DType::bf16, gemm);
+    FAIL("no error");
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    CHECK(m.find("caps each thread at 128 registers") != std::string::npos);
+    CHECK(m.find("warpgroup MMAs of 64x256 that need at least 154 (at gemm_tile.hpp:") != std::string::npos);
+  }
+  // Within the cap: 64-column MMAs at 80 registers (32 accumulators), the d64 heuristic's
+  // 4 warps x 3 programs (168), one program of 8 warps. ptxas assembles them.
+  Config narrow = att;
+  narrow.set("BLOCK_N", 64);
+  Config four = att;
+  four.set("BLOCK_M", 64).set("num_warps", 4);
+  Config one = gemm;
+  one.set("min_programs_per_sm", 1);
+  for (auto [kname, d, cfg] : {std::tuple{"attention_fwd", DType::f16, narrow}, std::tuple{"attention_fwd", DType::f16, four},
+                               std::tuple{"matmul", DType::bf16, one}}) {
+    std::string ptx;
+    CHECK_NOTHROW(ptx = compile(kname, d, cfg));
+    if (gallery_ptx::no_ptxas()) continue;
+    tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
   }
 }
 

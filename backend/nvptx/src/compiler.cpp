@@ -39,6 +39,27 @@ void check_float8(const ir::Op& op, TargetInfo& ti) {
   if (op.kind == ir::OpKind::Dot && is_float8(op.operand(0)->type.dtype) && ti.target().sm >= 89) ti.require_ptx(84);
 }
 
+// min_programs_per_sm caps each thread's registers at 64K / (threads x programs), in
+// multiples of 8. Below what one warpgroup MMA instruction holds (its accumulator,
+// instr_n / 2 registers a thread, and 26 more: ptxas asks for 90 at n128 and 154 at
+// n256) ptxas stops with C7602, which the driver reports only when the kernel loads.
+void check_register_cap(const ir::Function& f, const GpuPlan& plan) {
+  if (f.min_programs_per_sm <= 0 || plan.warp_specialized()) return;
+  const int cap = std::min(255, 65536 / (32 * f.num_warps * f.min_programs_per_sm)) / 8 * 8;
+  ir::walk(const_cast<ir::Block&>(f.body), [&](ir::Op& op) {
+    if (op.kind != ir::OpKind::Dot || !plan.op(&op).wgmma) return;
+    const int n = plan.op(&op).wgmma_tiling.instr_n, need = n / 2 + 26;
+    if (cap >= need) return;
+    user_error("kernel '" + f.name + "' is configured with num_warps = " + std::to_string(f.num_warps) +
+                   " and min_programs_per_sm = " + std::to_string(f.min_programs_per_sm) + ", which caps each thread at " +
+                   std::to_string(cap) + " registers; its dot of " + op.operand(0)->type.str() + " x " +
+                   op.operand(1)->type.str() + " runs as warpgroup MMAs of 64x" + std::to_string(n) +
+                   " that need at least " + std::to_string(need),
+               op.loc,
+               "Use fewer programs per SM (min_programs_per_sm), fewer warps, or a narrower BLOCK_N for this dot");
+  });
+}
+
 }  // namespace
 
 CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOptions& opts, bool keep_text) {
@@ -105,6 +126,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
                                             " keeps that many copies of each pipelined tile)"
                                       : std::string()) +
                     ". Use smaller block sizes" + (f.num_stages > 1 ? " or fewer stages" : ""));
+  check_register_cap(f, plan);
   if (keep_text) art.plan = dump_plan(f, plan);
   art.ms_plan = ms_since(t0);
 
