@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "tilefuse/cuda/module.hpp"
 #include "tilefuse/kernels/attention.hpp"
 #include "tilefuse/kernels/common.hpp"
 #include "tilefuse/kernels/cross_entropy.hpp"
@@ -584,6 +585,17 @@ TEST_CASE("shared memory over the limit at a given num_stages is a user error na
     CHECK(m.find("num_stages=4 keeps that many copies of each pipelined tile") != std::string::npos);
     CHECK(m.find("Use smaller block sizes or fewer stages") != std::string::npos);
   }
+}
+
+TEST_CASE("warp-specialized kernels (setmaxnreg) load through the whole-program JIT, the others through the linker") {
+  // The linker compiles PTX as relocatable code, where ptxas ignores setmaxnreg's budgets
+  // (d128 attention's consumers spilled 248 bytes a thread on the H200).
+  Config att{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", 128}, {"PV_LAG", 1}, num_warps(8), num_stages(2)};
+  CHECK_FALSE(cuda::needs_whole_program_jit(gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, att, 16)));
+  att.warp_specialize = 1;
+  std::string ws = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, att, 16);
+  CHECK(ws.find("setmaxnreg.inc.sync.aligned.u32 232;") != std::string::npos);
+  CHECK(cuda::needs_whole_program_jit(ws));
 }
 
 TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming the config and the fix") {

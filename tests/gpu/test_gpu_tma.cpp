@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <tilefuse/cuda/kernel_cache.hpp>
 #include <tilefuse/kernels/kernels.hpp>
+#include <tilefuse/nvptx/compiler.hpp>
 
 #include "padded_gemm.hpp"
 
@@ -113,6 +115,31 @@ TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or no
                        int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
   }
   unsetenv("TILEFUSE_PINGPONG");
+}
+
+// Warp-specialized kernels load through a whole-program JIT: compiled as relocatable code
+// (the driver's linker), ptxas held d128 attention's consumers to the launch's 168
+// registers instead of the 232 setmaxnreg gives them, and they spilled 248 bytes a thread.
+TEST_CASE("gpu: warp-specialized attention d128 loads without spills, and matches the interpreter") {
+  if (!difftest::have_gpu()) return;
+  Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", 128}, {"CAUSAL", 0}, {"PV_LAG", 1},
+             num_warps(8), num_stages(2), warp_specialize()};
+  const auto& kern = tk::attention_fwd_kernel<half>();
+  auto f = kern.specialize(cfg, std::vector<int64_t>(kern.num_runtime_params(), 16));
+  const nvptx::Target target = cuda::device_info().target();
+  if (!target.arch_specific || target.sm < 90) return;  // no warpgroup MMAs, no setmaxnreg
+  auto compile = [&] { return nvptx::compile(*f, nvptx::CompileOptions{target}); };
+  nvptx::CompiledKernel ck = compile();
+  REQUIRE(cuda::needs_whole_program_jit(ck.ptx));
+  cuda::KernelCache cache(nullptr);
+  const cuda::LoadedKernel& k = cache.get(cuda::make_cache_key("ws attention d128", target, cfg.str(), "test"), compile);
+  CHECK(k.local_bytes() == 0);
+  CHECK(k.num_regs() <= 168);  // the launch's budget; the consumers run on 232 after setmaxnreg
+  // The linker's relocatable compile of the same PTX, for the record (a driver may change it).
+  cuda::Cubin c = cuda::link_ptx_to_cubin(ck.ptx, ck.name);
+  MESSAGE("relocatable compile: " << cuda::LoadedKernel::from_cubin(ck, c.bytes).local_bytes() << " bytes local");
+  for (auto [n, causal] : {std::pair{333, false}, std::pair{200, true}})
+    check_attention_d128(n, causal, 1, Config{{"BLOCK_N", 128}, warp_specialize()}, 41);
 }
 
 // Attention at the head-dim-128 heuristic tiling (128x128 on two warpgroups, K and V by

@@ -89,6 +89,8 @@ Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name) 
   return c;
 }
 
+bool needs_whole_program_jit(const std::string& ptx) { return ptx.find("setmaxnreg.") != std::string::npos; }
+
 LoadedKernel LoadedKernel::from_ptx(const nvptx::CompiledKernel& k) {
   LoadedKernel K;
   K.device_ = current_device();

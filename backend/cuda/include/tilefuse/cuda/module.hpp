@@ -22,6 +22,14 @@ struct Cubin {
 };
 Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name);
 
+// Whether the PTX must be compiled as a whole program (cuModuleLoadDataEx) rather than
+// through the linker: the linker compiles PTX as relocatable code, where ptxas ignores
+// the register budgets `setmaxnreg` sets (warp-specialized kernels): their consumers were
+// held to the launch's 168 registers and spilled (attention d128: 248 bytes a thread, 7.7
+// GB of local-memory traffic, 17% slower), where the whole-program compile gives them 232
+// without a spill.
+bool needs_whole_program_jit(const std::string& ptx);
+
 // One kernel loaded into the current device's primary context. Move-only; unloads its
 // module when destroyed.
 class LoadedKernel {
