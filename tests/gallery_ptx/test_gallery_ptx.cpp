@@ -458,16 +458,26 @@ TEST_CASE("attention with P.V one block behind: Q.K^T and P.V in flight together
       CHECK(r.log.find("C75") == std::string::npos);  // no wait injected for the rescaled accumulator
     }
   }
-  // Warp-specialized with ping-pong turns: warpgroup w takes its turn on barrier 2 + w
-  // and hands it to the other by an arrive; the knob changes the code.
+  // Warp-specialized (the heuristic's d128 config) with ping-pong turns: warpgroup w
+  // takes its turn on barrier 2 + w and hands it to the other by an arrive; attention's
+  // loops (two dots) take turns by default, TILEFUSE_PINGPONG=0 turns them off.
   Config ws = kernels::attention_heuristic(4096, 128, false, true);
-  ws.set("warp_specialize", 1);
+  REQUIRE(ws.warp_specialize == 1);
+  CHECK(ws.get("RESCALE_LATE") == 1);
   auto f = k.specialize(ws, std::vector<int64_t>(k.num_runtime_params(), 16));
-  nvptx::CompiledKernel plain = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
-  setenv("TILEFUSE_PINGPONG", "1", 1);
   nvptx::CompiledKernel pp = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+  setenv("TILEFUSE_PINGPONG", "0", 1);
+  nvptx::CompiledKernel plain = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
   unsetenv("TILEFUSE_PINGPONG");
   CHECK(plain.ptx.find("bar.arrive") == std::string::npos);
+  // K's stage goes back to the producer as soon as Q.K^T has completed, before the
+  // softmax's exp2 (early release), and V's after P.V's wait.
+  for (const std::string* p : {&pp.ptx, &plain.ptx}) {
+    size_t qk_done = p->find("wgmma.wait_group.sync.aligned 1;");
+    REQUIRE(qk_done != std::string::npos);
+    size_t release = p->find("mbarrier.arrive.shared::cta.b64", qk_done);
+    CHECK(release < p->find("ex2.approx", qk_done));
+  }
   for (const char* s : {"bar.sync 2, 256;", "bar.sync 3, 256;", "bar.arrive 2, 256;", "bar.arrive 3, 256;"})
     CHECK_MESSAGE(pp.ptx.find(s) != std::string::npos, s);
   if (!tools::find_ptxas().empty()) {

@@ -91,10 +91,11 @@ static void check_attention_d128(int n, bool causal, int lag, const Config& extr
                      n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
 }
 
-// Ping-pong turns (TILEFUSE_PINGPONG, experimental): two consumer warpgroups of a
-// warp-specialized kernel alternate their MMA issues on named barriers 2 and 3. The
-// knob is read when a kernel compiles; these configs (warp_specialize, 8 warps) are
-// launched nowhere else in this process, so none is found already loaded without it.
+// Ping-pong turns: two consumer warpgroups of a warp-specialized kernel alternate their
+// MMA issues on named barriers 2 and 3 (attention's default; TILEFUSE_PINGPONG=1 forces
+// them on the GEMM too). The knob is read when a kernel compiles; these configs
+// (warp_specialize, 8 warps) are launched nowhere else in this process, so none is found
+// already loaded without it.
 TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or not) and GEMM at odd shapes") {
   setenv("TILEFUSE_PINGPONG", "1", 1);
   for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},

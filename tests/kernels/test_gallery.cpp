@@ -125,6 +125,12 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {2, 83, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
       {1, 70, 64, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(2)}},
       {1, 32, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, num_warps(1)}},
+      // ... with O rescaled after the softmax (RESCALE_LATE): no full block, several,
+      // causal, a negative scale
+      {2, 13, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(1)}},
+      {2, 83, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(1)}},
+      {1, 70, 128, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(2)}},
+      {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(1)}, -0.4f},
       // explicit scales: the row max over raw scores (positive) and over scaled ones
       // (negative: SCALE_NEG), with and without masks and the lagged P.V
       {1, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, 0.9f},

@@ -350,6 +350,7 @@ void Codegen::lower_op_now(const ir::Op& op) {
       std::copy(done.begin() + at, done.begin() + at + r.size(), r.begin());
       at += r.size();
     }
+    release_completed_stages(*this, op);
   }
   switch (op.kind) {
     case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Constant: case OpKind::Arange:

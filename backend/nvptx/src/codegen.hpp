@@ -299,6 +299,9 @@ void release_remaining_stages(Codegen& cg, const ir::Op& loop, llvm::Value* iv, 
 // The stage after `slot` in a ring of `stages`, and the phase parity it completes with.
 std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages);
 void wait_tma_copy(Codegen& cg, const ir::Op& ld);
+// Early-release loops (GpuPlan::early_release_loops): after the MMA wait before `at`,
+// each consumer warp releases the stages of the TMA loads the completed dots read.
+void release_completed_stages(Codegen& cg, const ir::Op& at);
 // A view store TMA writes (GpuPlan::tma_stores; lower_tma_store.cpp): `vals`, the
 // block in the store's value layout, leaves through shared memory.
 void lower_tma_store(Codegen& cg, const ir::Op& op, const Regs& vals);

@@ -130,8 +130,10 @@ void issue_ahead(Codegen& cg, const ir::Op& op) {
   const ir::Block* block = op.parent;
   const Codegen::PipelineState& st = cg.pipeline_state.at(block);
   const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(block->parent);
-  if (cg.plan.op(&op).tma_map >= 0 && cg.plan.warp_specialized())
+  if (cg.plan.op(&op).tma_map >= 0 && cg.plan.warp_specialized()) {
+    if (cg.plan.early_release_loops.count(block->parent)) return;  // released where its MMAs completed
     return release_tma_stage(cg, op, st.write_slot, st.release_ok);
+  }
   if (cg.plan.op(&op).tma_map >= 0)
     return issue_tma_copy(cg, op, tma_coordinates(cg, op, pl.slice, block->args[0], st.iv_ahead), st.in_range,
                           st.write_slot);

@@ -231,7 +231,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     prefetch_next_program(cg, slot);
     cg.ring_position = {slot, phase};
   } else if (ring) {  // after the exit's MMA waits: hand the last stages back to the producer
-    release_remaining_stages(cg, op, iv, slot);
+    if (!cg.plan.early_release_loops.count(&op)) release_remaining_stages(cg, op, iv, slot);
     cg.ring_position = {slot, phase};
   }
 }

@@ -159,6 +159,17 @@ void wait_tma_copy(Codegen& cg, const ir::Op& ld) {
   wait_parity(cg, barrier_addr(cg, ld, slot), phase);
 }
 
+void release_completed_stages(Codegen& cg, const ir::Op& at) {
+  auto it = cg.plan.wgmma_releases.find(&at);
+  if (it == cg.plan.wgmma_releases.end()) return;
+  for (const ir::Op* dot : it->second)
+    for (int i = 0; i < 2; ++i) {
+      const ir::Op* ld = async_source(cg.plan, dot->operand(i));
+      if (!ld || cg.plan.op(ld).tma_map < 0 || !cg.tma_wait_at.count(ld)) continue;
+      release_tma_stage(cg, *ld, cg.tma_wait_at.at(ld).first, cg.b.getTrue());
+    }
+}
+
 void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred) {
   llvm::Value* go = cg.b.CreateAnd(cg.b.CreateICmpEQ(cg.lane(), cg.c32(0)), pred);
   cg.if_then(go, [&] {

@@ -75,11 +75,40 @@ struct LoopWaits {
     if (v && std::find(w.values.begin(), w.values.end(), v) == w.values.end()) w.values.push_back(v);
   }
 
+  // Warp-specialized loops: each TMA stage goes back to the producer at the wait that
+  // completes the one dot reading it (FlashAttention-3 releases K right after Q.K^T's
+  // wait), not at the next iteration's issue: the producer refills it a softmax earlier.
+  // Only where every TMA load of the pipeline is read by exactly one dot whose wait is
+  // in the body; other loops release at the issue (lower_async_copy.cpp).
+  void plan_early_release(const std::vector<std::pair<const Op*, const Op*>>& completes) {
+    auto pl = plan.pipelines.find(&loop);
+    const auto& loops = plan.producer_loops;
+    if (pl == plan.pipelines.end() ||
+        std::find(loops.begin(), loops.end(), &loop) == loops.end())
+      return;
+    for (const Op* ld : pl->second.loads) {
+      if (plan.op(ld).tma_map < 0) return;
+      int readers = 0;
+      bool completed = false;
+      for (int p : dot_pos) {
+        const Op* d = body.ops[p].get();
+        bool reads = async_source(plan, d->operand(0)) == ld || async_source(plan, d->operand(1)) == ld;
+        if (!reads) continue;
+        ++readers;
+        for (auto& c : completes) completed = completed || c.second == d;
+      }
+      if (readers != 1 || !completed) return;
+    }
+    plan.early_release_loops.insert(&loop);
+    for (auto& [at, d] : completes) plan.wgmma_releases[at].push_back(d);
+  }
+
   void run(bool may_cross) {
     const Op* yield = body.terminator();
     int n = static_cast<int>(dot_pos.size());
     bool crossing = false;
     std::vector<int> exit_results;
+    std::vector<std::pair<const Op*, const Op*>> completes;  // (op whose wait completes it, dot)
     for (auto& up : body.ops) {
       const Op* d = up.get();
       if (d->kind != OpKind::Dot) continue;
@@ -94,6 +123,7 @@ struct LoopWaits {
       if (first) {  // read in this iteration: complete before the yield passes it on
         plan.op(d).wgmma_defer = true;
         add_wait(first, r, dots_between(pd, pos.at(first)));
+        completes.push_back({first, d});
         continue;
       }
       if (carried.empty()) continue;  // never read: keep the plain wait
@@ -108,13 +138,14 @@ struct LoopWaits {
       if (!ok) {  // cannot cross the back edge: waited for at the end of the iteration
         plan.op(d).wgmma_defer = true;
         add_wait(yield, r, after);
+        completes.push_back({yield, d});
         continue;
       }
       plan.op(d).wgmma_defer = true;
       crossing = true;
       for (int k : carried) exit_results.push_back(k);
     }
-    if (!crossing) return;
+    if (!crossing) return plan_early_release(completes);
     // Each iteration ends with the groups of the previous one complete (their buffers
     // are refilled after the next barrier).
     add_wait(yield, nullptr, n);

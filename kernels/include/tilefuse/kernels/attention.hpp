@@ -67,7 +67,8 @@ const auto& attention_fwd_kernel() {
          I64 stride_n, F32 sm_scale, Meta<"BLOCK_M"> BLOCK_M, Meta<"BLOCK_N"> BLOCK_N, Meta<"HEAD_DIM"> HEAD_DIM,
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
          Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
-         Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT, Meta<"KV_GROUP", int, 1> KV_GROUP) {
+         Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT, Meta<"KV_GROUP", int, 1> KV_GROUP,
+         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -159,15 +160,32 @@ const auto& attention_fwd_kernel() {
           // first iteration adds 0 . V[-BLOCK_N] (a zero block) to a zero accumulator.
           auto p_prev = zeros<T>({BLOCK_M, BLOCK_N});
           auto alpha_prev = zeros<f32>({BLOCK_M});
-          for_range(0, full_hi, BLOCK_N, [&](I32 start_n) {
-            std::vector<Tile<f32, 2>> rescaled;  // before the MMAs are in flight
-            for (auto& a : acc) rescaled.push_back(a * alpha_prev.col());
-            auto qk = scores(start_n);
+          if (RESCALE_LATE) {
+            // The accumulator is rescaled after the softmax, when P.V has completed, so
+            // the MMAs issue first thing in the iteration (FlashAttention-3's order for
+            // heads up to 128). O stays in terms of the current row max, and the last
+            // block's P.V adds to it unscaled.
+            for_range(0, full_hi, BLOCK_N, [&](I32 start_n) {
+              auto qk = scores(start_n);
+              for (size_t i = 0; i < parts.size(); ++i)
+                acc[i] = dot(p_prev, load_v(start_n - BLOCK_N, parts[i]), acc[i]);
+              auto [p, alpha] = softmax(qk, start_n, false);
+              for (auto& a : acc) a = a * alpha.col();
+              p_prev = p;
+            });
             for (size_t i = 0; i < parts.size(); ++i)
-              acc[i] = dot(p_prev, load_v(start_n - BLOCK_N, parts[i]), rescaled[i]);
-            std::tie(p_prev, alpha_prev) = softmax(qk, start_n, false);
-          });
-          add_pv(p_prev, full_hi - BLOCK_N, alpha_prev);
+              acc[i] = dot(p_prev, load_v(full_hi - BLOCK_N, parts[i]), acc[i]);
+          } else {
+            for_range(0, full_hi, BLOCK_N, [&](I32 start_n) {
+              std::vector<Tile<f32, 2>> rescaled;  // before the MMAs are in flight
+              for (auto& a : acc) rescaled.push_back(a * alpha_prev.col());
+              auto qk = scores(start_n);
+              for (size_t i = 0; i < parts.size(); ++i)
+                acc[i] = dot(p_prev, load_v(start_n - BLOCK_N, parts[i]), rescaled[i]);
+              std::tie(p_prev, alpha_prev) = softmax(qk, start_n, false);
+            });
+            add_pv(p_prev, full_hi - BLOCK_N, alpha_prev);
+          }
         } else if (QK_AHEAD) {
           if_(full_hi > 0, [&] {
             auto qk = scores(0);
@@ -247,6 +265,13 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     {"TMA_STORE", 0}, num_warps(4), num_stages(2), min_programs_per_sm(2)};
     const int64_t bn = w > 64 && smem(128, 128) <= kSharedBytes ? 128 : 64;
+    // Head dim 128 (parts of 128 columns): a producer warpgroup copies K and V while the
+    // two consumer warpgroups take turns on the tensor cores, each rescaling O after its
+    // softmax (FlashAttention-3's schedule; H200, peers' shapes, bench/NOTES.md "Warp
+    // specialization without spills"): 541-705 TFLOP/s against 447-548 in one role.
+    if (w == 128 && bn == 128)
+      return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
+                    {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, num_warps(8), num_stages(2), warp_specialize()};
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                   {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
   }

@@ -165,6 +165,13 @@ struct GpuPlan {
   std::unordered_set<const ir::Value*> pinned;
   // Two consumer warpgroups take turns issuing their MMAs (lower_pingpong.cpp).
   bool pingpong = false;
+  // Warp-specialized loops whose stages go back to the producer as soon as the MMAs
+  // reading them complete (wgmma_waits.cpp): the wait before op X completes the dots
+  // `wgmma_releases[X]`, whose TMA stages the consumers release right there, rather
+  // than at the next iteration's issue of those dots (FlashAttention-3 releases K after
+  // Q.K^T's wait, before the softmax).
+  std::unordered_set<const ir::Op*> early_release_loops;
+  std::unordered_map<const ir::Op*, std::vector<const ir::Op*>> wgmma_releases;
   // Persistent kernels (Function::persistent) whose one pipelined loop copies by TMA
   // only: its stages and barriers live for the whole kernel, their ring continues from
   // program to program, and at the loop's exit thread 0 issues the first copies of the
