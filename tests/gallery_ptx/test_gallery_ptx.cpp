@@ -606,6 +606,10 @@ TEST_CASE("warp-specialized kernels (setmaxnreg) load through the whole-program 
   std::string ws = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, att, 16);
   CHECK(ws.find("setmaxnreg.inc.sync.aligned.u32 232;") != std::string::npos);
   CHECK(cuda::needs_whole_program_jit(ws));
+  // Every kernel, when asked (for measuring the linker's relocatable code against it).
+  setenv("TILEFUSE_WHOLE_PROGRAM_JIT", "1", 1);
+  CHECK(cuda::needs_whole_program_jit(gallery_ptx::gallery_ptx_of("softmax", DType::bf16, Config{}, 16)));
+  unsetenv("TILEFUSE_WHOLE_PROGRAM_JIT");
 }
 
 TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming the config and the fix") {

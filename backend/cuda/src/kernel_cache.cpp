@@ -39,7 +39,8 @@ const LoadedKernel& KernelCache::get(const CacheKey& key, const CompileFn& compi
   const DeviceInfo& info = device_info(dev);
   const int drv = driver_version();
   std::optional<CacheEntry> entry = disk_ ? disk_->load(key) : std::nullopt;
-  if (entry && !entry->cubin.empty() && entry->cubin_cc == info.compute_capability() && entry->cubin_driver == drv) {
+  if (entry && !entry->cubin.empty() && entry->cubin_cc == info.compute_capability() && entry->cubin_driver == drv &&
+      !needs_whole_program_jit(entry->kernel.ptx)) {
     try {
       slot->kernel = std::make_unique<LoadedKernel>(LoadedKernel::from_cubin(entry->kernel, entry->cubin, 0));
       return *slot->kernel;

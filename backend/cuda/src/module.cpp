@@ -89,7 +89,9 @@ Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name) 
   return c;
 }
 
-bool needs_whole_program_jit(const std::string& ptx) { return ptx.find("setmaxnreg.") != std::string::npos; }
+bool needs_whole_program_jit(const std::string& ptx) {
+  return ptx.find("setmaxnreg.") != std::string::npos || knob_on("TILEFUSE_WHOLE_PROGRAM_JIT");
+}
 
 LoadedKernel LoadedKernel::from_ptx(const nvptx::CompiledKernel& k) {
   LoadedKernel K;
