@@ -625,30 +625,28 @@ TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming
     auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
     return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
   };
+  auto error_of = [&](const char* kname, DType d, const Config& cfg) -> std::string {
+    try {
+      compile(kname, d, cfg);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
   const Config att{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", 64}, {"PV_LAG", 1}, num_warps(8), num_stages(2),
                    min_programs_per_sm(3)};
-  try {
-    compile("attention_fwd", DType::f16, att);
-    FAIL("no error");
-  } catch (const UserError& e) {
-    std::string m = e.what();
-    CHECK(m.find("kernel 'attention_fwd_f16' is configured with num_warps = 8 and min_programs_per_sm = 3, which caps "
-                 "each thread at 80 registers") != std::string::npos);
-    CHECK(m.find("x tile<64x128xf16> runs as warpgroup MMAs of 64x128 that need at least 90 (at attention.hpp:") !=
-          std::string::npos);
-    CHECK(m.find("Use fewer programs per SM (min_programs_per_sm), fewer warps, or a narrower BLOCK_N") !=
-          std::string::npos);
-  }
+  std::string m = error_of("attention_fwd", DType::f16, att);
+  CHECK(m.find("kernel 'attention_fwd_f16' is configured with num_warps = 8 and min_programs_per_sm = 3, which caps "
+               "each thread at 80 registers") != std::string::npos);
+  CHECK(m.find("x tile<64x128xf16> runs as warpgroup MMAs of 64x128 that need at least 90 (at attention.hpp:") !=
+        std::string::npos);
+  CHECK(m.find("Use fewer programs per SM (min_programs_per_sm), fewer warps, or a narrower BLOCK_N") !=
+        std::string::npos);
   const Config gemm{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(3),
                     min_programs_per_sm(2)};
-  try {
-    compile("matmul", DType::bf16, gemm);
-    FAIL("no error");
-  } catch (const UserError& e) {
-    std::string m = e.what();
-    CHECK(m.find("caps each thread at 128 registers") != std::string::npos);
-    CHECK(m.find("warpgroup MMAs of 64x256 that need at least 154 (at gemm_tile.hpp:") != std::string::npos);
-  }
+  m = error_of("matmul", DType::bf16, gemm);
+  CHECK(m.find("caps each thread at 128 registers") != std::string::npos);
+  CHECK(m.find("warpgroup MMAs of 64x256 that need at least 154 (at gemm_tile.hpp:") != std::string::npos);
   // Within the cap: 64-column MMAs at 80 registers (32 accumulators), the d64 heuristic's
   // 4 warps x 3 programs (168), one program of 8 warps. ptxas assembles them.
   Config narrow = att;
