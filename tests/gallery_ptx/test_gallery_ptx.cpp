@@ -612,6 +612,53 @@ TEST_CASE("warp-specialized kernels (setmaxnreg) load through the whole-program 
   unsetenv("TILEFUSE_WHOLE_PROGRAM_JIT");
 }
 
+TEST_CASE("ping-pong turns: on by default only where each warpgroup owns its rows; no consumer barrier while a turn is held") {
+  // In text order (the per-warpgroup arms of a take or a pass sit side by side): a turn is
+  // held from a take (bar.sync 2|3) to the next pass (bar.arrive 2|3). The consumers'
+  // barrier (bar.sync 1) with a turn held would wait for the other warpgroup, itself
+  // waiting for that turn: a hang. The last turn op is warpgroup 0 consuming the final
+  // hand-over; the epilogue's barriers come after it.
+  auto check_turns = [](const std::string& ptx) {
+    std::regex op(R"(bar\.(sync|arrive) (\d+), 256;)");
+    std::vector<std::pair<size_t, std::string>> ops;  // (position, "take" | "pass" | "meet")
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), op); it != std::sregex_iterator(); ++it) {
+      const std::string kind = (*it)[1], id = (*it)[2];
+      if (id == "1" && kind == "sync") ops.push_back({size_t(it->position()), "meet"});
+      else if (id == "2" || id == "3") ops.push_back({size_t(it->position()), kind == "sync" ? "take" : "pass"});
+    }
+    size_t last_turn = 0;
+    for (auto& [pos, k] : ops)
+      if (k != "meet") last_turn = pos;
+    bool held = false;
+    int meets_checked = 0;
+    for (auto& [pos, k] : ops) {
+      if (k == "take") held = true;
+      if (k == "pass") held = false;
+      if (k == "meet" && pos < last_turn) {
+        CHECK_MESSAGE(!held, "bar.sync 1 with a turn held at PTX offset " << pos);
+        ++meets_checked;
+      }
+    }
+    return meets_checked;
+  };
+  auto has_turns = [](const std::string& ptx) { return ptx.find("bar.arrive 3, 256;") != std::string::npos; };
+  Config d128 = kernels::attention_heuristic(4096, 128, false, true);
+  REQUIRE(d128.warp_specialize == 1);
+  std::string ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, d128, 16);
+  CHECK(has_turns(ptx));
+  check_turns(ptx);
+  // 64 rows on two warpgroups split N: they exchange P through shared memory between
+  // their MMAs, so no turns by default; forced, every barrier passes the turn first.
+  Config m64{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", 128}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0},
+             num_warps(8), num_stages(2), warp_specialize()};
+  CHECK_FALSE(has_turns(gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, m64, 16)));
+  setenv("TILEFUSE_PINGPONG", "1", 1);
+  std::string forced = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, m64, 16);
+  unsetenv("TILEFUSE_PINGPONG");
+  CHECK(has_turns(forced));
+  CHECK(check_turns(forced) > 0);  // the P exchange's barriers sit between turns
+}
+
 TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming the config and the fix") {
   // min_programs_per_sm caps registers at 64K / (threads x programs); ptxas needs a 64xN
   // wgmma's N / 2 accumulator registers and 26 more, else it stops (C7602) when the

@@ -48,14 +48,15 @@ const LoadedKernel& KernelCache::get(const CacheKey& key, const CompileFn& compi
       // A cubin the driver rejects is rebuilt from the PTX below.
     }
   }
-  if (!entry) {
+  const bool compiled = !entry;
+  if (compiled) {
     entry.emplace();
     entry->kernel = compile();
   }
   if (needs_whole_program_jit(entry->kernel.ptx)) {
     // No cubin to keep: the driver's own JIT cache keeps the SASS of this PTX.
     slot->kernel = std::make_unique<LoadedKernel>(LoadedKernel::from_ptx(entry->kernel));
-    if (disk_) disk_->store(key, *entry);
+    if (disk_ && compiled) disk_->store(key, *entry);
     return *slot->kernel;
   }
   Cubin c = link_ptx_to_cubin(entry->kernel.ptx, entry->kernel.name);

@@ -209,7 +209,10 @@ llvm::Value* Codegen::shared_addr32(llvm::Value* p) {
 
 void Codegen::barrier() {
   if (!plan.warp_specialized()) return (void)call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {});
-  // The consumer warps only (the producer warpgroup never joins): named barrier 1.
+  // The consumer warps only (the producer warpgroup never joins): named barrier 1. A
+  // warpgroup holding its ping-pong turn passes it first, or the other, waiting for the
+  // turn, would never reach this barrier.
+  pingpong_pass_turn(*this);
   inline_asm(b.getVoidTy(), "bar.sync 1, " + std::to_string(32 * fn.num_warps) + ";", "~{memory}", {}, true);
 }
 

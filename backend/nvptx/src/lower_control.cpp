@@ -238,6 +238,7 @@ void lower_for(Codegen& cg, const ir::Op& op) {
 
 void lower_if(Codegen& cg, const ir::Op& op) {
   auto& b = cg.b;
+  pingpong_pass_turn(cg);  // both arms start without the turn, as loop bodies do
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto* then_bb = llvm::BasicBlock::Create(cg.ctx, "if.then", f);
   auto* else_bb = llvm::BasicBlock::Create(cg.ctx, "if.else", f);

@@ -7,7 +7,9 @@
 // completes for the (i / S)-th time: phase parity (i / S) & 1.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <algorithm>
 #include <unordered_set>
+#include <vector>
 
 #include "codegen.hpp"
 
@@ -162,10 +164,13 @@ void wait_tma_copy(Codegen& cg, const ir::Op& ld) {
 void release_completed_stages(Codegen& cg, const ir::Op& at) {
   auto it = cg.plan.wgmma_releases.find(&at);
   if (it == cg.plan.wgmma_releases.end()) return;
+  std::vector<const ir::Op*> released;  // once per load (a dot may read one as A and B)
   for (const ir::Op* dot : it->second)
     for (int i = 0; i < 2; ++i) {
       const ir::Op* ld = async_source(cg.plan, dot->operand(i));
       if (!ld || cg.plan.op(ld).tma_map < 0 || !cg.tma_wait_at.count(ld)) continue;
+      if (std::find(released.begin(), released.end(), ld) != released.end()) continue;
+      released.push_back(ld);
       release_tma_stage(cg, *ld, cg.tma_wait_at.at(ld).first, cg.b.getTrue());
     }
 }

@@ -206,13 +206,19 @@ void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
   }
   // Two consumer warpgroups take turns issuing MMAs where an iteration does work of its
   // own between them (two or more dots: attention's softmax between Q.K^T and P.V), so
-  // one warpgroup's softmax runs beside the other's MMAs (d128 attention +3-7%, H200). A
-  // GEMM's loop (one accumulating dot) has nothing to overlap. TILEFUSE_PINGPONG=0 / 1
-  // turns it off / on for every such kernel.
+  // one warpgroup's softmax runs beside the other's MMAs (d128 attention +3-7%, H200), and
+  // where each warpgroup owns its rows of every dot (split along M), so they need not
+  // meet between their turns. A GEMM's loop (one accumulating dot) has nothing to
+  // overlap. TILEFUSE_PINGPONG=0 / 1 turns it off / on for every such kernel.
   int dots = 0;
-  for (const auto& o : loops[0]->regions[0]->ops) dots += o->kind == OpKind::Dot;
+  bool rows_split = true;
+  for (const auto& o : loops[0]->regions[0]->ops)
+    if (o->kind == OpKind::Dot) {
+      ++dots;
+      rows_split = rows_split && plan.op(o.get()).wgmma && plan.op(o.get()).wgmma_tiling.wg_m == f.num_warps / 4;
+    }
   const std::string pp = knob("TILEFUSE_PINGPONG");
-  plan.pingpong = f.num_warps == 8 && (pp.empty() ? dots >= 2 : pp != "0");
+  plan.pingpong = f.num_warps == 8 && (pp.empty() ? dots >= 2 && rows_split : pp != "0");
 }
 
 // Persistent kernels: the one pipelined top-level loop whose copies are all TMA, when
