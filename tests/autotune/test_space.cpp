@@ -134,6 +134,13 @@ TEST_CASE("gallery spaces prune with readable reasons") {
   Key empty;
   CHECK(kernels::attention_space().check(Config{{"BLOCK_M", 64}, {"BLOCK_N", 64}, num_warps(8)}, KeyView{none, empty}) ==
         "8 warps x 16 rows > BLOCK_M 64");
+  // The warp-specialized schedule of the d128 heuristic is in the attention space too.
+  auto as = kernels::attention_space();
+  Config ws{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, {"HEAD_SPLIT", 1},
+            num_warps(8), num_stages(2), warp_specialize()};
+  CHECK(std::find(as.configs().begin(), as.configs().end(), ws) != as.configs().end());
+  std::vector<std::string> att_names{"batch_heads", "seq_len", "head_dim", "causal", "kv_group"};
+  CHECK(as.check(ws, KeyView{att_names, Key{128, 4096, 128, 0, 1}}) == "");
   CHECK(kernels::elementwise_space().check(Config{{"BLOCK", 256}, num_warps(16)}, KeyView{none, empty}) ==
         "BLOCK 256 < 512 threads");
 
