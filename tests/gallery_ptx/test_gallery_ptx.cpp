@@ -612,7 +612,7 @@ TEST_CASE("warp-specialized kernels (setmaxnreg) load through the whole-program 
   unsetenv("TILEFUSE_WHOLE_PROGRAM_JIT");
 }
 
-TEST_CASE("ping-pong turns: on by default only where each warpgroup owns its rows; no consumer barrier while a turn is held") {
+TEST_CASE("ping-pong turns: on by default only where each warpgroup owns its rows, and no consumer barrier while a turn is held") {
   // In text order (the per-warpgroup arms of a take or a pass sit side by side): a turn is
   // held from a take (bar.sync 2|3) to the next pass (bar.arrive 2|3). The consumers'
   // barrier (bar.sync 1) with a turn held would wait for the other warpgroup, itself
