@@ -219,8 +219,9 @@ TEST_CASE("PTX to cubin through the driver linker, then load") {
   check_axpb(k, 777);
 }
 
-TEST_CASE("kernel cache: memory, then disk with cubin, then compile") {
+TEST_CASE("kernel cache: memory, then disk with cubin, then compile (the linker: TILEFUSE_WHOLE_PROGRAM_JIT=0)") {
   REQUIRE_GPU();
+  setenv("TILEFUSE_WHOLE_PROGRAM_JIT", "0", 1);
   fs::path dir = fs::temp_directory_path() / ("tilefuse-gpu-cache-" + std::to_string(std::random_device{}()));
   {
     DiskCache disk(dir);
@@ -250,6 +251,37 @@ TEST_CASE("kernel cache: memory, then disk with cubin, then compile") {
     CHECK(k2.jit_ms() == 0.0);   // no JIT on a warm start
     check_axpb(k2, 301);
     std::printf("warm load from cubin: %.3f ms\n", k2.load_ms());
+  }
+  unsetenv("TILEFUSE_WHOLE_PROGRAM_JIT");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+TEST_CASE("kernel cache by default: the disk keeps the PTX, a warm start JITs it as a whole program") {
+  REQUIRE_GPU();
+  fs::path dir = fs::temp_directory_path() / ("tilefuse-gpu-cache-" + std::to_string(std::random_device{}()));
+  {
+    DiskCache disk(dir);
+    CacheKey key = make_cache_key("axpb test IR, whole program", device_info().target(), "num_warps=4", "test");
+    int compiles = 0;
+    auto compile = [&] {
+      ++compiles;
+      return tf_test::axpb_kernel();
+    };
+    {
+      KernelCache cold(&disk);
+      check_axpb(cold.get(key, compile), 302);
+      CHECK(compiles == 1);
+    }
+    auto entry = disk.load(key);
+    REQUIRE(entry.has_value());
+    CHECK(entry->cubin.empty());  // the driver's JIT cache keeps the SASS
+    CHECK(entry->kernel.ptx == tf_test::axpb_kernel().ptx);
+    KernelCache warm(&disk);
+    const LoadedKernel& k = warm.get(key, compile);
+    CHECK(compiles == 1);  // the PTX came from disk
+    check_axpb(k, 303);
+    std::printf("warm load from PTX (driver JIT cache): %.3f ms JIT, %.3f ms load\n", k.jit_ms(), k.load_ms());
   }
   std::error_code ec;
   fs::remove_all(dir, ec);

@@ -90,7 +90,9 @@ Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name) 
 }
 
 bool needs_whole_program_jit(const std::string& ptx) {
-  return ptx.find("setmaxnreg.") != std::string::npos || knob_on("TILEFUSE_WHOLE_PROGRAM_JIT");
+  if (ptx.find("setmaxnreg.") != std::string::npos) return true;
+  const std::string v = knob("TILEFUSE_WHOLE_PROGRAM_JIT");
+  return !(v == "0" || v == "off" || v == "false");
 }
 
 LoadedKernel LoadedKernel::from_ptx(const nvptx::CompiledKernel& k) {

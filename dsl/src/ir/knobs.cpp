@@ -30,7 +30,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_TMA_STORE", "0: tensor-view stores are plain stores instead of TMA stores through shared memory (sm_90)", true},
       {"TILEFUSE_WARP_SPECIALIZE", "1: a producer warpgroup issues the TMA copies of a pipelined loop (sm_90a, experimental)", true},
       {"TILEFUSE_PINGPONG", "warp-specialized kernels with two consumer warpgroups alternate their MMA issues: 1 always, 0 never (default: where a loop iteration has two or more dots and each warpgroup owns its rows, e.g. attention on 128 rows)", true},
-      {"TILEFUSE_WHOLE_PROGRAM_JIT", "1: every kernel loads through the driver's whole-program JIT (cuModuleLoadDataEx; the driver's JIT cache keeps its SASS, the disk cache no cubin) instead of its linker (default: only kernels using setmaxnreg)", false},
+      {"TILEFUSE_WHOLE_PROGRAM_JIT", "0: kernels without setmaxnreg load through the driver's linker (relocatable code, its cubin kept in the disk cache) instead of its whole-program JIT (default: every kernel through cuModuleLoadDataEx, the driver's JIT cache keeping the SASS)", false},
       {"TILEFUSE_PDL", "0: no programmatic dependent launch (default on sm_90+: a kernel whose grid has at most TILEFUSE_PDL_BLOCKS blocks may start while the previous one in its stream finishes, and waits for it before touching memory; it lets the next one start after its loop over the grid, or when it exits)", true},
       {"TILEFUSE_PDL_BLOCKS", "n: the largest grid, in blocks, launched with programmatic dependent launch (default: any)", true},
       {"TILEFUSE_MEMORY_CLUSTERS", "1: row heuristics put rows longer than a 16-program thread-block cluster holds on clusters of more programs, exchanging through memory (default: the split schedule)", false},

@@ -25,8 +25,11 @@ class KernelCache {
   nvptx::CompiledKernel compiled(const CacheKey& key, const CompileFn& compile, bool* from_disk = nullptr);
 
   // The kernel loaded on the current device. The reference stays valid for the life of
-  // the cache. On a disk hit with a cubin for this device and driver, loads it without
-  // JIT; otherwise JITs the PTX to a cubin (timed: LoadedKernel::jit_ms) and stores it.
+  // the cache. Kernels load through the driver's whole-program JIT (needs_whole_program_jit):
+  // the disk keeps their PTX, the driver's JIT cache their SASS. With
+  // TILEFUSE_WHOLE_PROGRAM_JIT=0 the others go through the linker: a disk hit with a cubin
+  // for this device and driver loads without JIT; otherwise the PTX is linked into a cubin
+  // (timed: LoadedKernel::jit_ms), stored with it.
   const LoadedKernel& get(const CacheKey& key, const CompileFn& compile);
 
   size_t size() const;  // loaded kernels in memory

@@ -22,14 +22,14 @@ struct Cubin {
 };
 Cubin link_ptx_to_cubin(const std::string& ptx, const std::string& kernel_name);
 
-// Whether the PTX must be compiled as a whole program (cuModuleLoadDataEx) rather than
-// through the linker: the linker compiles PTX as relocatable code, where ptxas ignores
-// the register budgets `setmaxnreg` sets (warp-specialized kernels): their consumers were
-// held to the launch's 168 registers and spilled (attention d128: 248 bytes a thread, 7.7
-// GB of local-memory traffic, 17% slower), where the whole-program compile gives them 232
-// without a spill. TILEFUSE_WHOLE_PROGRAM_JIT=1 loads every kernel so (the relocatable
-// compile also gives other kernels more registers and instructions: softmax 29 against
-// 23, cross-entropy 45 against 38, +6-8% SASS; speed not yet measured).
+// Whether the PTX is compiled as a whole program (cuModuleLoadDataEx) rather than through
+// the linker, which compiles PTX as relocatable code. Every kernel is, by default:
+// ptxas's relocatable code ignores the register budgets `setmaxnreg` sets (warp-specialized
+// attention d128 spilled 248 bytes a thread, 17% slower), and gives other kernels other
+// registers and schedules, slower on the H200 where they differ (bench/NOTES.md: attention
+// d64 +4-12%, softmax bf16 1024x100002 +21 points of copy, f32 cross-entropy +12-14).
+// TILEFUSE_WHOLE_PROGRAM_JIT=0 sends the kernels without setmaxnreg through the linker
+// (whose cubin the disk cache keeps), for comparison.
 bool needs_whole_program_jit(const std::string& ptx);
 
 // One kernel loaded into the current device's primary context. Move-only; unloads its
