@@ -126,6 +126,26 @@ TEST_CASE("split-row kernels from the rows' aligned starts: 128-bit loads and st
   }
 }
 
+TEST_CASE("norm backward cluster programs from the rows' aligned starts: 128-bit loads and stores at odd widths") {
+  if (gallery_ptx::no_ptxas()) return;
+  const std::regex ld128(R"(ld\.global[^\n]*\.v4\.b32)"), st128(R"(st\.global[^\n]*\.v4\.b32)");
+  for (std::string kname : {"rmsnorm_bwd_cluster", "layernorm_bwd_cluster"}) {
+    for (int aligned : {1, 0}) {
+      Config cfg{{"BLOCK", 8192}, {"ALIGN_ROWS", aligned}, num_warps(8), num_stages(2), cluster(4)};
+      // RMSNorm with the residual; LayerNorm from saved statistics (recomputing them spills
+      // at 8 warps x 8192 columns, aligned or not).
+      if (kname == "rmsnorm_bwd_cluster") cfg.set("RESIDUAL", 1);
+      else cfg.set("SAVED", 1);
+      CAPTURE(kname);
+      CAPTURE(aligned);
+      std::string ptx = assemble_unaligned(kname, DType::bf16, cfg);
+      // Without ALIGN_ROWS, rows of unknown alignment move element by element.
+      CHECK((count(ptx, ld128) > 0) == (aligned == 1));
+      CHECK((count(ptx, st128) > 0) == (aligned == 1));
+    }
+  }
+}
+
 TEST_CASE("ALIGN_ROWS: the row's partly masked runs are read whole where readable and masked in registers") {
   if (gallery_ptx::no_ptxas()) return;
   // softmax bf16 at 4099 columns on 5 x 1024 (one program): each thread's run of each

@@ -399,6 +399,82 @@ TEST_CASE("norm backward: persistent cluster programs, the last program of each 
                "(BLOCK x cluster), but rows have 300") != std::string::npos);
 }
 
+TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their aligned start (ALIGN_ROWS)", T, bfloat16,
+                   half, float) {
+  // Clusters of 4 programs x 128 positions over rows of every remainder mod 8 (each row
+  // starts up to 7 positions into its aligned span; 509 + 7 still fits 512); 21 rows over
+  // 1, 8 or 24 clusters asked: the host makes them a multiple of the rows' alignment
+  // period (8 for odd 16-bit widths) or one row each, so every cluster's rows share one
+  // offset and dW/dB (accumulated by position) land on their columns. Also the residual,
+  // LayerNorm recomputing or reading its statistics, and 5 rows (fewer than the period).
+  for (int64_t cols : {int64_t(509), int64_t(507), int64_t(506), int64_t(500), int64_t(385)}) {
+    for (int64_t rows : {int64_t(21), int64_t(5)}) {
+      for (int programs : {4, 32, 96}) {
+        CAPTURE(cols);
+        CAPTURE(rows);
+        CAPTURE(programs);
+        Config cfg{{"BLOCK", 128}, {"ALIGN_ROWS", 1}, {"PROGRAMS_PER_SM", programs}, num_warps(2), num_stages(2),
+                   cluster(4)};
+        auto x = ref::random_vec<T>(rows * cols, 90 + cols, -2.0f, 3.0f);
+        auto dy = ref::random_vec<T>(rows * cols, 91 + cols);
+        auto dres = ref::random_vec<T>(rows * cols, 92 + cols);
+        auto w = ref::random_vec<T>(cols, 93, 0.5f, 1.5f);
+        std::vector<T> dx(x.size()), dw(cols), db(cols);
+        tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
+        Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), ref::to_float(dres), rows,
+                                   cols, 1e-6);
+        CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+        CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+        tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
+        want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
+        CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+        CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+        std::vector<T> y(x.size());
+        std::vector<float> mean(rows), rstd(rows);
+        auto b = ref::random_vec<T>(cols, 94);
+        tk::layernorm(y, mean, rstd, x, w, b, rows, cols);
+        want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), rows, cols, 1e-5);
+        for (bool saved : {false, true}) {
+          CAPTURE(saved);
+          if (saved) tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg);
+          else tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+          CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
+          CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
+          CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("norm backward: aligned clusters, the cluster count and the config") {
+  // A multiple of the period, rounded down; up to it where fewer fit; one row each needs none.
+  CHECK(tk::aligned_cluster_count(66, 4096, 8) == 64);
+  CHECK(tk::aligned_cluster_count(3, 4096, 8) == 8);
+  CHECK(tk::aligned_cluster_count(3, 5, 8) == 5);
+  CHECK(tk::aligned_cluster_count(66, 40, 8) == 66);
+  CHECK(tk::aligned_cluster_count(66, 4096, 1) == 66);
+  // Odd 16-bit widths split over clusters take their config from the aligned span (16383
+  // bf16 columns span 16390 positions: 3 programs of 8192, so a cluster of 4) with
+  // ALIGN_ROWS; 4-byte aligned rows (2 mod 4), f32 and one-tile rows keep the width's.
+  using K = tk::NormBackwardKind;
+  Config c = tk::norm_backward_config(16383, DType::bf16, K::rms, true, true);
+  CHECK((c.cluster == 4 && c.get("BLOCK") == 8192));
+  tk::set_norm_backward_align(c, true, 16383, DType::bf16);
+  CHECK((c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 8));
+  c = tk::norm_backward_config(16383, DType::bf16, K::rms, true, false);  // buffers without a common offset
+  CHECK(c.cluster == 2);
+  c = tk::norm_backward_config(16386, DType::bf16, K::layer_saved, true, true);
+  tk::set_norm_backward_align(c, true, 16386, DType::bf16);
+  CHECK((c.cluster == 4 && !c.has("ALIGN_ROWS")));
+  c = tk::norm_backward_config(16387, DType::f32, K::rms, true, true);
+  tk::set_norm_backward_align(c, true, 16387, DType::f32);
+  CHECK(!c.has("ALIGN_ROWS"));
+  c = tk::norm_backward_config(4097, DType::bf16, K::rms, true, true);
+  tk::set_norm_backward_align(c, true, 4097, DType::bf16);
+  CHECK((c.cluster == 1 && !c.has("ALIGN_ROWS")));
+}
+
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {
   Config c = tk::norm_backward_heuristic(1024, DType::bf16);
   CHECK(c.get("BLOCK") == 1024);

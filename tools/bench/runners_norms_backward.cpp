@@ -95,12 +95,13 @@ Result run(const std::string& kernel, const std::string& shape, const std::vecto
   DeviceBuffer<T> gdx(elems), gdw(N), gdb(N);
   DeviceBuffer<float> gmean(saved ? M : 1), grstd(saved ? M : 1);
   if (saved) tk::layernorm(gdx, gmean, grstd, gx, gw, gw, M, N, eps);  // dx is overwritten below
-  Config cfg = tk::norm_backward_heuristic(N, dtype_v<T>,
-                                           saved      ? tk::NormBackwardKind::layer_saved
-                                           : layer    ? tk::NormBackwardKind::layer
-                                           : residual ? tk::NormBackwardKind::rms_residual
-                                                      : tk::NormBackwardKind::rms,
-                                           gpu_has_clusters());
+  // The config the entry points pick for these (contiguous, aligned-base) buffers.
+  Config cfg = tk::norm_backward_config(N, dtype_v<T>,
+                                        saved      ? tk::NormBackwardKind::layer_saved
+                                        : layer    ? tk::NormBackwardKind::layer
+                                        : residual ? tk::NormBackwardKind::rms_residual
+                                                   : tk::NormBackwardKind::rms,
+                                        gpu_has_clusters(), tk::contiguous_rows_misaligned(N, dtype_v<T>));
   for (auto& [k, v] : sets) cfg.set(k, v);
   // The same call on device buffers (timed) and on host vectors (the check).
   auto call = [&](auto& dx, auto& dw, auto& db, const auto& dyv, const auto& resv, const auto& xv, const auto& wv,

@@ -61,7 +61,16 @@ struct MemOp {
   std::vector<int> order;
   int own_vec;
   bool narrowed;  // by what is known of the pointer's alignment
+  int loop_depth;
 };
+
+// Loops around an op: accesses deeper in loops run more often.
+int loop_depth(const Op& op) {
+  int depth = 0;
+  for (const ir::Block* b = op.parent; b && b->parent; b = b->parent->parent)
+    if (b->parent->kind == OpKind::For) ++depth;
+  return depth;
+}
 
 }  // namespace
 
@@ -83,13 +92,16 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
     bool atomic = op.kind == OpKind::AtomicRMW || op.kind == OpKind::AtomicCas;
     int vec = atomic ? 1 : pointer_vec(ptr, ai, order[0]);
     int64_t contig = std::min<int64_t>(16 / byte_size(ptr->type.dtype), pow2_floor(ai.contiguity[order[0]]));
-    mem.push_back({&op, order, vec, !atomic && vec < contig});
+    mem.push_back({&op, order, vec, !atomic && vec < contig, loop_depth(op)});
   });
   // In scalar mode, memory ops related to one whose alignment is unknown share its
   // narrow layout (consecutive lanes then access consecutive elements) when such an op
   // stores, or when they outnumber the aligned ones. Otherwise (rows indexed from their
   // aligned start, with a weight read at the row's offset) the aligned accesses keep
-  // their 16-byte runs and the unaligned loads are realigned in registers.
+  // their 16-byte runs and the unaligned loads are realigned in registers. Only the
+  // related ops in the deepest loop count: a per-column weight read, or a partial sum
+  // stored, once outside the loop over the rows (the norm backward's persistent
+  // programs) converts its tile once rather than narrowing every row's accesses.
   bool scalar_mode = unaligned_mode() == UnalignedMode::Scalar;
   int threads = 32 * plan.num_warps;
   for (auto& m : mem) {
@@ -104,10 +116,12 @@ void choose_memory_anchors(const ir::Function& f, GpuPlan& plan, AnchorMap& anch
         return o.op->kind != OpKind::AtomicRMW && o.op->kind != OpKind::AtomicCas &&
                o.op->operand(0)->type.shape == ptr->type.shape && o.order == m.order;
       };
-      int narrowed = 0, aligned = 0;
+      int narrowed = 0, aligned = 0, depth = 0;
       bool narrowed_store = false;
+      for (auto& o : mem)
+        if (related(o)) depth = std::max(depth, o.loop_depth);
       for (auto& o : mem) {
-        if (!related(o)) continue;
+        if (!related(o) || o.loop_depth < depth) continue;
         (o.narrowed ? narrowed : aligned) += 1;
         narrowed_store |= o.narrowed && o.op->kind != OpKind::Load;
       }

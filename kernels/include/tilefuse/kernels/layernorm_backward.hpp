@@ -217,15 +217,15 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
     check_norm_arg(fn, "mean", mean, rows, r.c_str());
     check_norm_arg(fn, "rstd", rstd, rows, r.c_str());
   }
+  bool share = rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols), row_buffer(dx, cols)});
   Config c = cfg ? *cfg
-                 : norm_backward_heuristic(cols, dtype_v<T>,
-                                           saved ? NormBackwardKind::layer_saved : NormBackwardKind::layer,
-                                           clusters_usable<DX>());
+                 : norm_backward_config(cols, dtype_v<T>,
+                                        saved ? NormBackwardKind::layer_saved : NormBackwardKind::layer,
+                                        clusters_usable<DX>(), share);
   check_row_cover(c, cols, fn);
-  set_norm_backward_align(
-      c, rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols), row_buffer(dx, cols)}), cols,
-      dtype_v<T>);
+  set_norm_backward_align(c, share, cols, dtype_v<T>);
   int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
+  const int64_t period = alignment_period(c);
   c.meta.erase("PROGRAMS_PER_SM");
   c.meta.erase("ALIGN_PERIOD");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
@@ -233,11 +233,13 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
   if (saved) c.set("SAVED", 1);
   else c.meta.erase("SAVED");  // a config asking for them would read unused buffers
   if (!saved || c.cluster == 1) c.meta.erase("STATS_AHEAD");  // the cluster programs' choice
-  auto partials = norm_backward_scratch<DX>(2 * programs * cols);
+  // Rows for the partials: aligned_cluster_count may raise the clusters to the period.
+  auto partials = norm_backward_scratch<DX>(2 * std::max(programs, std::min(rows, period)) * cols);
   if (c.cluster > 1) {
     const auto& k = layernorm_bwd_cluster_kernel<T>();
     programs =
         within_resident(programs, k.resident_clusters(c, dx, partials, dy, x, w, mean, rstd, rows, cols, cols, eps));
+    programs = aligned_cluster_count(programs, rows, period);
     k.launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, mean, rstd, rows, cols, cols, eps);
   } else if (row_uses_loop(c, cols))
     layernorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, mean, rstd, rows, cols, cols,

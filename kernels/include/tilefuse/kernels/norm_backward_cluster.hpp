@@ -7,6 +7,9 @@
 // sit in the loop), keeps its column slice of dW (and dB) in registers across them and
 // writes it once: partials [clusters, n_cols] (dB after dW), reduced as for the other
 // programs. num_stages > 1 stages the next rows' loads through shared memory.
+// ALIGN_ROWS: rows indexed from their 16-byte-aligned start (NormRowColumns::in_cluster),
+// so x, dy, dx (and dres) move whole 16-byte runs at any width; dW (and dB) accumulate by
+// position, which is one column for all of a cluster's rows (aligned_cluster_count).
 #include <string>
 
 #include "tilefuse/kernels/norm_backward_common.hpp"
@@ -18,22 +21,24 @@ const auto& rmsnorm_bwd_cluster_kernel() {
   static auto k = kernel(std::string("rmsnorm_bwd_cluster_") + name(dtype_v<T>),
       {"dx", "dw_partial", "dy", "x", "weight", "dres", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> dw_partial, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight, Ptr<const T> dres,
-         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL) {
-        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
-        auto cmask = cols < n_cols;
+         I32 n_rows, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL,
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+        auto rc = NormRowColumns::in_cluster(BLOCK, n_cols, ALIGN_ROWS, x, cluster_id(), stride);
+        const auto& cols = rc.col;
+        const auto& cmask = rc.mask;
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>();
         auto dw = zeros<f32>({BLOCK});
         for_range(cluster_id(), n_rows, num_programs(0) / cluster_size(), [&](I32 row) {
-          auto offs = row.template cast<i64>() * stride + cols;
-          auto xv = load(x + offs, cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto dyv = load(dy + offs, cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto at = [&](auto p) { return rc.row_start(p, row, stride) + rc.pos; };
+          auto xv = load(at(x), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto dyv = load(at(dy), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto g = dyv * w;
           // Sibling reductions: one exchange between the warps, one between the programs.
           auto rstd = rsqrt(cluster_sum(sum(xv * xv, 0)) / n_cols + eps);
           auto mean_gx = cluster_sum(sum(g * xv, 0)) / n_cols;
           auto grad = rstd * g - xv * (rstd * rstd * rstd * mean_gx);
-          if (RESIDUAL) grad = grad + load(dres + offs, cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          store(dx + offs, grad.template cast<T>(), cmask);
+          if (RESIDUAL) grad = grad + load(at(dres), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          store(at(dx), grad.template cast<T>(), cmask);
           dw = dw + dyv * xv * rstd;
         });
         store(dw_partial + cluster_id().template cast<i64>() * n_cols + cols, dw, cmask);
@@ -50,9 +55,11 @@ const auto& layernorm_bwd_cluster_kernel() {
       {"dx", "partials", "dy", "x", "weight", "mean_in", "rstd_in", "n_rows", "n_cols", "stride", "eps"},
       [](Ptr<T> dx, Ptr<float> partials, Ptr<const T> dy, Ptr<const T> x, Ptr<const T> weight,
          Ptr<const float> mean_in, Ptr<const float> rstd_in, I32 n_rows, I32 n_cols, I64 stride, F32 eps,
-         Meta<"BLOCK"> BLOCK, Meta<"SAVED", bool, false> SAVED, Meta<"STATS_AHEAD", bool, true> STATS_AHEAD) {
-        auto cols = cluster_rank() * BLOCK + arange(0, BLOCK);
-        auto cmask = cols < n_cols;
+         Meta<"BLOCK"> BLOCK, Meta<"SAVED", bool, false> SAVED, Meta<"STATS_AHEAD", bool, true> STATS_AHEAD,
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS) {
+        auto rc = NormRowColumns::in_cluster(BLOCK, n_cols, ALIGN_ROWS, x, cluster_id(), stride);
+        const auto& cols = rc.col;
+        const auto& cmask = rc.mask;
         auto clusters = num_programs(0) / cluster_size();
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>();
         auto dw = zeros<f32>({BLOCK});
@@ -67,8 +74,9 @@ const auto& layernorm_bwd_cluster_kernel() {
         }
         for_range(cluster_id(), n_rows, clusters, [&](I32 row) {
           auto start = row.template cast<i64>() * stride;
-          auto xv = load(x + (start + cols), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto dyv = load(dy + (start + cols), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto at = [&](auto p) { return rc.row_start(p, row, stride) + rc.pos; };
+          auto xv = load(at(x), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto dyv = load(at(dy), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
           auto g = dyv * w;
           Tile<float, 1> xhat;
           F32 rstd, mean_g, mean_gxhat;
@@ -97,7 +105,7 @@ const auto& layernorm_bwd_cluster_kernel() {
             mean_gxhat = rstd * (mean_gd - mean_d * mean_g);
             xhat = (d - mean_d) * rstd;
           }
-          store(dx + (start + cols), (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), cmask);
+          store(at(dx), (rstd * (g - mean_g - xhat * mean_gxhat)).template cast<T>(), cmask);
           dw = dw + dyv * xhat;
           db = db + dyv;
         });

@@ -67,9 +67,11 @@ struct NormRowColumns {
   Tile<int32_t, 1> pos, col;
   Tile<bool, 1> mask;  // 0 <= col < n_cols
   bool aligned;
+  NormRowColumns(const Tile<int32_t, 1>& positions, const I32& n_cols, std::optional<I32> head)
+      : pos(positions), col(head ? pos - *head : pos), mask(head ? (col >= 0 && col < n_cols) : col < n_cols),
+        aligned(head.has_value()) {}
   NormRowColumns(int64_t block, const I32& n_cols, std::optional<I32> head, TF_HERE)
-      : pos(arange(0, block, loc)), col(head ? pos - *head : pos),
-        mask(head ? (col >= 0 && col < n_cols) : col < n_cols), aligned(head.has_value()) {}
+      : NormRowColumns(arange(0, block, loc), n_cols, head) {}
   // With `align`, the head of `x`'s row `first_row` (every row of the program shares it).
   template <class E>
   NormRowColumns(int64_t block, const I32& n_cols, bool align, const Tile<PtrTo<E>, 0>& x, const I32& first_row,
@@ -78,6 +80,17 @@ struct NormRowColumns {
                        align ? std::optional<I32>(align_down(x + first_row.template cast<i64>() * stride).head)
                              : std::nullopt,
                        loc) {}
+  // A cluster program's BLOCK positions, after those of the lower-ranked programs; with
+  // `align`, indexed from the aligned start of x's row `row`, whose offset every row of the
+  // cluster shares (the host starts a multiple of the rows' alignment period of clusters:
+  // aligned_cluster_count).
+  template <class E>
+  static NormRowColumns in_cluster(int64_t block, const I32& n_cols, bool align, const Tile<PtrTo<E>, 0>& x,
+                                   const I32& row, const I64& stride, TF_HERE) {
+    std::optional<I32> head;
+    if (align) head = align_down(x + row.template cast<i64>() * stride).head;
+    return NormRowColumns(cluster_rank() * block + arange(0, block, loc), n_cols, head);
+  }
   // `p`'s row `row`: its first element, or (aligned) the 16-byte boundary at or before it.
   template <class E>
   Tile<PtrTo<E>, 0> row_start(const Tile<PtrTo<E>, 0>& p, const I32& row, const I64& stride) const {
@@ -88,6 +101,9 @@ struct NormRowColumns {
 
 // Rows each program handles per step (meta-parameter ROWS, default 1).
 inline int64_t norm_rows_per_step(const Config& c) { return c.has("ROWS") ? c.get("ROWS") : 1; }
+
+// ALIGN_PERIOD: the period of the rows' offsets within 16 bytes (set_norm_backward_align).
+inline int64_t alignment_period(const Config& c) { return c.has("ALIGN_PERIOD") ? c.get("ALIGN_PERIOD") : 1; }
 
 // Persistent programs for `rows` rows in steps of ROWS: PROGRAMS_PER_SM per SM on the GPU,
 // PROGRAMS_PER_SM in all on the interpreter, never more than the steps.
@@ -100,16 +116,19 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   int64_t programs = std::max<int64_t>(1, std::min(steps, per_sm * sms));
   // ALIGN_ROWS: a multiple of the period of the rows' offsets within 16 bytes, so each
   // program's rows (pid, pid + P, ...) share one (needless when each has one row).
-  int64_t period = c.has("ALIGN_PERIOD") ? c.get("ALIGN_PERIOD") : 1;
+  int64_t period = alignment_period(c);
   if (period > 1 && programs < steps) programs = std::max(period, programs / period * period);
   return programs;
 }
-// Where the one-tile backward programs index rows from their aligned start by default:
-// nowhere measured yet, so ALIGN_ROWS=1 is opt-in. H200, % of copy, off -> on: bf16
-// 16384x4099 RMSNorm 35.8 -> 22.0 (52.7 -> 23.7 with PREFETCH), residual 48.7 -> 22.3,
-// LayerNorm 33.2 -> 27.3; 2 mod 4 and f32 lost too (bench/NOTES.md) -- as in the forward,
-// where one-program rows lost and only rows split over clusters gained.
-inline bool norm_backward_aligned_rows_pay(int64_t, DType) { return false; }
+// Where the backward programs index rows from their aligned start by default: rows split
+// over a cluster at 2-byte alignment (odd widths of 16-bit data), as in the forward
+// (aligned_rows_pay): H200 bf16 4096x16387 the cluster programs moved 2 bytes per access at
+// 26% of copy. The one-tile programs lost (off -> on, % of copy: bf16 16384x4099 RMSNorm
+// 35.8 -> 22.0, 52.7 -> 23.7 with PREFETCH, residual 48.7 -> 22.3, LayerNorm 33.2 ->
+// 27.3; 2 mod 4 and f32 lost too; bench/NOTES.md), so there ALIGN_ROWS=1 is opt-in.
+inline bool norm_backward_aligned_rows_pay(const Config& c, int64_t cols, DType dtype) {
+  return c.cluster > 1 && (cols * byte_size(dtype)) % 4 != 0;
+}
 // The period of the offsets within 16 bytes of rows `stride` elements of `dtype` apart
 // (8 for odd widths of 16-bit data, 4 for widths of 2 mod 4 or odd f32 widths).
 inline int64_t row_alignment_period(int64_t stride, DType dtype) {
@@ -120,9 +139,19 @@ inline int64_t row_alignment_period(int64_t stride, DType dtype) {
 // (`share_offsets`: rows_need_alignment); then ALIGN_PERIOD for norm_backward_programs
 // (the host's to erase before the launch).
 inline void set_norm_backward_align(Config& c, bool share_offsets, int64_t cols, DType dtype) {
-  bool align = c.cluster == 1 && norm_rows_per_step(c) == 1 && share_offsets;
-  set_align_rows(c, align, aligned_row_span(cols, dtype), norm_backward_aligned_rows_pay(cols, dtype));
+  bool align = (c.cluster > 1 || norm_rows_per_step(c) == 1) && share_offsets;
+  set_align_rows(c, align, aligned_row_span(cols, dtype), norm_backward_aligned_rows_pay(c, cols, dtype));
   if (c.has("ALIGN_ROWS")) c.set("ALIGN_PERIOD", row_alignment_period(cols, dtype));
+}
+
+// Persistent clusters for ALIGN_ROWS: cluster k takes rows k, k + clusters, ..., which
+// share their offset within 16 bytes when the clusters are a multiple of the rows'
+// alignment period (ALIGN_PERIOD): rounded down to one, or up to the period where fewer
+// fit at once (the later clusters then start as earlier ones finish), never more than
+// the rows (one row each needs no common offset).
+inline int64_t aligned_cluster_count(int64_t clusters, int64_t rows, int64_t period) {
+  if (period <= 1 || clusters >= rows) return clusters;
+  return std::min(rows, clusters >= period ? clusters / period * period : period);
 }
 
 // Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
@@ -209,6 +238,19 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
     return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 0}, num_warps(warps),
                   num_stages(partial ? 3 : 2)};
   return Config{{"BLOCK", block}, {"ROWS", rows}, {"PROGRAMS_PER_SM", per_sm}, {"PREFETCH", 1}, num_warps(warps)};
+}
+
+// The backward heuristic for rows that may be indexed from their aligned start
+// (`share_offsets`: rows_need_alignment): the config for the aligned span where that pays
+// (the span may need one more program: 16383 bf16 columns span 16390 positions), else for
+// the width itself, as aligned_rows_heuristic for the forward kernels.
+inline Config norm_backward_config(int64_t cols, DType dtype, NormBackwardKind kind, bool clusters,
+                                   bool share_offsets) {
+  if (share_offsets) {
+    Config c = norm_backward_heuristic(aligned_row_span(cols, dtype), dtype, kind, clusters);
+    if (norm_backward_aligned_rows_pay(c, cols, dtype)) return c;
+  }
+  return norm_backward_heuristic(cols, dtype, kind, clusters);
 }
 
 // Config of the reduction of `n_parts` partial rows: BLOCK columns (32 f32 = one 128-byte

@@ -138,22 +138,24 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   check_norm_arg(fn, "weight", w, cols, n.c_str());
   check_norm_arg(fn, "dw", dw, cols, n.c_str());
   auto kind = residual ? NormBackwardKind::rms_residual : NormBackwardKind::rms;
-  Config c = cfg ? *cfg : norm_backward_heuristic(cols, dtype_v<T>, kind, clusters_usable<DX>());
+  bool share = rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols), row_buffer(dx, cols),
+                                                row_buffer(residual ? dres : x, cols)});
+  Config c = cfg ? *cfg : norm_backward_config(cols, dtype_v<T>, kind, clusters_usable<DX>(), share);
   check_row_cover(c, cols, fn);
-  set_norm_backward_align(c,
-                          rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols),
-                                                           row_buffer(dx, cols), row_buffer(residual ? dres : x, cols)}),
-                          cols, dtype_v<T>);
+  set_norm_backward_align(c, share, cols, dtype_v<T>);
   int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
+  const int64_t period = alignment_period(c);
   c.meta.erase("PROGRAMS_PER_SM");
   c.meta.erase("ALIGN_PERIOD");
   if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
   c.set("RESIDUAL", residual);
-  auto partials = norm_backward_scratch<DX>(programs * cols);
+  // Rows for the partials: aligned_cluster_count may raise the clusters to the period.
+  auto partials = norm_backward_scratch<DX>(std::max(programs, std::min(rows, period)) * cols);
   if (c.cluster > 1) {
     const auto& k = rmsnorm_bwd_cluster_kernel<T>();
     programs = within_resident(programs, k.resident_clusters(c, dx, partials, dy, x, w, dres, rows, cols, cols, eps));
+    programs = aligned_cluster_count(programs, rows, period);
     k.launch(Grid(programs * c.cluster), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
   } else if (row_uses_loop(c, cols))
     rmsnorm_bwd_looped_kernel<T>().launch(Grid(programs), c, dx, partials, dy, x, w, dres, rows, cols, cols, eps);
