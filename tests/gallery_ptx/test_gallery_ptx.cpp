@@ -597,7 +597,7 @@ TEST_CASE("shared memory over the limit at a given num_stages is a user error na
   }
 }
 
-TEST_CASE("kernels load through the whole-program JIT; with TILEFUSE_WHOLE_PROGRAM_JIT=0 only the warp-specialized ones") {
+TEST_CASE("kernels load through the whole-program JIT, with TILEFUSE_WHOLE_PROGRAM_JIT=0 only the warp-specialized ones") {
   // The linker compiles PTX as relocatable code, where ptxas ignores setmaxnreg's budgets
   // (d128 attention's consumers spilled 248 bytes a thread on the H200) and gave the
   // other kernels slower code.
