@@ -178,6 +178,45 @@ TEST_CASE_TEMPLATE("gpu: norm backward host functions on device buffers match th
   }
 }
 
+TEST_CASE_TEMPLATE("gpu: norm backward cluster programs from odd 16-bit rows' aligned starts (host functions)", T,
+                   bfloat16, half) {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  // Odd widths split over clusters (ALIGN_ROWS by default, the clusters a multiple of 8);
+  // 16383's aligned span takes a cluster of 4 where its width alone takes 2.
+  for (auto [rows, cols] : {std::pair{37, 16387}, std::pair{21, 16383}, std::pair{50, 9001}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, 29, 1, 4), dy = ref::random_vec<T>(rows * cols, 30);
+    auto dres = ref::random_vec<T>(rows * cols, 31);
+    auto w = ref::random_vec<T>(cols, 32, 0.5, 1.5);
+    std::vector<T> dx(x.size()), dw(cols), db(cols);
+    auto gx = to_device(x), gdy = to_device(dy), gres = to_device(dres), gw = to_device(w);
+    DeviceBuffer<T> gdx(x.size()), gdw(cols), gdb(cols);
+    auto t = tol<T>();
+    t.atol *= 10;  // dW summed over other clusters than the interpreter's
+    auto same = [&](int id) {
+      difftest::compare(gdx.to_host(), dx, t, id);
+      difftest::compare(gdw.to_host(), dw, t, id + 1);
+    };
+    tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols);
+    tk::rmsnorm_backward(gdx, gdw, gdy, gx, gw, rows, cols);
+    same(0);
+    tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols);
+    tk::add_rmsnorm_backward(gdx, gdw, gdy, gres, gx, gw, rows, cols);
+    same(2);
+    std::vector<float> mean, rstd;
+    row_stats(x, rows, cols, mean, rstd);
+    auto gmean = to_device(mean), grstd = to_device(rstd);
+    tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols);
+    tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, gmean, grstd, rows, cols);
+    same(4);
+    difftest::compare(gdb.to_host(), db, t, 6);
+    tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols);
+    tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols);
+    same(7);
+    difftest::compare(gdb.to_host(), db, t, 9);
+  }
+}
+
 // Persistent clusters are no more than the GPU holds at once (within_resident): the
 // kernel's resident_clusters is known on a GPU with clusters and within what its SMs can
 // hold; the host functions at a width taking 16-program clusters match the interpreter.
