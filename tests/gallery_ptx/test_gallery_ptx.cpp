@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "tilefuse/kernels/gemm_split_k.hpp"
 #include "tilefuse/kernels/registry.hpp"
 #include "tilefuse/nvptx/compiler.hpp"
+#include "tilefuse/nvptx/gpu_plan.hpp"
 #include "tilefuse/tools/ptxas.hpp"
 #include "gallery_ptx_util.hpp"
 
@@ -621,6 +623,52 @@ TEST_CASE("kernels load through the whole-program JIT, with TILEFUSE_WHOLE_PROGR
   setenv("TILEFUSE_WHOLE_PROGRAM_JIT", "1", 1);
   CHECK(cuda::needs_whole_program_jit(softmax));
   unsetenv("TILEFUSE_WHOLE_PROGRAM_JIT");
+}
+
+TEST_CASE("a wgmma left in flight keeps its shared-memory operands: one-stage attention's V copy is not placed over K") {
+  // PV_LAG on one stage: V's copy comes after Q.K^T's issue but before its wait (the
+  // softmax's first read), while the MMAs still read K. The allocator ended K's buffer at
+  // the issue and put V over it: wrong outputs on the H200 once ptxas moved the copy
+  // (test_gpu_gallery, n = 77 and 130).
+  for (auto [d, bn, warps] : {std::tuple{64, 32, 4}, std::tuple{128, 64, 8}}) {
+    CAPTURE(d);
+    Config cfg{{"BLOCK_M", 64}, {"BLOCK_N", bn}, {"HEAD_DIM", d}, {"CAUSAL", 0}, {"PV_LAG", 1},
+               num_warps(warps), num_stages(1)};
+    const auto& k = kernels::attention_fwd_kernel<half>();
+    std::vector<int64_t> div(k.num_runtime_params(), 16);
+    div[5] = 1;  // an odd sequence length
+    auto f = k.specialize(cfg, div);
+    nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+    // Each loop over key blocks (the full blocks, then the masked ones): K's copy, Q.K^T,
+    // V's copy, P.V.
+    std::map<const ir::Block*, std::vector<const ir::Op*>> copies, dots;
+    ir::walk(const_cast<ir::Block&>(f->body), [&](ir::Op& op) {
+      if (op.parent == &f->body) return;
+      if (plan.op(&op).async_copy) copies[op.parent].push_back(&op);
+      if (op.kind == ir::OpKind::Dot) dots[op.parent].push_back(&op);
+    });
+    // Position in the loop body of the op that `o` is or is nested in.
+    auto position = [](const ir::Block* body, const ir::Op* o) {
+      while (o->parent != body) o = o->parent->parent;
+      for (size_t i = 0; i < body->ops.size(); ++i)
+        if (body->ops[i].get() == o) return static_cast<int>(i);
+      return -1;
+    };
+    int in_flight = 0;  // loops where Q.K^T's wait comes after V's copy
+    for (auto& [body, c] : copies) {
+      REQUIRE(c.size() == 2);
+      REQUIRE(dots[body].size() == 2);
+      const ir::Op* qk = dots[body][0];
+      int wait = -1;
+      for (auto& [at, w] : plan.wgmma_waits)
+        if (std::find(w.values.begin(), w.values.end(), qk->result()) != w.values.end()) wait = position(body, at);
+      if (!plan.op(qk).wgmma_defer || wait < position(body, c[1])) continue;
+      ++in_flight;
+      const nvptx::OpPlan &kp = plan.op(c[0]), &vp = plan.op(c[1]);
+      CHECK((kp.smem_offset + kp.smem_bytes <= vp.smem_offset || vp.smem_offset + vp.smem_bytes <= kp.smem_offset));
+    }
+    CHECK(in_flight >= 1);  // the full blocks' loop
+  }
 }
 
 TEST_CASE("ping-pong turns: on by default only where each warpgroup owns its rows, and no consumer barrier while a turn is held") {

@@ -139,6 +139,19 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
   std::unordered_map<const Op*, int> index_of;
   int counter = 0;
   ir::walk(f.body, [&](Op& op) { index_of[&op] = counter++; });
+  // A wgmma left in flight (OpPlan::wgmma_defer) reads its shared-memory operands until
+  // the wait that completes it, not only at its issue: their buffers live until then.
+  // (A single-stage copy of V placed over K's bytes, after Q.K^T's issue but before its
+  // wait, gave wrong attention outputs on the H200 once ptxas scheduled the copy early.)
+  std::unordered_map<const Op*, int> completed_at;
+  for (auto& [at, w] : plan.wgmma_waits)
+    for (const ir::Value* v : w.values)
+      if (v->def && v->def->kind == OpKind::Dot)
+        completed_at[v->def] = std::max(completed_at[v->def], index_of.at(at));
+  auto last_read = [&](const Op* d) {
+    auto it = completed_at.find(d);
+    return it == completed_at.end() ? index_of.at(d) : std::max(index_of.at(d), it->second);
+  };
   int index = 0;
   ir::walk(f.body, [&](Op& op) {
     int b = scratch_bytes(op, plan, f.cluster_size);
@@ -152,7 +165,7 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
       // Live from the copy to its last dot; a pipelined copy for its whole loop
       // (prologue copies land before the loop, the last ones at its end).
       for (const Op* d : plan.async_users.at(&op)) {
-        end = std::max(end, index_of.at(d));
+        end = std::max(end, last_read(d));
         // Read in every iteration of a loop below: live to the end of that loop.
         if (d->parent != op.parent) ir::walk(*d->parent, [&](Op& o) { end = std::max(end, index_of.at(&o)); });
       }
@@ -177,6 +190,7 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
       end = std::max(end, index_of.at(h->second));
       for (auto& r : h->second->regions) ir::walk(*r, [&](Op& o) { end = std::max(end, index_of.at(&o)); });
     }
+    if (op.kind == OpKind::Dot) end = std::max(end, last_read(&op));  // its staged operands
     auto g = plan.reduce_group_leader.find(&op);
     if (g != plan.reduce_group_leader.end()) {
       const auto& members = plan.reduce_groups.at(g->second);
