@@ -178,42 +178,50 @@ TEST_CASE_TEMPLATE("gpu: norm backward host functions on device buffers match th
   }
 }
 
-TEST_CASE_TEMPLATE("gpu: norm backward cluster programs from odd 16-bit rows' aligned starts (host functions)", T,
-                   bfloat16, half) {
+TEST_CASE_TEMPLATE("gpu: norm backward cluster programs on odd 16-bit rows, from their aligned starts or not (host functions)",
+                   T, bfloat16, half) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
-  // Odd widths split over clusters (ALIGN_ROWS by default, the clusters a multiple of 8);
-  // 16383's aligned span takes a cluster of 4 where its width alone takes 2.
+  // Odd widths split over clusters; with ALIGN_ROWS=1 (opt-in) the clusters a multiple of
+  // 8 (16383's cluster of 2 does not cover its aligned span: indexed plainly).
+  using K = tk::NormBackwardKind;
   for (auto [rows, cols] : {std::pair{37, 16387}, std::pair{21, 16383}, std::pair{50, 9001}}) {
-    CAPTURE(cols);
-    auto x = ref::random_vec<T>(rows * cols, 29, 1, 4), dy = ref::random_vec<T>(rows * cols, 30);
-    auto dres = ref::random_vec<T>(rows * cols, 31);
-    auto w = ref::random_vec<T>(cols, 32, 0.5, 1.5);
-    std::vector<T> dx(x.size()), dw(cols), db(cols);
-    auto gx = to_device(x), gdy = to_device(dy), gres = to_device(dres), gw = to_device(w);
-    DeviceBuffer<T> gdx(x.size()), gdw(cols), gdb(cols);
-    auto t = tol<T>();
-    t.atol *= 10;  // dW summed over other clusters than the interpreter's
-    auto same = [&](int id) {
-      difftest::compare(gdx.to_host(), dx, t, id);
-      difftest::compare(gdw.to_host(), dw, t, id + 1);
-    };
-    tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols);
-    tk::rmsnorm_backward(gdx, gdw, gdy, gx, gw, rows, cols);
-    same(0);
-    tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols);
-    tk::add_rmsnorm_backward(gdx, gdw, gdy, gres, gx, gw, rows, cols);
-    same(2);
-    std::vector<float> mean, rstd;
-    row_stats(x, rows, cols, mean, rstd);
-    auto gmean = to_device(mean), grstd = to_device(rstd);
-    tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols);
-    tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, gmean, grstd, rows, cols);
-    same(4);
-    difftest::compare(gdb.to_host(), db, t, 6);
-    tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols);
-    tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols);
-    same(7);
-    difftest::compare(gdb.to_host(), db, t, 9);
+    for (int align : {0, 1}) {
+      CAPTURE(cols);
+      CAPTURE(align);
+      auto cfg = [&](K kind) -> tk::ConfigOverride {
+        if (!align) return std::nullopt;
+        return tk::norm_backward_heuristic(cols, dtype_v<T>, kind, true).set("ALIGN_ROWS", 1);
+      };
+      auto x = ref::random_vec<T>(rows * cols, 29, 1, 4), dy = ref::random_vec<T>(rows * cols, 30);
+      auto dres = ref::random_vec<T>(rows * cols, 31);
+      auto w = ref::random_vec<T>(cols, 32, 0.5, 1.5);
+      std::vector<T> dx(x.size()), dw(cols), db(cols);
+      auto gx = to_device(x), gdy = to_device(dy), gres = to_device(dres), gw = to_device(w);
+      DeviceBuffer<T> gdx(x.size()), gdw(cols), gdb(cols);
+      auto t = tol<T>();
+      t.atol *= 10;  // dW summed over other clusters than the interpreter's
+      auto same = [&](int id) {
+        difftest::compare(gdx.to_host(), dx, t, id);
+        difftest::compare(gdw.to_host(), dw, t, id + 1);
+      };
+      tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg(K::rms));
+      tk::rmsnorm_backward(gdx, gdw, gdy, gx, gw, rows, cols, 1e-6f, cfg(K::rms));
+      same(0);
+      tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg(K::rms_residual));
+      tk::add_rmsnorm_backward(gdx, gdw, gdy, gres, gx, gw, rows, cols, 1e-6f, cfg(K::rms_residual));
+      same(2);
+      std::vector<float> mean, rstd;
+      row_stats(x, rows, cols, mean, rstd);
+      auto gmean = to_device(mean), grstd = to_device(rstd);
+      tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg(K::layer_saved));
+      tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, gmean, grstd, rows, cols, cfg(K::layer_saved));
+      same(4);
+      difftest::compare(gdb.to_host(), db, t, 6);
+      tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg(K::layer));
+      tk::layernorm_backward(gdx, gdw, gdb, gdy, gx, gw, rows, cols, 1e-5f, cfg(K::layer));
+      same(7);
+      difftest::compare(gdb.to_host(), db, t, 9);
+    }
   }
 }
 

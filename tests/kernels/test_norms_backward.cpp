@@ -447,32 +447,31 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
   }
 }
 
-TEST_CASE("norm backward: aligned clusters, the cluster count and the config") {
+TEST_CASE("norm backward: aligned clusters, the cluster count and the config (ALIGN_ROWS opt-in)") {
   // A multiple of the period, rounded down; up to it where fewer fit; one row each needs none.
   CHECK(tk::aligned_cluster_count(66, 4096, 8) == 64);
   CHECK(tk::aligned_cluster_count(3, 4096, 8) == 8);
   CHECK(tk::aligned_cluster_count(3, 5, 8) == 5);
   CHECK(tk::aligned_cluster_count(66, 40, 8) == 66);
   CHECK(tk::aligned_cluster_count(66, 4096, 1) == 66);
-  // Odd 16-bit widths split over clusters take their config from the aligned span (16383
-  // bf16 columns span 16390 positions: 3 programs of 8192, so a cluster of 4) with
-  // ALIGN_ROWS; 4-byte aligned rows (2 mod 4), f32 and one-tile rows keep the width's.
+  // By default (it measured slower) no config indexes rows from their aligned start: the
+  // width's own config; asked for (ALIGN_ROWS=1) on a cluster config covering the aligned
+  // span, it is kept with the period.
   using K = tk::NormBackwardKind;
-  Config c = tk::norm_backward_config(16383, DType::bf16, K::rms, true, true);
-  CHECK((c.cluster == 4 && c.get("BLOCK") == 8192));
+  for (auto [cols, dtype] : {std::pair{int64_t(16383), DType::bf16}, {int64_t(16387), DType::bf16},
+                             {int64_t(16386), DType::bf16}, {int64_t(16387), DType::f32}, {int64_t(4097), DType::bf16}}) {
+    CAPTURE(cols);
+    Config c = tk::norm_backward_config(cols, dtype, K::rms, true, true);
+    CHECK(c == tk::norm_backward_heuristic(cols, dtype, K::rms, true));
+    tk::set_norm_backward_align(c, true, cols, dtype);
+    CHECK(!c.has("ALIGN_ROWS"));
+  }
+  Config c = tk::norm_backward_heuristic(16387, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);
+  tk::set_norm_backward_align(c, true, 16387, DType::bf16);
+  CHECK((c.cluster == 4 && c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 8));
+  c = tk::norm_backward_heuristic(16383, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);  // 2 x 8192 < 16390
   tk::set_norm_backward_align(c, true, 16383, DType::bf16);
-  CHECK((c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 8));
-  c = tk::norm_backward_config(16383, DType::bf16, K::rms, true, false);  // buffers without a common offset
-  CHECK(c.cluster == 2);
-  c = tk::norm_backward_config(16386, DType::bf16, K::layer_saved, true, true);
-  tk::set_norm_backward_align(c, true, 16386, DType::bf16);
-  CHECK((c.cluster == 4 && !c.has("ALIGN_ROWS")));
-  c = tk::norm_backward_config(16387, DType::f32, K::rms, true, true);
-  tk::set_norm_backward_align(c, true, 16387, DType::f32);
   CHECK(!c.has("ALIGN_ROWS"));
-  c = tk::norm_backward_config(4097, DType::bf16, K::rms, true, true);
-  tk::set_norm_backward_align(c, true, 4097, DType::bf16);
-  CHECK((c.cluster == 1 && !c.has("ALIGN_ROWS")));
 }
 
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {

@@ -385,6 +385,22 @@ TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks 
   CHECK(tk::half_cluster_programs(tk::norm_heuristic(16385, DType::bf16, false), 16385, DType::bf16) == std::nullopt);
 }
 
+TEST_CASE("f32 residual RMSNorm programs of chunks on a cluster: 4 per SM") {
+  for (int64_t cols : {16385, 16387, 20001, 24577}) {
+    CAPTURE(cols);
+    for (bool align : {false, true}) {
+      Config c = tk::add_rmsnorm_heuristic(cols, DType::f32, true, align);
+      REQUIRE(c.cluster > 1);
+      CHECK(c.get("CHUNKS") > 1);
+      CHECK(c.min_programs_per_sm == 4);
+    }
+  }
+  // Not one-program rows, 16-bit rows (their own caps), nor the plain RMSNorm.
+  CHECK(tk::add_rmsnorm_heuristic(5000, DType::f32, true, false).min_programs_per_sm == 0);
+  CHECK(tk::add_rmsnorm_heuristic(16385, DType::bf16, true, false).min_programs_per_sm == 3);
+  CHECK(tk::rmsnorm_heuristic(16385, DType::f32, true).min_programs_per_sm == 0);
+}
+
 TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of unaligned widths, not f32 or norms") {
   auto n = [](Config c) { return c.min_programs_per_sm; };
   // Softmax: 8 warps x 32 values -> 48 registers: 5 programs; 40 values -> 4; 64 -> 3

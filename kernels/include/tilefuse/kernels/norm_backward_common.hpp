@@ -120,15 +120,13 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   if (period > 1 && programs < steps) programs = std::max(period, programs / period * period);
   return programs;
 }
-// Where the backward programs index rows from their aligned start by default: rows split
-// over a cluster at 2-byte alignment (odd widths of 16-bit data), as in the forward
-// (aligned_rows_pay): H200 bf16 4096x16387 the cluster programs moved 2 bytes per access at
-// 26% of copy. The one-tile programs lost (off -> on, % of copy: bf16 16384x4099 RMSNorm
-// 35.8 -> 22.0, 52.7 -> 23.7 with PREFETCH, residual 48.7 -> 22.3, LayerNorm 33.2 ->
-// 27.3; 2 mod 4 and f32 lost too; bench/NOTES.md), so there ALIGN_ROWS=1 is opt-in.
-inline bool norm_backward_aligned_rows_pay(const Config& c, int64_t cols, DType dtype) {
-  return c.cluster > 1 && (cols * byte_size(dtype)) % 4 != 0;
-}
+// Where the backward programs index rows from their aligned start by default: nowhere,
+// ALIGN_ROWS=1 is opt-in. The cluster programs at 2-byte alignment moved whole 16-byte
+// runs then but lost (H200 bf16 % of copy, off -> on: RMSNorm 4096x16387 26.3 -> 23.8,
+// 2048x32771 25.6 -> 15.3, 1024x65537 23.3 -> 16.5; residual and LayerNorm alike), and so
+// did the one-tile programs (16384x4099 RMSNorm 35.8 -> 22.0, 52.7 -> 23.7 with PREFETCH,
+// residual 48.7 -> 22.3, LayerNorm 33.2 -> 27.3; 2 mod 4 and f32 lost too; bench/NOTES.md).
+inline bool norm_backward_aligned_rows_pay(const Config&, int64_t, DType) { return false; }
 // The period of the offsets within 16 bytes of rows `stride` elements of `dtype` apart
 // (8 for odd widths of 16-bit data, 4 for widths of 2 mod 4 or odd f32 widths).
 inline int64_t row_alignment_period(int64_t stride, DType dtype) {
