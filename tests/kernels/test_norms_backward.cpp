@@ -113,6 +113,25 @@ std::vector<tk::ConfigOverride> configs(int64_t cols) {
   return c;
 }
 
+// LayerNorm backward under `cfg`, its statistics recomputed and the forward's (saved by
+// tk::layernorm with a random bias), against the double-precision reference.
+template <class T>
+void check_layernorm_backward(const std::vector<T>& x, const std::vector<T>& dy, const std::vector<T>& w, int64_t rows,
+                              int64_t cols, const Config& cfg, uint32_t bias_seed) {
+  std::vector<T> dx(x.size()), dw(cols), db(cols), y(x.size());
+  std::vector<float> mean(rows), rstd(rows);
+  tk::layernorm(y, mean, rstd, x, w, ref::random_vec<T>(cols, bias_seed), rows, cols);
+  Grads want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), rows, cols, 1e-5);
+  for (bool saved : {false, true}) {
+    CAPTURE(saved);
+    if (saved) tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg);
+    else tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
+    CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
+    CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
+    CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("the chain-rule references agree with finite differences of the forward") {
@@ -336,20 +355,7 @@ TEST_CASE_TEMPLATE("norm backward with rows indexed from their aligned start (AL
           CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
           CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
           if (residual) continue;
-          // LayerNorm, its statistics recomputed or the forward's.
-          std::vector<T> db(cols), y(x.size());
-          std::vector<float> mean(rows), rstd(rows);
-          auto b = ref::random_vec<T>(cols, 74);
-          tk::layernorm(y, mean, rstd, x, w, b, rows, cols);
-          want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), rows, cols, 1e-5);
-          for (bool saved : {false, true}) {
-            CAPTURE(saved);
-            if (saved) tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg);
-            else tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
-            CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
-            CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
-            CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
-          }
+          check_layernorm_backward(x, dy, w, rows, cols, cfg, 74);
         }
       }
     }
@@ -419,7 +425,7 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
         auto dy = ref::random_vec<T>(rows * cols, 91 + cols);
         auto dres = ref::random_vec<T>(rows * cols, 92 + cols);
         auto w = ref::random_vec<T>(cols, 93, 0.5f, 1.5f);
-        std::vector<T> dx(x.size()), dw(cols), db(cols);
+        std::vector<T> dx(x.size()), dw(cols);
         tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
         Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), ref::to_float(dres), rows,
                                    cols, 1e-6);
@@ -429,19 +435,7 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
         want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
         CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
         CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
-        std::vector<T> y(x.size());
-        std::vector<float> mean(rows), rstd(rows);
-        auto b = ref::random_vec<T>(cols, 94);
-        tk::layernorm(y, mean, rstd, x, w, b, rows, cols);
-        want = layernorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), rows, cols, 1e-5);
-        for (bool saved : {false, true}) {
-          CAPTURE(saved);
-          if (saved) tk::layernorm_backward(dx, dw, db, dy, x, w, mean, rstd, rows, cols, cfg);
-          else tk::layernorm_backward(dx, dw, db, dy, x, w, rows, cols, 1e-5f, cfg);
-          CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), 2 * rtol<T>()) <= 1.0);
-          CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), 2 * rtol<T>()) <= 1.0);
-          CHECK(ref::max_rel_err(db, want.db, atol<T>(), rtol<T>()) <= 1.0);
-        }
+        check_layernorm_backward(x, dy, w, rows, cols, cfg, 94);
       }
     }
   }
