@@ -395,7 +395,14 @@ TEST_CASE("f32 residual RMSNorm programs of chunks on a cluster: 4 per SM") {
       CHECK(c.min_programs_per_sm == 4);
     }
   }
-  // Not one-program rows, 16-bit rows (their own caps), nor the plain RMSNorm.
+  // Not 8-warp programs (f32 rows past 128K columns: 64 registers at 4 per SM), one-program
+  // rows, 16-bit rows (their own caps), nor the plain RMSNorm.
+  for (int64_t cols : {140000, 200000}) {
+    CAPTURE(cols);
+    Config c = tk::add_rmsnorm_heuristic(cols, DType::f32, true, false);
+    CHECK(c.num_warps == 8);
+    CHECK(c.min_programs_per_sm == 0);
+  }
   CHECK(tk::add_rmsnorm_heuristic(5000, DType::f32, true, false).min_programs_per_sm == 0);
   CHECK(tk::add_rmsnorm_heuristic(16385, DType::bf16, true, false).min_programs_per_sm == 3);
   CHECK(tk::rmsnorm_heuristic(16385, DType::f32, true).min_programs_per_sm == 0);

@@ -369,3 +369,47 @@ TEST_CASE("pipelining plan: a load whose address is loop-carried is copied but n
   auto art = tftest::compile_and_assemble(*f, "carried_pointer_dot");
   CHECK(art.kernel.ptx.find("cp.async.wait_group 0;") != std::string::npos);
 }
+
+TEST_CASE("shared memory: a wgmma left in flight keeps the B it staged until its wait") {
+  // Per iteration: B computed in registers (staged by the dot for its descriptor), the
+  // dot issued, then a cross-warp reduction of another tile, then the dot's result read.
+  // The dot is waited for at that read, so its MMAs still read the staged B while the
+  // reduction uses its scratch: the two must not share bytes.
+  auto f = tftest::new_kernel("staged_b_in_flight", 4);
+  Builder b(*f);
+  Value* out = b.param("out", Type::pointer(DType::f32));
+  Value* A = b.param("a", Type::pointer(DType::f16), true);
+  Value* B = b.param("b", Type::pointer(DType::f16), true);
+  Value* X = b.param("x", Type::pointer(DType::f32), true);
+  Value* n = b.param("n", Type::scalar(DType::i32));
+  Value* r64 = b.arange(0, 64);
+  auto col = [&](Value* v) { return b.expand_dims(v, 1); };
+  auto row = [&](Value* v) { return b.expand_dims(v, 0); };
+  Value* c64 = b.const_int(64, Type::scalar(DType::i32));
+  Value* offs = b.binary(BinaryOp::Add, b.binary(BinaryOp::Mul, col(r64), c64), row(r64));  // [64, 64]
+  Value* a = b.load(b.add_ptr(A, offs));
+  Value* acc = b.const_float(0.0, Type::tile(DType::f32, {64}));
+  Value* zero = b.const_int(0, Type::scalar(DType::i32));
+  Value* one = b.const_int(1, Type::scalar(DType::i32));
+  auto res = b.for_(zero, n, one, {acc}, [&](Builder& b, Value* i, const std::vector<Value*>& it) {
+    Value* shift = b.binary(BinaryOp::Mul, i, b.const_int(4096, Type::scalar(DType::i32)));
+    Value* bt = b.load(b.add_ptr(b.add_ptr(B, shift), offs));
+    Value* b2 = b.binary(BinaryOp::Add, bt, bt);  // computed: not a copy the dot can read in place
+    Value* d = b.dot(a, b2);
+    Value* x = b.load(b.add_ptr(b.add_ptr(X, shift), offs));
+    Value* xs = b.reduce(x, 0, ir::ReduceKind::Sum);  // across warps: scratch
+    Value* ds = b.reduce(d, 1, ir::ReduceKind::Sum);  // the dot's first reader
+    return std::vector<Value*>{b.binary(BinaryOp::Add, it[0], b.binary(BinaryOp::Add, ds, xs))};
+  });
+  b.store(b.add_ptr(out, r64), res[0]);
+  tftest::specialize16(*f);
+  GpuPlan plan = plan_kernel(*f, kH100);
+  const ir::Op* dot = find_op(*f, ir::OpKind::Dot);
+  REQUIRE(plan.op(dot).wgmma);
+  REQUIRE(plan.op(dot).wgmma_defer);
+  const OpPlan& dp = plan.op(dot);
+  REQUIRE(dp.smem_bytes > 0);  // B staged
+  const OpPlan& rp = plan.op(find_op(*f, ir::OpKind::Reduce, 0));
+  REQUIRE(rp.smem_bytes > 0);
+  CHECK((dp.smem_offset + dp.smem_bytes <= rp.smem_offset || rp.smem_offset + rp.smem_bytes <= dp.smem_offset));
+}

@@ -353,8 +353,11 @@ inline Config add_rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters, 
   // f32 programs of chunks on a cluster at 4 per SM: under the whole-program JIT they took
   // 90 registers and 5 per SM, slower (the sums re-read by RELOAD likely missing L2 more).
   // H200 % of copy, 5 per SM -> 4: 2048x16385 57.4 -> 68.7, 4096x16387 59.2 -> 72.1,
-  // 2048x20001 62.5 -> 74.0, 1024x24577 59.0 -> 62.2 (bench/NOTES.md).
-  if (byte_size(dtype) == 4 && c.cluster > 1 && c.has("CHUNKS") && c.get("CHUNKS") > 1 && c.min_programs_per_sm == 0)
+  // 2048x20001 62.5 -> 74.0, 1024x24577 59.0 -> 62.2 (bench/NOTES.md). Only 4-warp
+  // programs (those measured: 128 registers each at 4 per SM); 8-warp ones (f32 rows past
+  // 128K columns, 2048-column chunks) would be held to 64 and spill.
+  if (byte_size(dtype) == 4 && c.cluster > 1 && c.has("CHUNKS") && c.get("CHUNKS") > 1 && c.num_warps <= 4 &&
+      c.min_programs_per_sm == 0)
     c.min_programs_per_sm = 4;
   batch_short_rows(c, dtype);
   return c;
