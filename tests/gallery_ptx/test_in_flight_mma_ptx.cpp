@@ -1,0 +1,195 @@
+// Kernels whose tensor-core MMAs stay in flight (wgmma groups waited for later, warp
+// specialization) on sm_90a: how they load (the whole-program JIT, which honours
+// setmaxnreg), the shared memory their in-flight MMAs still read, the ping-pong turns of
+// two consumer warpgroups, and the register cap an MMA needs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tilefuse/cuda/module.hpp"
+#include "tilefuse/kernels/attention.hpp"
+#include "tilefuse/kernels/registry.hpp"
+#include "tilefuse/nvptx/compiler.hpp"
+#include "tilefuse/nvptx/gpu_plan.hpp"
+#include "tilefuse/tools/ptxas.hpp"
+#include "gallery_ptx_util.hpp"
+
+using namespace tilefuse;
+
+TEST_CASE("kernels load through the whole-program JIT, with TILEFUSE_WHOLE_PROGRAM_JIT=0 only the warp-specialized ones") {
+  // The linker compiles PTX as relocatable code, where ptxas ignores setmaxnreg's budgets
+  // (d128 attention's consumers spilled 248 bytes a thread on the H200) and gave the
+  // other kernels slower code.
+  Config att{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", 128}, {"PV_LAG", 1}, num_warps(8), num_stages(2)};
+  const std::string plain = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, att, 16);
+  const std::string softmax = gallery_ptx::gallery_ptx_of("softmax", DType::bf16, Config{}, 16);
+  att.warp_specialize = 1;
+  const std::string ws = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, att, 16);
+  CHECK(ws.find("setmaxnreg.inc.sync.aligned.u32 232;") != std::string::npos);
+  CHECK(plain.find("setmaxnreg") == std::string::npos);
+  CHECK(cuda::needs_whole_program_jit(plain));
+  CHECK(cuda::needs_whole_program_jit(softmax));
+  CHECK(cuda::needs_whole_program_jit(ws));
+  for (const char* off : {"0", "off", "false"}) {
+    CAPTURE(off);
+    setenv("TILEFUSE_WHOLE_PROGRAM_JIT", off, 1);
+    CHECK_FALSE(cuda::needs_whole_program_jit(plain));
+    CHECK_FALSE(cuda::needs_whole_program_jit(softmax));
+    CHECK(cuda::needs_whole_program_jit(ws));  // never the linker: it would spill
+  }
+  setenv("TILEFUSE_WHOLE_PROGRAM_JIT", "1", 1);
+  CHECK(cuda::needs_whole_program_jit(softmax));
+  unsetenv("TILEFUSE_WHOLE_PROGRAM_JIT");
+}
+
+TEST_CASE("a wgmma left in flight keeps its shared-memory operands: one-stage attention's V copy is not placed over K") {
+  // PV_LAG on one stage: V's copy comes after Q.K^T's issue but before its wait (the
+  // softmax's first read), while the MMAs still read K. The allocator ended K's buffer at
+  // the issue and put V over it: wrong outputs on the H200 once ptxas moved the copy
+  // (test_gpu_gallery, n = 77 and 130).
+  for (auto [d, bn, warps] : {std::tuple{64, 32, 4}, std::tuple{128, 64, 8}}) {
+    CAPTURE(d);
+    Config cfg{{"BLOCK_M", 64}, {"BLOCK_N", bn}, {"HEAD_DIM", d}, {"CAUSAL", 0}, {"PV_LAG", 1},
+               num_warps(warps), num_stages(1)};
+    const auto& k = kernels::attention_fwd_kernel<half>();
+    std::vector<int64_t> div(k.num_runtime_params(), 16);
+    div[5] = 1;  // an odd sequence length
+    auto f = k.specialize(cfg, div);
+    nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+    // Each loop over key blocks (the full blocks, then the masked ones): K's copy, Q.K^T,
+    // V's copy, P.V.
+    std::map<const ir::Block*, std::vector<const ir::Op*>> copies, dots;
+    ir::walk(const_cast<ir::Block&>(f->body), [&](ir::Op& op) {
+      if (op.parent == &f->body) return;
+      if (plan.op(&op).async_copy) copies[op.parent].push_back(&op);
+      if (op.kind == ir::OpKind::Dot) dots[op.parent].push_back(&op);
+    });
+    // Position in the loop body of the op that `o` is or is nested in.
+    auto position = [](const ir::Block* body, const ir::Op* o) {
+      while (o->parent != body) o = o->parent->parent;
+      for (size_t i = 0; i < body->ops.size(); ++i)
+        if (body->ops[i].get() == o) return static_cast<int>(i);
+      return -1;
+    };
+    int in_flight = 0;  // loops where Q.K^T's wait comes after V's copy
+    for (auto& [body, c] : copies) {
+      REQUIRE(c.size() == 2);
+      REQUIRE(dots[body].size() == 2);
+      const ir::Op* qk = dots[body][0];
+      int wait = -1;
+      for (auto& [at, w] : plan.wgmma_waits)
+        if (std::find(w.values.begin(), w.values.end(), qk->result()) != w.values.end()) wait = position(body, at);
+      if (!plan.op(qk).wgmma_defer || wait < position(body, c[1])) continue;
+      ++in_flight;
+      const nvptx::OpPlan &kp = plan.op(c[0]), &vp = plan.op(c[1]);
+      CHECK((kp.smem_offset + kp.smem_bytes <= vp.smem_offset || vp.smem_offset + vp.smem_bytes <= kp.smem_offset));
+    }
+    CHECK(in_flight >= 1);  // the full blocks' loop
+  }
+}
+
+TEST_CASE("ping-pong turns: on by default only where each warpgroup owns its rows, and no consumer barrier while a turn is held") {
+  // In text order (the per-warpgroup arms of a take or a pass sit side by side): a turn is
+  // held from a take (bar.sync 2|3) to the next pass (bar.arrive 2|3). The consumers'
+  // barrier (bar.sync 1) with a turn held would wait for the other warpgroup, itself
+  // waiting for that turn: a hang. The last turn op is warpgroup 0 consuming the final
+  // hand-over; the epilogue's barriers come after it.
+  auto check_turns = [](const std::string& ptx) {
+    std::regex op(R"(bar\.(sync|arrive) (\d+), 256;)");
+    std::vector<std::pair<size_t, std::string>> ops;  // (position, "take" | "pass" | "meet")
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), op); it != std::sregex_iterator(); ++it) {
+      const std::string kind = (*it)[1], id = (*it)[2];
+      if (id == "1" && kind == "sync") ops.push_back({size_t(it->position()), "meet"});
+      else if (id == "2" || id == "3") ops.push_back({size_t(it->position()), kind == "sync" ? "take" : "pass"});
+    }
+    size_t last_turn = 0;
+    for (auto& [pos, k] : ops)
+      if (k != "meet") last_turn = pos;
+    bool held = false;
+    int meets_checked = 0;
+    for (auto& [pos, k] : ops) {
+      if (k == "take") held = true;
+      if (k == "pass") held = false;
+      if (k == "meet" && pos < last_turn) {
+        CHECK_MESSAGE(!held, "bar.sync 1 with a turn held at PTX offset " << pos);
+        ++meets_checked;
+      }
+    }
+    return meets_checked;
+  };
+  auto has_turns = [](const std::string& ptx) { return ptx.find("bar.arrive 3, 256;") != std::string::npos; };
+  Config d128 = kernels::attention_heuristic(4096, 128, false, true);
+  REQUIRE(d128.warp_specialize == 1);
+  std::string ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, d128, 16);
+  CHECK(has_turns(ptx));
+  check_turns(ptx);
+  // 64 rows on two warpgroups split N: they exchange P through shared memory between
+  // their MMAs, so no turns by default; forced, every barrier passes the turn first.
+  Config m64{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", 128}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0},
+             num_warps(8), num_stages(2), warp_specialize()};
+  CHECK_FALSE(has_turns(gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, m64, 16)));
+  setenv("TILEFUSE_PINGPONG", "1", 1);
+  std::string forced = gallery_ptx::gallery_ptx_of("attention_fwd", DType::f16, m64, 16);
+  unsetenv("TILEFUSE_PINGPONG");
+  CHECK(has_turns(forced));
+  CHECK(check_turns(forced) > 0);  // the P exchange's barriers sit between turns
+}
+
+TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming the config and the fix") {
+  // min_programs_per_sm caps registers at 64K / (threads x programs); ptxas needs a 64xN
+  // wgmma's N / 2 accumulator registers and 26 more, else it stops (C7602) when the
+  // driver loads the kernel. 8 warps x 3 programs: 80 registers; 8 x 2: 128.
+  auto compile = [](const char* kname, DType d, Config cfg) {
+    const kernels::GalleryKernel& g = kernels::gallery_kernel(kname);
+    for (auto& [key, v] : g.default_config.meta)
+      if (!cfg.has(key)) cfg.set(key, v);
+    CAPTURE(cfg.str());
+    const KernelBase& k = g.get(d);
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    return nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  };
+  auto error_of = [&](const char* kname, DType d, const Config& cfg) -> std::string {
+    try {
+      compile(kname, d, cfg);
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const Config att{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", 64}, {"PV_LAG", 1}, num_warps(8), num_stages(2),
+                   min_programs_per_sm(3)};
+  std::string m = error_of("attention_fwd", DType::f16, att);
+  CHECK(m.find("kernel 'attention_fwd_f16' is configured with num_warps = 8 and min_programs_per_sm = 3, which caps "
+               "each thread at 80 registers") != std::string::npos);
+  CHECK(m.find("x tile<64x128xf16> runs as warpgroup MMAs of 64x128 that need at least 90 (at attention.hpp:") !=
+        std::string::npos);
+  CHECK(m.find("Use fewer programs per SM (min_programs_per_sm), fewer warps, or a narrower BLOCK_N") !=
+        std::string::npos);
+  const Config gemm{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, num_warps(8), num_stages(3),
+                    min_programs_per_sm(2)};
+  m = error_of("matmul", DType::bf16, gemm);
+  CHECK(m.find("caps each thread at 128 registers") != std::string::npos);
+  CHECK(m.find("warpgroup MMAs of 64x256 that need at least 154 (at gemm_tile.hpp:") != std::string::npos);
+  // Within the cap: 64-column MMAs at 80 registers (32 accumulators), the d64 heuristic's
+  // 4 warps x 3 programs (168), one program of 8 warps. ptxas assembles them.
+  Config narrow = att;
+  narrow.set("BLOCK_N", 64);
+  Config four = att;
+  four.set("BLOCK_M", 64).set("num_warps", 4);
+  Config one = gemm;
+  one.set("min_programs_per_sm", 1);
+  for (auto [kname, d, cfg] : {std::tuple{"attention_fwd", DType::f16, narrow}, std::tuple{"attention_fwd", DType::f16, four},
+                               std::tuple{"matmul", DType::bf16, one}}) {
+    std::string ptx;
+    CHECK_NOTHROW(ptx = compile(kname, d, cfg));
+    if (gallery_ptx::no_ptxas()) continue;
+    tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+  }
+}
