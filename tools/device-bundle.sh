@@ -75,7 +75,8 @@ cat > "$out/run-gpu-tests.sh" <<'EOF'
 # Runs every test binary of this bundle (arguments are passed to each), prints PASS/FAIL
 # per binary, the skip reasons reported, and a summary. Exits non-zero if any failed.
 # TEST_PART=k/n runs the k-th of n parts (binaries by name, round robin), so that the
-# suite can be split over commands with a time limit.
+# suite can be split over commands with a time limit. TEST_JOBS=j runs j binaries at once
+# (each with a kernel cache directory of its own); their reports follow in name order.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -87,17 +88,39 @@ failed=()
 part=${TEST_PART:-1/1}
 part_k=${part%/*}
 part_n=${part#*/}
+jobs=${TEST_JOBS:-1}
 index=0
+names=()
+run_one() {  # binary name [args]: its log and exit status under $logs
+  local name=$1
+  shift
+  if [ "$jobs" -gt 1 ]; then
+    TILEFUSE_CACHE_DIR="$logs/cache-$name" "$here/$name" "$@" >"$logs/$name.log" 2>&1
+  else
+    "$here/$name" "$@" >"$logs/$name.log" 2>&1
+  fi
+  echo $? >"$logs/$name.rc"
+}
 for t in "$here"/test_*; do
   [ -x "$t" ] || continue
   index=$((index + 1))
   [ $(( (index - 1) % part_n + 1 )) -eq "$part_k" ] || continue
   name=$(basename "$t")
-  if "$t" "$@" >"$logs/$name.log" 2>&1; then
+  names+=("$name")
+  if [ "$jobs" -gt 1 ]; then
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+    run_one "$name" "$@" &
+  else
+    run_one "$name" "$@"
+  fi
+done
+wait
+for name in "${names[@]}"; do
+  rc=$(cat "$logs/$name.rc" 2>/dev/null || echo 255)
+  if [ "$rc" -eq 0 ]; then
     pass=$((pass + 1))
     echo "PASS $name: $(grep -h 'test cases:' "$logs/$name.log" | tail -n 1 | sed 's/^\[doctest\] *//')"
   else
-    rc=$?
     fail=$((fail + 1))
     failed+=("$name")
     echo "FAIL $name (exit $rc); last lines of its output:"
