@@ -128,3 +128,30 @@ TEST_CASE("cluster reductions inside a loop: two sets of slots and mbarriers, th
     CHECK(r.spill_stores == 0);
   }
 }
+
+TEST_CASE("checked loads of rows from their aligned start are staged: whole 16-byte copies, no element loads in the hot path") {
+  bool have_ptxas = !tools::find_ptxas().empty();
+  for (int readable : {0, 1}) {
+    for (int stages : {1, 2}) {
+      CAPTURE(readable);
+      CAPTURE(stages);
+      Config cfg{{"B", 1024}, {"READABLE", readable}, num_warps(4), num_stages(stages)};
+      const auto& k = staged::staged_aligned_rows_kernel<bfloat16>();
+      // Odd width, no divisibility known: only align_down makes the runs aligned.
+      auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 1));
+      nvptx::CompileArtifacts art = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")});
+      const std::string& ptx = art.kernel.ptx;
+      CHECK(count(art.plan, "checked staged cp.async") == (stages > 1 ? 1 : 0));
+      if (stages > 1) {
+        CHECK(count(ptx, "cp.async.cg.shared.global") > 0);  // 16-byte copies
+        CHECK(ptx.find("ld.global.L1::evict_first.v4") == std::string::npos);  // no direct vector loads left
+      } else {
+        CHECK(ptx.find("ld.global.L1::evict_first.v4") != std::string::npos);
+      }
+      if (!have_ptxas) continue;
+      tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+      CHECK_MESSAGE(r.ok, r.log);
+      CHECK(r.spill_stores == 0);
+    }
+  }
+}

@@ -73,4 +73,41 @@ const auto& staged_nested_kernel() {
 }
 
 
+// Persistent programs over rows indexed from their start rounded down to 16 bytes (each
+// row's own align_down): the loads are checked per run (a row's first and last runs are
+// partly valid) and staged by num_stages > 1 (fill 0). Row r of x starts at element
+// `offset` + r * n; x holds `tail` more elements after the last row. y (laid out as x) =
+// x * sum(x) + 1 per row, through y's own rounded-down row. READABLE: the load may read
+// whole the runs holding the row's first and last elements, inside x; without it those
+// runs move element by element.
+template <class T>
+const auto& staged_aligned_rows_kernel() {
+  static auto k = kernel("staged_aligned_rows", {"y", "x", "n_rows", "n", "offset", "tail"},
+      [](Ptr<T> y, Ptr<const T> x, I32 n_rows, I32 n, I32 offset, I32 tail, Meta<"B"> B,
+         Meta<"READABLE", bool, false> READABLE) {
+        auto pos = arange(0, B);
+        for_range(program_id(0), n_rows, num_programs(0), [&](I32 r) {
+          auto first = offset.template cast<i64>() + r.template cast<i64>() * n;
+          auto [base, head] = align_down(x + first);
+          auto out = align_down(y + first).base;
+          auto col = pos - head;
+          auto mask = col >= 0 && col < n;
+          auto v = zeros<f32>({B});
+          if (READABLE) {
+            const int64_t run = 16 / int64_t(sizeof(T));
+            auto h = head.template cast<i64>();
+            auto lo = maximum(((h - first + (run - 1)) / run) * run, 0).template cast<i32>();
+            auto end = h + n.template cast<i64>();
+            auto after = (n_rows - 1 - r).template cast<i64>() * n + tail.template cast<i64>();
+            auto hi = minimum(((end + (run - 1)) / run) * run, ((end + after) / run) * run).template cast<i32>();
+            v = load(base + pos, mask, 0.0f, Cache::EvictFirst, pos >= lo && pos < hi).template cast<f32>();
+          } else {
+            v = load(base + pos, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          }
+          store(out + pos, (v * sum(v, 0) + 1.0f).template cast<T>(), mask);
+        });
+      });
+  return k;
+}
+
 }  // namespace staged

@@ -3,7 +3,8 @@
 // registers. Against the interpreter: persistent row loops (1-D rows and [ROWS, BLOCK]
 // tiles), nested loops with a read-modify-write of a buffer the loop also stores (not
 // staged), masked loads whose `other` is not zero, trip counts below the stages, 4-, 8-
-// and 16-byte runs, 2 to 4 stages. Label: gpu (skips without a driver).
+// and 16-byte runs, 2 to 4 stages; checked loads of rows indexed from their aligned
+// start, at every alignment. Label: gpu (skips without a driver).
 #include <tilefuse/tilefuse.hpp>
 
 #include "differential.hpp"
@@ -56,6 +57,39 @@ TEST_CASE_TEMPLATE("gpu: staged [ROWS, BLOCK] tiles and nested loops match the i
       // One program: the read-modify-write of acc is then the same on both sides.
       gpu_matches_interp(staged_nested_kernel<T>(), Grid(1), Config{{"BLOCK", block}, num_warps(4), num_stages(stages)},
                          tol, out, acc, x, rows, cols);
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("gpu: staged checked loads (rows from their aligned start) match the interpreter", T, float,
+                   bfloat16, half) {
+  difftest::Tolerance tol = std::is_same_v<T, float> ? difftest::Tolerance{1e-5, 1e-5} : difftest::Tolerance{1e-3, 2e-2};
+  const int run = 16 / int(sizeof(T));
+  const int rows = 13;
+  // Widths at several remainders modulo the run, rows starting off 16 bytes (offset),
+  // the last row's last run inside x or not (tail); partly valid runs read whole
+  // (READABLE) or element by element; 1 to 3 stages.
+  for (int n : {1001, 1002, 1004, 1008}) {
+    for (int offset : {0, 3}) {
+      for (int tail : {0, 5}) {
+        for (int readable : {0, 1}) {
+          for (int stages : {1, 2, 3}) {
+            CAPTURE(n);
+            CAPTURE(offset);
+            CAPTURE(tail);
+            CAPTURE(readable);
+            CAPTURE(stages);
+            size_t size = size_t(offset) + size_t(rows) * n + tail;
+            auto x = ref::random_vec<T>(size, 31 + n + offset, -1, 1);
+            auto y = ref::random_vec<T>(size, 32 + n, -1, 1);  // masked positions keep these
+            int b = 1;
+            while (b < n + run - 1) b *= 2;
+            gpu_matches_interp(staged::staged_aligned_rows_kernel<T>(), Grid(4),
+                               Config{{"B", b}, {"READABLE", readable}, num_warps(4), num_stages(stages)}, tol, y, x,
+                               rows, n, offset, tail);
+          }
+        }
+      }
     }
   }
 }

@@ -90,15 +90,20 @@ bool may_be_written(const Op& ld, const Block& body) {
 
 // A load of a loop body to stage (OpPlan::staged): a tile whose runs are 4, 8 or 16
 // aligned bytes, operands at hand in registers, nothing in the loop writing its memory.
+// Checked loads (aligned runs whose mask is tested per run: rows indexed from their
+// aligned start) qualify when their fill is zero: the copies move whole the runs all
+// valid or readable, zero-fill the rest, and the read-back finishes the partly valid.
 bool stageable(const Op& op, const GpuPlan& plan) {
   const Op* loop = op.parent->parent;
   if (!loop || loop->kind != OpKind::For || op.view_rank) return false;
   const Value* r = op.result();
   const OpPlan& p = plan.op(&op);
   LayoutRef l = plan.layout(r);
-  int bytes = p.aligned_vec * byte_size(r->type.dtype);
+  bool checked = p.checked && !p.realign && op.num_operands() > 1 &&
+                 (op.num_operands() < 3 || is_zero_constant(op.operand(2)));
+  int bytes = (checked ? p.vec : p.aligned_vec) * byte_size(r->type.dtype);
   if (!l || r->type.dtype == DType::i1 || p.fast_dim < 0 || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
-  if (p.vec != p.aligned_vec || p.realign) return false;
+  if ((p.vec != p.aligned_vec && !checked) || p.realign) return false;
   for (size_t i = 0; i < p.operands.size() && i < op.operands.size(); ++i)
     if (p.operands[i] && conversion_needs_smem(plan, op.operands[i], p.operands[i]->ll)) return false;
   return !may_be_written(op, *op.parent);

@@ -262,12 +262,13 @@ void finish_held_groups(Codegen& cg, const ir::Op& op);
 // A load planned as a cp.async copy (lower_async_copy.cpp): issues this iteration's
 // copies, or in a pipelined loop those of the iteration stages - 1 ahead.
 void lower_async_load(Codegen& cg, const ir::Op& op);
-// Issues the copies of async load `op` for pointers/mask registers into the buffer at
-// byte offset `base`, predicated on `pred` too (may be null), and commits the group.
+// Issues the copies of async load `op` into the buffer at byte offset `base`, predicated
+// on `pred` too (may be null), and commits the group; `operand_at(i)`: the registers of
+// the load's operand i at the iteration copied.
 // Byte offsets (from a stage's start) of the runs of staged load `op` this thread copies
 // and reads back, one per run at its first register.
 Regs staged_offsets(Codegen& cg, const ir::Op& op);
-void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,
+void issue_async_copy(Codegen& cg, const ir::Op& op, const std::function<Regs(int)>& operand_at, llvm::Value* pred,
                       llvm::Value* base);
 // TMA copies (lower_tma.cpp): the stages' mbarriers of a pipeline's TMA loads, set up
 // before its prologue and invalidated after the loop; the coordinates of load `ld` at

@@ -6,7 +6,7 @@
 // S - 1 iterations earlier) have landed. lower_control.cpp issues the prologue.
 #include <algorithm>
 
-#include "codegen.hpp"
+#include "memory_access.hpp"
 
 namespace tilefuse::nvptx {
 
@@ -37,10 +37,17 @@ void Codegen::reevaluate(const std::vector<const ir::Op*>& ops, const std::funct
   }
 }
 
-void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Regs& mask, llvm::Value* pred,
+void issue_async_copy(Codegen& cg, const ir::Op& op, const std::function<Regs(int)>& operand_at, llvm::Value* pred,
                       llvm::Value* base) {
   auto& b = cg.b;
   const OpPlan& p = cg.plan.op(&op);
+  Regs ptrs = operand_at(0);
+  Regs mask = op.num_operands() > 1 ? operand_at(1) : Regs{};
+  // A checked load (staged: its runs' mask tested at run time) copies whole the runs all
+  // valid or readable; the read-back finishes the others.
+  bool checked = p.checked && !mask.empty();
+  Regs readable = checked && reads_runs_whole(cg.plan, op) ? operand_at(3) : Regs{};
+  bool interval = checked && interval_on_runs(cg.plan, op.mask(), p.fast_dim, p.vec);
   const LinearLayout& l = cg.plan.layout(op.result())->ll;
   int es = byte_size(op.result()->type.dtype);
   int vec = p.vec, bytes = es * vec;
@@ -64,7 +71,10 @@ void issue_async_copy(Codegen& cg, const ir::Op& op, const Regs& ptrs, const Reg
   for (int r = 0; r < l.num_regs(); r += vec) {
     if (r & dup) continue;
     llvm::Value* ok = pred;
-    if (!mask.empty()) ok = ok ? b.CreateAnd(ok, mask[r]) : mask[r];
+    if (!mask.empty()) {
+      llvm::Value* run = checked ? staged_run_copied(cg, mask, readable, r, vec, interval) : mask[r];
+      ok = ok ? b.CreateAnd(ok, run) : run;
+    }
     llvm::Value* src_size = ok ? b.CreateSelect(ok, cg.c32(bytes), cg.c32(0)) : cg.c32(bytes);
     llvm::Value* off = b.CreateAdd(offs[r], base, "", true, true);
     llvm::Value* dst = cg.shared_addr32(cg.smem_addr(0, off));
@@ -91,6 +101,28 @@ Regs staged_offsets(Codegen& cg, const ir::Op& op) {
 
 namespace {
 
+// A staged checked load's runs read back as words (zero where the copies did not move
+// them), then finished like the checked loads' (lower_checked.cpp).
+void read_staged_checked(Codegen& cg, const ir::Op& op, const Regs& offs, llvm::Value* base, const Regs& mask) {
+  auto& b = cg.b;
+  const OpPlan& p = cg.plan.op(&op);
+  DType dt = op.result()->type.dtype;
+  Words w = words_for(cg, dt, p.vec);
+  std::vector<std::vector<llvm::Value*>> words;
+  for (size_t k = 0; k < offs.size(); k += p.vec) {
+    llvm::Value* addr = cg.smem_addr(0, b.CreateAdd(offs[k], base, "", true, true));
+    llvm::Type* ty = w.n == 1 ? w.ty : llvm::FixedVectorType::get(w.ty, w.n);
+    llvm::Value* v = b.CreateAlignedLoad(ty, addr, llvm::Align(p.vec * byte_size(dt)));
+    std::vector<llvm::Value*> run;
+    for (int i = 0; i < w.n; ++i) run.push_back(w.n == 1 ? v : b.CreateExtractElement(v, i));
+    words.push_back(run);
+  }
+  Regs readable = reads_runs_whole(cg.plan, op) ? cg.operand(op, 3) : Regs{};
+  bool interval = interval_on_runs(cg.plan, op.mask(), p.fast_dim, p.vec);
+  ir::Evict ev = op.evict == ir::Evict::Shared ? ir::Evict::Normal : op.evict;
+  cg.set(op.result(), finish_staged_checked(cg, cg.operand(op, 0), mask, readable, words, p.vec, interval, dt, ev));
+}
+
 // A staged load (OpPlan::staged) in its pipelined loop: waits for this iteration's
 // copies, reads this thread's runs back, then issues the copies of iteration i + ahead
 // into the buffer the previous iteration read.
@@ -111,6 +143,7 @@ void read_staged(Codegen& cg, const ir::Op& op) {
   bool zero_fill = !fill || (fill->def && fill->def->kind == ir::OpKind::Constant && fill->def->fval == 0 &&
                              fill->def->ival == 0);
   Regs other = zero_fill ? Regs{} : cg.operand(op, 2);
+  if (p.checked && !mask.empty()) return read_staged_checked(cg, op, offs, base, mask);
   Regs out(n);
   for (int k = 0; k < n; k += vec) {
     llvm::Value* addr = cg.smem_addr(0, b.CreateAdd(offs[k], base, "", true, true));
@@ -137,9 +170,8 @@ void issue_ahead(Codegen& cg, const ir::Op& op) {
   if (cg.plan.op(&op).tma_map >= 0)
     return issue_tma_copy(cg, op, tma_coordinates(cg, op, pl.slice, block->args[0], st.iv_ahead), st.in_range,
                           st.write_slot);
-  Regs ptrs = cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 0);
-  Regs mask = op.num_operands() > 1 ? cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, 1) : Regs{};
-  issue_async_copy(cg, op, ptrs, mask, st.in_range, st.write_base.at(&op));
+  issue_async_copy(cg, op, [&](int i) { return cg.at_iteration(pl.slice, block->args[0], st.iv_ahead, op, i); },
+                   st.in_range, st.write_base.at(&op));
   ++cg.async_issued[block];
 }
 
@@ -161,10 +193,8 @@ void lower_async_load(Codegen& cg, const ir::Op& op) {
     return;
   }
   TF_ASSERT(!p.staged, "staged load outside its pipelined loop");
-  Regs ptrs = cg.operand(op, 0);
-  Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
   llvm::Value* base = cg.c32(p.smem_offset);
-  issue_async_copy(cg, op, ptrs, mask, nullptr, base);
+  issue_async_copy(cg, op, [&](int i) { return cg.operand(op, i); }, nullptr, base);
   cg.async_base[&op] = base;
   ++cg.async_issued[block];
 }

@@ -49,6 +49,13 @@ bool interval_on_runs(const GpuPlan& plan, const ir::Value* m, int dim, int vec)
   }
 }
 
+bool reads_runs_whole(const GpuPlan& plan, const ir::Op& op) {
+  const ir::Value* rd = op.readable();
+  const OpPlan& p = plan.op(&op);
+  return rd && knob("TILEFUSE_READABLE") != "0" && plan.axis.has(rd) && p.fast_dim >= 0 &&
+         plan.axis.get(rd).constancy[p.fast_dim] >= p.vec;
+}
+
 namespace {
 
 // Whether every element of the run at `r` is valid: its first and last when the mask is
@@ -223,6 +230,39 @@ Regs elements_of_runs(Codegen& cg, const std::vector<llvm::Value*>& flat, DType 
   return out;
 }
 
+// The finishing of loads whose runs were read whole where `read` holds (their words in
+// `words`, fills elsewhere): runs all valid (`whole`) keep their words; runs with nothing
+// valid take `other`; runs partly valid are masked in registers where read, else loaded
+// element by element. Warp-uniform when `warp_clean` is given (see finish_uniformly).
+Regs finish_read_runs(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& other,
+                      const std::vector<llvm::Value*>& read, const std::vector<llvm::Value*>& whole,
+                      const std::vector<std::vector<llvm::Value*>>& words, llvm::Value* warp_clean, int vec,
+                      bool interval, DType dt, Evict ev, const Words& w) {
+  auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
+    auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
+    std::vector<llvm::Value*> out;
+    for (int r = 0, k = 0; r < static_cast<int>(mask.size()); r += vec, ++k) {
+      auto run = unless(cg, whole[k], words[k], [&] {
+        std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
+        return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
+          Regs m = run_masks_here(cg, mask, r, vec);
+          Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
+          for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
+          return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
+            Regs part;
+            for (int i = 0; i < vec; ++i)
+              part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
+            return to_words(cg, part, dt, w);
+          });
+        });
+      });
+      out.insert(out.end(), run.begin(), run.end());
+    }
+    return out;
+  });
+  return elements_of_runs(cg, got, dt, vec, w);
+}
+
 }  // namespace
 
 // Loads whose runs test their mask at run time (OpPlan::checked): every run's vector
@@ -288,30 +328,32 @@ void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& pt
   }
   llvm::Value* warp_clean = uniform ? warp_all(cg, clean) : nullptr;
   cg.defer_load(result, [&cg, ptrs, mask, other, vec, interval, dt, ev, w, read, whole, words, warp_clean] {
-    auto got = finish_uniformly(cg, warp_clean, flatten(words), [&] {
-      auto fill = [&](int e) { return fill_of(cg, other, dt, e); };
-      std::vector<llvm::Value*> out;
-      for (int r = 0, k = 0; r < static_cast<int>(ptrs.size()); r += vec, ++k) {
-        auto run = unless(cg, whole[k], words[k], [&] {
-          std::vector<llvm::Value*> none = to_words(cg, fill_run(cg, other, dt, r, vec), dt, w);
-          return unless(cg, run_surely_empty(cg, mask, r, vec, interval), none, [&] {
-            Regs m = run_masks_here(cg, mask, r, vec);
-            Regs loaded = from_words(cg, words[k], dt, vec, w), masked;
-            for (int i = 0; i < vec; ++i) masked.push_back(cg.b.CreateSelect(m[i], loaded[i], fill(r + i)));
-            return unless(cg, read[k], to_words(cg, masked, dt, w), [&] {
-              Regs part;
-              for (int i = 0; i < vec; ++i)
-                part.push_back(emit_load(cg, ptrs[r + i], m[i], {fill(r + i)}, dt, 1, ev)[0]);
-              return to_words(cg, part, dt, w);
-            });
-          });
-        });
-        out.insert(out.end(), run.begin(), run.end());
-      }
-      return out;
-    });
-    return elements_of_runs(cg, got, dt, vec, w);
+    return finish_read_runs(cg, ptrs, mask, other, read, whole, words, warp_clean, vec, interval, dt, ev, w);
   });
+}
+
+// Staged checked loads: each run copied whole where it is all valid or readable.
+llvm::Value* staged_run_copied(Codegen& cg, const Regs& mask, const Regs& readable, int r, int vec, bool interval) {
+  llvm::Value* all = run_all_valid(cg, mask, r, vec, interval);
+  return readable.empty() ? all : cg.b.CreateOr(readable[r], all);
+}
+
+Regs finish_staged_checked(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& readable,
+                           const std::vector<std::vector<llvm::Value*>>& words, int vec, bool interval, DType dt,
+                           ir::Evict ev) {
+  Words w = words_for(cg, dt, vec);
+  bool uniform = finishes_uniformly(static_cast<int>(mask.size()) / vec);
+  std::vector<llvm::Value*> read, whole;
+  llvm::Value* clean = cg.b.getTrue();
+  for (int r = 0; r < static_cast<int>(mask.size()); r += vec) {
+    whole.push_back(run_all_valid(cg, mask, r, vec, interval));
+    read.push_back(readable.empty() ? whole.back() : cg.b.CreateOr(readable[r], whole.back()));
+    // A run not copied was zero-filled: its fill, when nothing in it is valid.
+    llvm::Value* unread_empty = cg.b.CreateAnd(cg.b.CreateNot(read.back()), run_surely_empty(cg, mask, r, vec, interval));
+    clean = cg.b.CreateAnd(clean, cg.b.CreateOr(whole.back(), unread_empty));
+  }
+  return finish_read_runs(cg, ptrs, mask, {}, read, whole, words, uniform ? warp_all(cg, clean) : nullptr, vec,
+                          interval, dt, ev, w);
 }
 
 // Realigned loads (runs of unknown alignment in a layout of whole runs) whose mask is an

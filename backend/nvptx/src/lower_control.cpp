@@ -108,9 +108,8 @@ void lower_for(Codegen& cg, const ir::Op& op) {
           issue_tma_copy(cg, *ld, tma_coordinates(cg, *ld, pl->slice, body.args[0], iv_s), ok, cg.c32(s));
           continue;
         }
-        Regs ptrs = cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, 0);
-        Regs mask = ld->num_operands() > 1 ? cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, 1) : Regs{};
-        issue_async_copy(cg, *ld, ptrs, mask, ok, cg.c32(cg.plan.op(ld).smem_offset + s * buffer_bytes(ld)));
+        issue_async_copy(cg, *ld, [&](int i) { return cg.at_iteration(pl->slice, body.args[0], iv_s, *ld, i); }, ok,
+                         cg.c32(cg.plan.op(ld).smem_offset + s * buffer_bytes(ld)));
       }
     }
   }

@@ -283,10 +283,7 @@ void lower_memory(Codegen& cg, const ir::Op& op) {
   auto run = [&](const Regs& v, int r) { return v.empty() ? Regs{} : Regs(v.begin() + r, v.begin() + r + vec); };
   if (realign && interval) return checked_realigned_loads(cg, op.result(), ptrs, mask, other, vec, dt, ev);
   if (checked && !realign) {
-    const ir::Value* rd = op.readable();
-    bool whole_runs = rd && knob("TILEFUSE_READABLE") != "0" && cg.plan.axis.has(rd) &&
-                      cg.plan.axis.get(rd).constancy[p.fast_dim] >= vec;
-    if (whole_runs)
+    if (reads_runs_whole(cg.plan, op))
       return readable_checked_loads(cg, op.result(), ptrs, mask, other, cg.operand(op, 3), vec, interval, dt, ev);
     return checked_loads(cg, op.result(), ptrs, mask, other, vec, interval, dt, ev);
   }

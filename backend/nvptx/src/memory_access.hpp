@@ -72,11 +72,21 @@ inline llvm::Value* and_pred(Codegen& cg, llvm::Value* a, llvm::Value* b) {
 // interval_on_runs holds for the mask (a run is whole iff its first and last elements
 // are valid). The loads' results are set by Codegen::defer_load.
 bool interval_on_runs(const GpuPlan& plan, const ir::Value* m, int dim, int vec);
+// Whether checked load `op` reads whole the runs its `readable` operand allows (it has one,
+// constant over each run; TILEFUSE_READABLE=0 turns this off).
+bool reads_runs_whole(const GpuPlan& plan, const ir::Op& op);
 void checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask, const Regs& other,
                    int vec, bool interval, DType dt, ir::Evict ev);
 // `readable`: per element, constant over each run; where it holds the run is read whole.
 void readable_checked_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                             const Regs& other, const Regs& readable, int vec, bool interval, DType dt, ir::Evict ev);
+// Staged checked loads (lower_async_copy.cpp; their fill is zero): whether the copies move
+// the run at `r` whole (all valid, or readable), and the read-back runs' words (`words`,
+// zero where not copied) finished as readable_checked_loads finishes its runs.
+llvm::Value* staged_run_copied(Codegen& cg, const Regs& mask, const Regs& readable, int r, int vec, bool interval);
+Regs finish_staged_checked(Codegen& cg, const Regs& ptrs, const Regs& mask, const Regs& readable,
+                           const std::vector<std::vector<llvm::Value*>>& words, int vec, bool interval, DType dt,
+                           ir::Evict ev);
 void checked_realigned_loads(Codegen& cg, const ir::Value* result, const Regs& ptrs, const Regs& mask,
                              const Regs& other, int vec, DType dt, ir::Evict ev);
 // `owner` (null: every thread) stores; runs whose index has a bit of `dup_regs` are

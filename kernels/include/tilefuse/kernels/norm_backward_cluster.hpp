@@ -8,7 +8,8 @@
 // writes it once: partials [clusters, n_cols] (dB after dW), reduced as for the other
 // programs. num_stages > 1 stages the next rows' loads through shared memory.
 // ALIGN_ROWS: rows indexed from their 16-byte-aligned start (NormRowColumns::in_cluster),
-// so x, dy, dx (and dres) move whole 16-byte runs at any width; dW (and dB) accumulate by
+// so x, dy, dx (and dres) move whole 16-byte runs at any width (the loads' partly valid
+// runs read whole within the buffers, so they are staged too); dW (and dB) accumulate by
 // position, which is one column for all of a cluster's rows (aligned_cluster_count).
 #include <string>
 
@@ -30,14 +31,15 @@ const auto& rmsnorm_bwd_cluster_kernel() {
         auto dw = zeros<f32>({BLOCK});
         for_range(cluster_id(), n_rows, num_programs(0) / cluster_size(), [&](I32 row) {
           auto at = [&](auto p) { return rc.row_start(p, row, stride) + rc.pos; };
-          auto xv = load(at(x), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto dyv = load(at(dy), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto readable = rc.template readable<T>(row, n_rows, stride);
+          auto xv = rc.load_row(at(x), readable).template cast<f32>();
+          auto dyv = rc.load_row(at(dy), readable).template cast<f32>();
           auto g = dyv * w;
           // Sibling reductions: one exchange between the warps, one between the programs.
           auto rstd = rsqrt(cluster_sum(sum(xv * xv, 0)) / n_cols + eps);
           auto mean_gx = cluster_sum(sum(g * xv, 0)) / n_cols;
           auto grad = rstd * g - xv * (rstd * rstd * rstd * mean_gx);
-          if (RESIDUAL) grad = grad + load(at(dres), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          if (RESIDUAL) grad = grad + rc.load_row(at(dres), readable).template cast<f32>();
           store(at(dx), grad.template cast<T>(), cmask);
           dw = dw + dyv * xv * rstd;
         });
@@ -75,8 +77,9 @@ const auto& layernorm_bwd_cluster_kernel() {
         for_range(cluster_id(), n_rows, clusters, [&](I32 row) {
           auto start = row.template cast<i64>() * stride;
           auto at = [&](auto p) { return rc.row_start(p, row, stride) + rc.pos; };
-          auto xv = load(at(x), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
-          auto dyv = load(at(dy), cmask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          auto readable = rc.template readable<T>(row, n_rows, stride);
+          auto xv = rc.load_row(at(x), readable).template cast<f32>();
+          auto dyv = rc.load_row(at(dy), readable).template cast<f32>();
           auto g = dyv * w;
           Tile<float, 1> xhat;
           F32 rstd, mean_g, mean_gxhat;

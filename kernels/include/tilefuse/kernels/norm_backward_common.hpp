@@ -7,6 +7,7 @@
 // pid, pid + P, ... and keeps its share in f32 (registers for one-tile rows, its own row of the
 // partials buffer for looped rows); a second kernel adds the P partial rows per column
 // in a fixed order, so dW is deterministic and needs no atomics.
+#include <bit>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -67,9 +68,11 @@ struct NormRowColumns {
   Tile<int32_t, 1> pos, col;
   Tile<bool, 1> mask;  // 0 <= col < n_cols
   bool aligned;
+  std::optional<I32> head;
+  I32 n_cols;
   NormRowColumns(const Tile<int32_t, 1>& positions, const I32& n_cols, std::optional<I32> head)
       : pos(positions), col(head ? pos - *head : pos), mask(head ? (col >= 0 && col < n_cols) : col < n_cols),
-        aligned(head.has_value()) {}
+        aligned(head.has_value()), head(head), n_cols(n_cols) {}
   NormRowColumns(int64_t block, const I32& n_cols, std::optional<I32> head, TF_HERE)
       : NormRowColumns(arange(0, block, loc), n_cols, head) {}
   // With `align`, the head of `x`'s row `first_row` (every row of the program shares it).
@@ -90,6 +93,33 @@ struct NormRowColumns {
     std::optional<I32> head;
     if (align) head = align_down(x + row.template cast<i64>() * stride).head;
     return NormRowColumns(cluster_rank() * block + arange(0, block, loc), n_cols, head);
+  }
+  // Aligned: the lanes a load of row `row` (of `n_rows`, `stride` elements apart) may read
+  // where the mask drops them (load's `readable`): the 16-byte runs holding the row's first
+  // and last elements, unless they begin before the buffer (its first row) or end past it
+  // (its last). The rows' staged copies and loads then move those runs whole.
+  template <class E>
+  std::optional<Tile<bool, 1>> readable(const I32& row, const I32& n_rows, const I64& stride, TF_HERE) const {
+    if (!head) return std::nullopt;
+    const int64_t run = 16 / static_cast<int64_t>(sizeof(E));
+    const int shift = std::countr_zero(static_cast<uint64_t>(run));
+    auto before = row.template cast<i64>() * stride;
+    auto after = (n_rows - 1 - row).template cast<i64>() * stride;
+    auto h = head->template cast<i64>();
+    auto row_end = h + n_cols.template cast<i64>();
+    auto round_up = [&](const I64& v) { return ((v + (run - 1)) >> shift) << shift; };
+    auto round_down = [&](const I64& v) { return (v >> shift) << shift; };
+    auto lo = maximum(round_up(h - before), scalar<i64>(0)).template cast<i32>();
+    auto hi = minimum(round_up(row_end), round_down(row_end + after)).template cast<i32>();
+    return Tile<bool, 1>(pos >= lo && pos < hi);
+  }
+  // A row of `p` at `at` (from row_start) with masked lanes 0, reading whole the runs
+  // `readable` allows.
+  template <class T>
+  Tile<std::remove_const_t<T>, 1> load_row(const Tile<PtrTo<T>, 1>& at, const std::optional<Tile<bool, 1>>& readable,
+                                          TF_HERE) const {
+    if (!readable) return tilefuse::load(at, mask, 0.0f, Cache::EvictFirst, loc);
+    return tilefuse::load(at, mask, 0.0f, Cache::EvictFirst, *readable, loc);
   }
   // `p`'s row `row`: its first element, or (aligned) the 16-byte boundary at or before it.
   template <class E>
