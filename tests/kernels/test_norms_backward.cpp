@@ -382,8 +382,12 @@ TEST_CASE("norm backward: persistent cluster programs, the last program of each 
   auto dy = ref::random_vec<float>(rows * cols, 71);
   auto dres = ref::random_vec<float>(rows * cols, 72);
   auto w = ref::random_vec<float>(cols, 73, 0.5f, 1.5f);
-  for (int programs : {4, 8, 64}) {
-    Config cfg{{"BLOCK", 128}, {"PROGRAMS_PER_SM", programs}, num_warps(2), num_stages(2), cluster(4)};
+  // Also programs of 3 chunks of 32 columns (CHUNKS): 384 positions for 300.
+  std::vector<Config> cfgs;
+  for (int programs : {4, 8, 64})
+    cfgs.push_back(Config{{"BLOCK", 128}, {"PROGRAMS_PER_SM", programs}, num_warps(2), num_stages(2), cluster(4)});
+  cfgs.push_back(Config{{"BLOCK", 32}, {"CHUNKS", 3}, {"PROGRAMS_PER_SM", 8}, num_warps(1), num_stages(2), cluster(4)});
+  for (const Config& cfg : cfgs) {
     CAPTURE(cfg.str());
     std::vector<float> dx(x.size()), dw(cols), db(cols);
     tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
@@ -419,8 +423,11 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
         CAPTURE(cols);
         CAPTURE(rows);
         CAPTURE(programs);
+        // 4 x 128 positions, or (32 programs asked) 4 x 3 chunks of 64 (CHUNKS: 768).
         Config cfg{{"BLOCK", 128}, {"ALIGN_ROWS", 1}, {"PROGRAMS_PER_SM", programs}, num_warps(2), num_stages(2),
                    cluster(4)};
+        if (programs == 32) cfg.set("BLOCK", 64).set("CHUNKS", 3);
+        CAPTURE(cfg.str());
         auto x = ref::random_vec<T>(rows * cols, 90 + cols, -2.0f, 3.0f);
         auto dy = ref::random_vec<T>(rows * cols, 91 + cols);
         auto dres = ref::random_vec<T>(rows * cols, 92 + cols);
@@ -441,31 +448,73 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
   }
 }
 
-TEST_CASE("norm backward: aligned clusters, the cluster count and the config (ALIGN_ROWS opt-in)") {
+TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are indexed from their aligned start") {
   // A multiple of the period, rounded down; up to it where fewer fit; one row each needs none.
   CHECK(tk::aligned_cluster_count(66, 4096, 8) == 64);
   CHECK(tk::aligned_cluster_count(3, 4096, 8) == 8);
   CHECK(tk::aligned_cluster_count(3, 5, 8) == 5);
   CHECK(tk::aligned_cluster_count(66, 40, 8) == 66);
   CHECK(tk::aligned_cluster_count(66, 4096, 1) == 66);
-  // By default (it measured slower) no config indexes rows from their aligned start: the
-  // width's own config; asked for (ALIGN_ROWS=1) on a cluster config covering the aligned
-  // span, it is kept with the period.
+  // By default cluster programs on odd 16-bit widths index rows from their aligned start
+  // where that measured faster: clusters of up to 4 programs, any for the residual RMSNorm;
+  // the config is then the aligned span's (16383 columns span 16390 positions: 4 programs,
+  // not the width's 2 x 8192). Rows of 2 mod 4, f32, one-tile programs and wider clusters
+  // keep the width's own config and starts.
   using K = tk::NormBackwardKind;
-  for (auto [cols, dtype] : {std::pair{int64_t(16383), DType::bf16}, {int64_t(16387), DType::bf16},
-                             {int64_t(16386), DType::bf16}, {int64_t(16387), DType::f32}, {int64_t(4097), DType::bf16}}) {
-    CAPTURE(cols);
-    Config c = tk::norm_backward_config(cols, dtype, K::rms, true, true);
-    CHECK(c == tk::norm_backward_heuristic(cols, dtype, K::rms, true));
-    tk::set_norm_backward_align(c, true, cols, dtype);
-    CHECK(!c.has("ALIGN_ROWS"));
+  struct Case { int64_t cols; DType dtype; K kind; bool aligned; };
+  for (Case k : {Case{16387, DType::bf16, K::rms, true}, Case{16383, DType::bf16, K::rms, true},
+                 Case{16387, DType::f16, K::layer_saved, true}, Case{20001, DType::bf16, K::layer, true},
+                 Case{32771, DType::bf16, K::rms, false}, Case{32771, DType::bf16, K::rms_residual, true},
+                 Case{65537, DType::bf16, K::layer_saved, false}, Case{16386, DType::bf16, K::rms, false},
+                 Case{16387, DType::f32, K::rms, false}, Case{4097, DType::bf16, K::rms, false}}) {
+    CAPTURE(k.cols);
+    CAPTURE(int(k.kind));
+    Config c = tk::norm_backward_config(k.cols, k.dtype, k.kind, true, true);
+    int64_t span = k.aligned ? tk::aligned_row_span(k.cols, k.dtype) : k.cols;
+    CHECK(c == tk::norm_backward_heuristic(span, k.dtype, k.kind, true));
+    tk::set_norm_backward_align(c, true, k.cols, k.dtype, k.kind);
+    CHECK(c.has("ALIGN_ROWS") == k.aligned);
+    if (k.aligned) CHECK((c.get("ALIGN_PERIOD") == 8 && tk::row_cover(c) >= span));
+    // Rows whose buffers do not share their offsets keep their own starts.
+    Config plain = tk::norm_backward_config(k.cols, k.dtype, k.kind, true, false);
+    tk::set_norm_backward_align(plain, false, k.cols, k.dtype, k.kind);
+    CHECK(!plain.has("ALIGN_ROWS"));
   }
-  Config c = tk::norm_backward_heuristic(16387, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);
-  tk::set_norm_backward_align(c, true, 16387, DType::bf16);
-  CHECK((c.cluster == 4 && c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 8));
+  // ALIGN_ROWS=1 asked for is kept where the config covers the aligned span, dropped where not.
+  Config c = tk::norm_backward_heuristic(16386, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);
+  tk::set_norm_backward_align(c, true, 16386, DType::bf16, K::rms);
+  CHECK((c.cluster == 4 && c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 4));
   c = tk::norm_backward_heuristic(16383, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);  // 2 x 8192 < 16390
-  tk::set_norm_backward_align(c, true, 16383, DType::bf16);
+  tk::set_norm_backward_align(c, true, 16383, DType::bf16, K::rms);
   CHECK(!c.has("ALIGN_ROWS"));
+  // ALIGN_ROWS=0 asked for is honoured.
+  c = tk::norm_backward_heuristic(16394, DType::bf16, K::rms, true).set("ALIGN_ROWS", 0);
+  tk::set_norm_backward_align(c, true, 16387, DType::bf16, K::rms);
+  CHECK(!c.has("ALIGN_ROWS"));
+}
+
+TEST_CASE("norm backward heuristic: cluster programs hold chunks covering their share of a row") {
+  using K = tk::NormBackwardKind;
+  // 16387 bf16 columns on 4 programs: 3 x 2048 each (one 16-byte run per thread of 8 warps
+  // per chunk), not one 8192 tile with half its positions past the row.
+  Config c = tk::norm_backward_heuristic(16387, DType::bf16, K::rms, true);
+  CHECK((c.cluster == 4 && c.num_warps == 8 && c.get("BLOCK") == 2048 && c.get("CHUNKS") == 3));
+  CHECK(tk::row_cover(c) >= 16387);
+  // f32: 5 x 1024 (runs of 4 elements).
+  c = tk::norm_backward_heuristic(16387, DType::f32, K::rms, true);
+  CHECK((c.cluster == 4 && c.get("BLOCK") == 1024 && c.get("CHUNKS") == 5));
+  // Powers of two keep their one tile.
+  c = tk::norm_backward_heuristic(16384, DType::bf16, K::rms, true);
+  CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && !c.has("CHUNKS")));
+  for (int64_t cols : {int64_t(20001), int64_t(32771), int64_t(65537), int64_t(100000)})
+    for (K kind : {K::rms, K::rms_residual, K::layer, K::layer_saved})
+      for (DType dt : {DType::bf16, DType::f32}) {
+        CAPTURE(cols);
+        c = tk::norm_backward_heuristic(cols, dt, kind, true);
+        CHECK(tk::row_cover(c) >= cols);
+        CHECK(c.get("BLOCK") >= 32 * c.num_warps * (16 / byte_size(dt)));
+        CHECK((c.has("CHUNKS") ? c.get("CHUNKS") : 1) <= 8);
+      }
 }
 
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {

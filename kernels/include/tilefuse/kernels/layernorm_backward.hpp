@@ -218,12 +218,10 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
     check_norm_arg(fn, "rstd", rstd, rows, r.c_str());
   }
   bool share = rows_need_alignment(dtype_v<T>, {row_buffer(x, cols), row_buffer(dy, cols), row_buffer(dx, cols)});
-  Config c = cfg ? *cfg
-                 : norm_backward_config(cols, dtype_v<T>,
-                                        saved ? NormBackwardKind::layer_saved : NormBackwardKind::layer,
-                                        clusters_usable<DX>(), share);
+  auto kind = saved ? NormBackwardKind::layer_saved : NormBackwardKind::layer;
+  Config c = cfg ? *cfg : norm_backward_config(cols, dtype_v<T>, kind, clusters_usable<DX>(), share);
   check_row_cover(c, cols, fn);
-  set_norm_backward_align(c, share, cols, dtype_v<T>);
+  set_norm_backward_align(c, share, cols, dtype_v<T>, kind);
   int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   const int64_t period = alignment_period(c);
   c.meta.erase("PROGRAMS_PER_SM");

@@ -83,17 +83,6 @@ struct NormRowColumns {
                        align ? std::optional<I32>(align_down(x + first_row.template cast<i64>() * stride).head)
                              : std::nullopt,
                        loc) {}
-  // A cluster program's BLOCK positions, after those of the lower-ranked programs; with
-  // `align`, indexed from the aligned start of x's row `row`, whose offset every row of the
-  // cluster shares (the host starts a multiple of the rows' alignment period of clusters:
-  // aligned_cluster_count).
-  template <class E>
-  static NormRowColumns in_cluster(int64_t block, const I32& n_cols, bool align, const Tile<PtrTo<E>, 0>& x,
-                                   const I32& row, const I64& stride, TF_HERE) {
-    std::optional<I32> head;
-    if (align) head = align_down(x + row.template cast<i64>() * stride).head;
-    return NormRowColumns(cluster_rank() * block + arange(0, block, loc), n_cols, head);
-  }
   // Aligned: the lanes a load of row `row` (of `n_rows`, `stride` elements apart) may read
   // where the mask drops them (load's `readable`): the 16-byte runs holding the row's first
   // and last elements, unless they begin before the buffer (its first row) or end past it
@@ -120,6 +109,24 @@ struct NormRowColumns {
                                           TF_HERE) const {
     if (!readable) return tilefuse::load(at, mask, 0.0f, Cache::EvictFirst, loc);
     return tilefuse::load(at, mask, 0.0f, Cache::EvictFirst, *readable, loc);
+  }
+  // A cluster program's CHUNKS tiles of BLOCK positions (row_chunks.hpp's layout), after
+  // those of the lower-ranked programs: a width past a power of two is covered with few
+  // idle positions (set_cluster_chunks). With `align`, indexed from the aligned start of
+  // x's row `row`, whose offset every row of the cluster shares (the host starts a
+  // multiple of the rows' alignment period of clusters: aligned_cluster_count).
+  template <class E>
+  static std::vector<NormRowColumns> in_cluster_chunks(int64_t block, int64_t chunks, const I32& n_cols, bool align,
+                                                       const Tile<PtrTo<E>, 0>& x, const I32& row, const I64& stride,
+                                                       TF_HERE) {
+    if (chunks < 1) (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks}});  // the user error
+    std::optional<I32> head;
+    if (align) head = align_down(x + row.template cast<i64>() * stride).head;
+    auto first = cluster_rank() * (block * chunks);
+    std::vector<NormRowColumns> out;
+    out.reserve(static_cast<size_t>(chunks));
+    for (int64_t i = 0; i < chunks; ++i) out.emplace_back(first + i * block + arange(0, block, loc), n_cols, head);
+    return out;
   }
   // `p`'s row `row`: its first element, or (aligned) the 16-byte boundary at or before it.
   template <class E>
@@ -150,13 +157,24 @@ int64_t norm_backward_programs(const Config& c, int64_t rows) {
   if (period > 1 && programs < steps) programs = std::max(period, programs / period * period);
   return programs;
 }
-// Where the backward programs index rows from their aligned start by default: nowhere,
-// ALIGN_ROWS=1 is opt-in. The cluster programs at 2-byte alignment moved whole 16-byte
-// runs then but lost (H200 bf16 % of copy, off -> on: RMSNorm 4096x16387 26.3 -> 23.8,
-// 2048x32771 25.6 -> 15.3, 1024x65537 23.3 -> 16.5; residual and LayerNorm alike), and so
-// did the one-tile programs (16384x4099 RMSNorm 35.8 -> 22.0, 52.7 -> 23.7 with PREFETCH,
-// residual 48.7 -> 22.3, LayerNorm 33.2 -> 27.3; 2 mod 4 and f32 lost too; bench/NOTES.md).
-inline bool norm_backward_aligned_rows_pay(const Config&, int64_t, DType) { return false; }
+// Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
+// change what measured best. LayerNorm from the saved mean and rstd (two sums per row)
+// takes RMSNorm's one-tile and looped configs and LayerNorm's cluster spread.
+enum class NormBackwardKind { rms, rms_residual, layer, layer_saved };
+
+// Where the backward programs index rows from their aligned start by default: cluster
+// programs on odd 16-bit widths, of up to 4 programs (any for the residual RMSNorm). H200
+// bf16 % of copy, own starts -> aligned starts (staged checked loads, chunked programs):
+// 4096x16387 RMSNorm 30.3 -> 38.2, residual 25.4 -> 42.9, LayerNorm 30.2 -> 35.8;
+// 8192x20001 35.9 -> 46.5, 30.5 -> 52.2, 35.5 -> 43.9; on clusters of 8 and 16
+// (2048x32771, 1024x65537) RMSNorm 29.0 -> 24.6, 26.5 -> 24.6 and LayerNorm alike lose,
+// the residual gains (24.8 -> 28.2, 22.8 -> 28.3). Rows of 2 mod 4 (4-byte accesses) and
+// f32 lose or tie, and so did the one-tile programs (16384x4099 RMSNorm 35.8 -> 22.0;
+// bench/NOTES.md).
+inline bool norm_backward_aligned_rows_pay(const Config& c, int64_t cols, DType dtype, NormBackwardKind kind) {
+  return c.cluster > 1 && byte_size(dtype) == 2 && cols % 2 == 1 &&
+         (c.cluster <= 4 || kind == NormBackwardKind::rms_residual);
+}
 // The period of the offsets within 16 bytes of rows `stride` elements of `dtype` apart
 // (8 for odd widths of 16-bit data, 4 for widths of 2 mod 4 or odd f32 widths).
 inline int64_t row_alignment_period(int64_t stride, DType dtype) {
@@ -166,9 +184,9 @@ inline int64_t row_alignment_period(int64_t stride, DType dtype) {
 // need it, where every buffer's rows share their offsets within 16 bytes
 // (`share_offsets`: rows_need_alignment); then ALIGN_PERIOD for norm_backward_programs
 // (the host's to erase before the launch).
-inline void set_norm_backward_align(Config& c, bool share_offsets, int64_t cols, DType dtype) {
+inline void set_norm_backward_align(Config& c, bool share_offsets, int64_t cols, DType dtype, NormBackwardKind kind) {
   bool align = (c.cluster > 1 || norm_rows_per_step(c) == 1) && share_offsets;
-  set_align_rows(c, align, aligned_row_span(cols, dtype), norm_backward_aligned_rows_pay(c, cols, dtype));
+  set_align_rows(c, align, aligned_row_span(cols, dtype), norm_backward_aligned_rows_pay(c, cols, dtype, kind));
   if (c.has("ALIGN_ROWS")) c.set("ALIGN_PERIOD", row_alignment_period(cols, dtype));
 }
 
@@ -182,10 +200,24 @@ inline int64_t aligned_cluster_count(int64_t clusters, int64_t rows, int64_t per
   return std::min(rows, clusters >= period ? clusters / period * period : period);
 }
 
-// Which backward a heuristic config is for: the residual read and LayerNorm's extra sums
-// change what measured best. LayerNorm from the saved mean and rstd (two sums per row)
-// takes RMSNorm's one-tile and looped configs and LayerNorm's cluster spread.
-enum class NormBackwardKind { rms, rms_residual, layer, layer_saved };
+// A cluster program's columns as CHUNKS tiles of BLOCK (at most the config's BLOCK, at
+// least one 16-byte run per thread) covering its share of the row with the fewest
+// positions: widths past a power of two (16387 bf16 columns on 4 programs of 8192: half
+// their positions idle) hold 3 x 2048 per program instead. At most 8 chunks.
+inline void set_cluster_chunks(Config& c, int64_t n_cols, DType dtype) {
+  if (knob("TILEFUSE_NORM_BWD_CHUNKS") == "0") return;
+  int64_t share = (n_cols + c.cluster - 1) / c.cluster;
+  int64_t max_block = c.get("BLOCK");
+  int64_t min_block = 32LL * c.num_warps * (16 / byte_size(dtype));
+  int64_t best_block = max_block, best_chunks = (share + max_block - 1) / max_block;
+  for (int64_t b = max_block / 2; b >= min_block; b /= 2) {
+    int64_t chunks = (share + b - 1) / b;
+    if (chunks > 8) break;
+    if (chunks * b < best_chunks * best_block) best_block = b, best_chunks = chunks;
+  }
+  c.set("BLOCK", best_block);
+  if (best_chunks > 1) c.set("CHUNKS", best_chunks);
+}
 
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
 // are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
@@ -227,6 +259,7 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
     int warps = layer ? static_cast<int>(std::clamp<int64_t>(per / 512, 4, 8)) : (cl <= 2 ? 16 : 8);
     int64_t per_sm = !layer && cl <= 2 ? 1 : 2;
     Config c{{"BLOCK", per}, {"PROGRAMS_PER_SM", per_sm}, num_warps(warps), num_stages(2), cluster(cl)};
+    set_cluster_chunks(c, n_cols, dtype);
     if (kind == NormBackwardKind::layer_saved && two_tiles && !layer) c.set("STATS_AHEAD", 0);
     return c;
   }
@@ -276,7 +309,7 @@ inline Config norm_backward_config(int64_t cols, DType dtype, NormBackwardKind k
                                    bool share_offsets) {
   if (share_offsets) {
     Config c = norm_backward_heuristic(aligned_row_span(cols, dtype), dtype, kind, clusters);
-    if (norm_backward_aligned_rows_pay(c, cols, dtype)) return c;
+    if (norm_backward_aligned_rows_pay(c, cols, dtype, kind)) return c;
   }
   return norm_backward_heuristic(cols, dtype, kind, clusters);
 }

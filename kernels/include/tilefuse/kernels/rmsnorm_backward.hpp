@@ -142,7 +142,7 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
                                                 row_buffer(residual ? dres : x, cols)});
   Config c = cfg ? *cfg : norm_backward_config(cols, dtype_v<T>, kind, clusters_usable<DX>(), share);
   check_row_cover(c, cols, fn);
-  set_norm_backward_align(c, share, cols, dtype_v<T>);
+  set_norm_backward_align(c, share, cols, dtype_v<T>, kind);
   int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   const int64_t period = alignment_period(c);
   c.meta.erase("PROGRAMS_PER_SM");
