@@ -35,7 +35,9 @@ const auto& layernorm_bwd_row_kernel() {
         auto within = (lanes.template cast<i64>() * stride).col() + rc.pos.row();
         auto at = [&](auto p, I32 first) { return rc.row_start(p, first, stride) + within; };
         auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
-        auto read = [&](Ptr<const T> p, I32 first) { return load(at(p, first), in_rows(first), 0.0f, Cache::EvictFirst); };
+        auto read = [&](Ptr<const T> p, I32 first) {
+          return rc.load_rows(at(p, first), in_rows(first), ROWS, first, n_rows, stride);
+        };
         // Per-row values of a step: the saved mean and rstd, or x[row, 0] (the shift; twice).
         auto read_mean = [&](I32 first) {
           auto m = first + lanes < n_rows;

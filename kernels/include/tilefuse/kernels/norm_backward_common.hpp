@@ -128,6 +128,16 @@ struct NormRowColumns {
     for (int64_t i = 0; i < chunks; ++i) out.emplace_back(first + i * block + arange(0, block, loc), n_cols, head);
     return out;
   }
+  // A one-tile program's step of `rows` rows from `first` ([rows, BLOCK] pointers `at`,
+  // mask `in_rows`), masked lanes 0; aligned (one row per step), reading whole the runs
+  // readable() allows.
+  template <class T>
+  Tile<std::remove_const_t<T>, 2> load_rows(const Tile<PtrTo<T>, 2>& at, const Tile<bool, 2>& in_rows, int rows,
+                                            const I32& first, const I32& n_rows, const I64& stride, TF_HERE) const {
+    if (!aligned || rows != 1) return tilefuse::load(at, in_rows, 0.0f, Cache::EvictFirst, loc);
+    auto rd = readable<std::remove_const_t<T>>(first, n_rows, stride, loc);
+    return tilefuse::load(at, in_rows, 0.0f, Cache::EvictFirst, rd->row(), loc);
+  }
   // `p`'s row `row`: its first element, or (aligned) the 16-byte boundary at or before it.
   template <class E>
   Tile<PtrTo<E>, 0> row_start(const Tile<PtrTo<E>, 0>& p, const I32& row, const I64& stride) const {

@@ -33,7 +33,9 @@ const auto& rmsnorm_bwd_row_kernel() {
         auto within = (lanes.template cast<i64>() * stride).col() + rc.pos.row();
         auto at = [&](auto p, I32 first) { return rc.row_start(p, first, stride) + within; };
         auto in_rows = [&](I32 first) { return (first + lanes < n_rows).col() && cmask.row(); };
-        auto read = [&](Ptr<const T> p, I32 first) { return load(at(p, first), in_rows(first), 0.0f, Cache::EvictFirst); };
+        auto read = [&](Ptr<const T> p, I32 first) {
+          return rc.load_rows(at(p, first), in_rows(first), ROWS, first, n_rows, stride);
+        };
         auto next_x = read(x, first0), next_dy = read(dy, first0);
         auto next_res = RESIDUAL ? read(dres, first0) : next_x;
         auto w = load(weight + cols, cmask, 0.0f).template cast<f32>().row();
