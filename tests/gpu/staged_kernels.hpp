@@ -79,12 +79,13 @@ const auto& staged_nested_kernel() {
 // `offset` + r * n; x holds `tail` more elements after the last row. y (laid out as x) =
 // x * sum(x) + 1 per row, through y's own rounded-down row. READABLE: the load may read
 // whole the runs holding the row's first and last elements, inside x; without it those
-// runs move element by element.
+// runs move element by element. FILL=0: the load without an `other` (load(ptrs, mask),
+// reading 0 where masked, as the fill does).
 template <class T>
 const auto& staged_aligned_rows_kernel() {
   static auto k = kernel("staged_aligned_rows", {"y", "x", "n_rows", "n", "offset", "tail"},
       [](Ptr<T> y, Ptr<const T> x, I32 n_rows, I32 n, I32 offset, I32 tail, Meta<"B"> B,
-         Meta<"READABLE", bool, false> READABLE) {
+         Meta<"READABLE", bool, false> READABLE, Meta<"FILL", bool, true> FILL) {
         auto pos = arange(0, B);
         for_range(program_id(0), n_rows, num_programs(0), [&](I32 r) {
           auto first = offset.template cast<i64>() + r.template cast<i64>() * n;
@@ -101,8 +102,10 @@ const auto& staged_aligned_rows_kernel() {
             auto after = (n_rows - 1 - r).template cast<i64>() * n + tail.template cast<i64>();
             auto hi = minimum(((end + (run - 1)) / run) * run, ((end + after) / run) * run).template cast<i32>();
             v = load(base + pos, mask, 0.0f, Cache::EvictFirst, pos >= lo && pos < hi).template cast<f32>();
-          } else {
+          } else if (FILL) {
             v = load(base + pos, mask, 0.0f, Cache::EvictFirst).template cast<f32>();
+          } else {
+            v = load(base + pos, mask).template cast<f32>();
           }
           store(out + pos, (v * sum(v, 0) + 1.0f).template cast<T>(), mask);
         });

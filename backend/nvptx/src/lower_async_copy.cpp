@@ -138,7 +138,9 @@ void read_staged(Codegen& cg, const ir::Op& op) {
   llvm::Value* base = cg.async_base.at(&op);
   llvm::Type* mt = cg.mem_type(dt);
   int vec = p.vec, n = static_cast<int>(offs.size());
-  Regs mask = op.num_operands() > 2 ? cg.operand(op, 1) : Regs{};
+  // The mask: for `other`'s selects, and for a checked load's finishing (with or without
+  // an `other`: a load(ptrs, mask) reads 0 where masked).
+  Regs mask = op.num_operands() > 1 ? cg.operand(op, 1) : Regs{};
   const ir::Value* fill = op.num_operands() > 2 ? op.operand(2) : nullptr;
   bool zero_fill = !fill || (fill->def && fill->def->kind == ir::OpKind::Constant && fill->def->fval == 0 &&
                              fill->def->ival == 0);
