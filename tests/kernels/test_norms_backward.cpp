@@ -517,6 +517,33 @@ TEST_CASE("norm backward heuristic: cluster programs hold chunks covering their 
       }
 }
 
+TEST_CASE("norm backward tune space: chunked cluster programs where a power-of-two tile leaves positions idle") {
+  tuning::Space s = tk::norm_backward_space();
+  std::vector<std::string> names{"n_rows", "n_cols"};
+  auto kept = [&](int64_t cols) {
+    tuning::Key key{4096, cols};
+    tuning::KeyView kv{names, key};
+    std::vector<Config> out;
+    for (const Config& c : s.configs())
+      if (c.cluster > 1 && s.check(c, kv).empty()) out.push_back(c);
+    return out;
+  };
+  // 16387 columns: chunked configs survive (4 x 3 x 2048 among them), none covers less
+  // than the row or holds more chunks than it needs.
+  auto odd = kept(16387);
+  bool has_heuristic_spread = false;
+  for (const Config& c : odd) {
+    CAPTURE(c.str());
+    CHECK(tk::row_cover(c) >= 16387);
+    int64_t chunks = c.has("CHUNKS") ? c.get("CHUNKS") : 1;
+    if (chunks > 1) CHECK((chunks - 1) * c.get("BLOCK") * c.cluster < 16387);
+    has_heuristic_spread |= c.cluster == 4 && chunks == 3 && c.get("BLOCK") == 2048 && c.num_warps == 8;
+  }
+  CHECK(has_heuristic_spread);
+  // 16384: a power of two needs no chunks.
+  for (const Config& c : kept(16384)) CHECK(!c.has("CHUNKS"));
+}
+
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {
   Config c = tk::norm_backward_heuristic(1024, DType::bf16);
   CHECK(c.get("BLOCK") == 1024);

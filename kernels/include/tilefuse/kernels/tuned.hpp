@@ -303,16 +303,20 @@ const auto& layernorm_tuner() {
 // per SM x PREFETCH x num_stages (the next steps' rows staged through shared memory; the
 // host functions loop over BLOCK-column chunks when BLOCK < n_cols), and persistent
 // clusters for long rows.
-// Persistent cluster configs of the norm backward programs, each with `meta` set.
+// Persistent cluster configs of the norm backward programs, each with `meta` set: one
+// tile, or 3 or 5 chunks per program (widths past a power of two; set_cluster_chunks).
 inline void add_norm_backward_clusters(tuning::Space& s, const std::map<std::string, int64_t>& meta) {
-  for (int64_t b : {2048, 4096, 8192})
-    for (int w : {4, 8, 16})
-      for (int c : {2, 4, 8, 16})
-        for (int64_t per_sm : {1, 2}) {
-          Config cfg{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)};
-          for (auto& [k, v] : meta) cfg.set(k, v);
-          s.add(cfg);
-        }
+  for (int64_t b : {1024, 2048, 4096, 8192})
+    for (int64_t chunks : {1, 3, 5})
+      for (int w : {4, 8, 16})
+        for (int c : {2, 4, 8, 16})
+          for (int64_t per_sm : {1, 2}) {
+            if (chunks == 1 && b < 2048) continue;
+            Config cfg{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)};
+            if (chunks > 1) cfg.set("CHUNKS", chunks);
+            for (auto& [k, v] : meta) cfg.set(k, v);
+            s.add(cfg);
+          }
 }
 
 inline tuning::Space norm_backward_space() {
@@ -326,10 +330,13 @@ inline tuning::Space norm_backward_space() {
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     int64_t b = c.get("BLOCK"), cols = k["n_cols"];
     if (c.cluster > 1) {
-      if (b * c.cluster < cols) return "BLOCK x cluster < " + std::to_string(cols) + " columns";
-      if (b * c.cluster / 2 >= cols) return "a smaller cluster covers the row";
-      int64_t per_thread = b / (32 * c.num_warps);
-      if (per_thread < 4 || per_thread > 32) return std::to_string(per_thread) + " elements per thread";
+      int64_t chunks = c.has("CHUNKS") ? c.get("CHUNKS") : 1;
+      if (row_cover(c) < cols) return "BLOCK x CHUNKS x cluster < " + std::to_string(cols) + " columns";
+      if (row_cover(c) / 2 >= cols) return "a smaller cluster covers the row";
+      if (chunks > 1 && (chunks - 1) * b * c.cluster >= cols) return "fewer chunks cover the row";
+      if (chunks > 1 && row_cover(c) >= tuning::pow2(cols)) return "chunks no fewer than one power-of-two tile";
+      int64_t per_chunk = b / (32 * c.num_warps), per_thread = per_chunk * chunks;
+      if (per_chunk < 4 || per_thread > 32) return std::to_string(per_thread) + " elements per thread";
       return "";
     }
     if (b > 512 && b > tuning::pow2(cols)) return "BLOCK " + std::to_string(b) + " > " + std::to_string(cols) + " columns";
