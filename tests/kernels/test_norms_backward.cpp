@@ -113,6 +113,19 @@ std::vector<tk::ConfigOverride> configs(int64_t cols) {
   return c;
 }
 
+// The residual RMSNorm backward under `cfg` (the heuristic when empty) against the
+// double-precision reference: dh and dW.
+template <class T>
+void check_add_rmsnorm_backward(const std::vector<T>& h, const std::vector<T>& dy, const std::vector<T>& dres,
+                                const std::vector<T>& w, int64_t rows, int64_t cols, tk::ConfigOverride cfg) {
+  std::vector<T> dh(h.size()), dw(cols);
+  tk::add_rmsnorm_backward(dh, dw, dy, dres, h, w, rows, cols, 1e-6f, cfg);
+  Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(h), ref::to_float(w), ref::to_float(dres), rows, cols,
+                             1e-6);
+  CHECK(ref::max_rel_err(dh, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+}
+
 // LayerNorm backward under `cfg`, its statistics recomputed and the forward's (saved by
 // tk::layernorm with a random bias), against the double-precision reference.
 template <class T>
@@ -179,12 +192,7 @@ TEST_CASE_TEMPLATE("add_rmsnorm backward adds the residual stream's gradient", T
     auto dy = ref::random_vec<T>(rows * cols, 21);
     auto dres = ref::random_vec<T>(rows * cols, 22);
     auto w = ref::random_vec<T>(cols, 23, 0.5f, 1.5f);
-    std::vector<T> dh(h.size()), dw(cols);
-    tk::add_rmsnorm_backward(dh, dw, dy, dres, h, w, rows, cols, 1e-6f, cfg);
-    Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(h), ref::to_float(w), ref::to_float(dres), rows,
-                               cols, 1e-6);
-    CHECK(ref::max_rel_err(dh, want.dx, atol<T>(), rtol<T>()) <= 1.0);
-    CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+    check_add_rmsnorm_backward(h, dy, dres, w, rows, cols, cfg);
   }
 }
 
@@ -432,14 +440,10 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
         auto dy = ref::random_vec<T>(rows * cols, 91 + cols);
         auto dres = ref::random_vec<T>(rows * cols, 92 + cols);
         auto w = ref::random_vec<T>(cols, 93, 0.5f, 1.5f);
+        check_add_rmsnorm_backward(x, dy, dres, w, rows, cols, cfg);
         std::vector<T> dx(x.size()), dw(cols);
-        tk::add_rmsnorm_backward(dx, dw, dy, dres, x, w, rows, cols, 1e-6f, cfg);
-        Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), ref::to_float(dres), rows,
-                                   cols, 1e-6);
-        CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
-        CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
         tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
-        want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
+        Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
         CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
         CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
         check_layernorm_backward(x, dy, w, rows, cols, cfg, 94);
