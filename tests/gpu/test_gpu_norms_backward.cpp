@@ -91,12 +91,15 @@ TEST_CASE_TEMPLATE("gpu: layernorm backward programs", T, float, half, bfloat16)
 TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, bfloat16) {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   // 4 x 4096 columns for 16000 (the last program partly masked), 16 x 1024 for 9000,
-  // 4 x 3 chunks of 2048 for 16387 (CHUNKS); clusters looping over several rows each, rows
-  // not a multiple of the clusters.
-  for (auto [rows, cols, block, chunks, cl, clusters] :
-       {std::tuple{9, 16000, 4096, 1, 4, 4}, std::tuple{5, 9000, 1024, 1, 16, 2}, std::tuple{23, 2048, 512, 1, 4, 7},
-        std::tuple{11, 16387, 2048, 3, 4, 3}}) {
+  // 4 x 3 chunks of 2048 for 16387 (CHUNKS), 2 x (8192 + a tail of 8) for 16387 and 4 x
+  // (2 x 2048 + 64) for 16500 (TAIL); clusters looping over several rows each, rows not a
+  // multiple of the clusters.
+  for (auto [rows, cols, block, chunks, cl, clusters, tail] :
+       {std::tuple{9, 16000, 4096, 1, 4, 4, 0}, std::tuple{5, 9000, 1024, 1, 16, 2, 0},
+        std::tuple{23, 2048, 512, 1, 4, 7, 0}, std::tuple{11, 16387, 2048, 3, 4, 3, 0},
+        std::tuple{11, 16387, 8192, 1, 2, 3, 8}, std::tuple{7, 16500, 2048, 2, 4, 2, 64}}) {
     CAPTURE(cols);
+    CAPTURE(tail);
     auto x = ref::random_vec<T>(rows * cols, 16, 1, 4), dy = ref::random_vec<T>(rows * cols, 17);
     auto dres = ref::random_vec<T>(rows * cols, 18);
     auto w = ref::random_vec<T>(cols, 19, 0.5, 1.5);
@@ -106,14 +109,14 @@ TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, b
     for (int stages : {1, 2}) {
       CAPTURE(stages);
       for (int residual : {0, 1}) {
-        Config cfg{{"BLOCK", block}, {"CHUNKS", chunks}, {"RESIDUAL", residual}, num_warps(8), num_stages(stages),
-                   cluster(cl)};
+        Config cfg{{"BLOCK", block}, {"CHUNKS", chunks}, {"TAIL", tail}, {"RESIDUAL", residual}, num_warps(8),
+                   num_stages(stages), cluster(cl)};
         gpu_matches_interp(tk::rmsnorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials, dy,
                            x, w, dres, rows, cols, int64_t(cols), 1e-6f);
       }
       for (auto [saved, ahead] : {std::pair{0, 1}, std::pair{1, 1}, std::pair{1, 0}}) {
-        Config cfg{{"BLOCK", block}, {"CHUNKS", chunks}, {"SAVED", saved}, {"STATS_AHEAD", ahead}, num_warps(8),
-                   num_stages(stages), cluster(cl)};
+        Config cfg{{"BLOCK", block}, {"CHUNKS", chunks}, {"TAIL", tail}, {"SAVED", saved}, {"STATS_AHEAD", ahead},
+                   num_warps(8), num_stages(stages), cluster(cl)};
         gpu_matches_interp(tk::layernorm_bwd_cluster_kernel<T>(), Grid(clusters * cl), cfg, tol<T>(), dx, partials,
                            dy, x, w, mean, rstd, rows, cols, int64_t(cols), 1e-5f);
       }

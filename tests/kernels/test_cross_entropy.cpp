@@ -260,7 +260,7 @@ TEST_CASE("cross_entropy: argument errors name the argument") {
   expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, 0, V); }),
                {"cross_entropy: M and V must be in [1, 2^31), got M = 0, V = 7"});
   expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {}, Config{{"BLOCK", 2}, num_warps(1), cluster(2)}); }),
-               {"cross_entropy: the config", "covers 4 columns per row (BLOCK x cluster), but rows have 7"});
+               {"cross_entropy: the config", "covers 4 columns per row ((BLOCK x CHUNKS + TAIL) x cluster), but rows have 7"});
   expect_parts(error_of([&] { tk::cross_entropy(loss, dx, x, t, M, V, {}, Config{{"BLOCK", 8}, {"COUNT", -1}}); }),
                {"cross_entropy: the config's COUNT is -1, expected >= 0", "or 0 for the count kernel"});
 }

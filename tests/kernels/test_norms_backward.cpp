@@ -414,7 +414,7 @@ TEST_CASE("norm backward: persistent cluster programs, the last program of each 
     tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, Config{{"BLOCK", 64}, num_warps(2), cluster(4)});
   });
   CHECK(m.find("rmsnorm_backward: the config {BLOCK=64 num_warps=2 num_stages=1 cluster=4} covers 256 columns per row "
-               "(BLOCK x cluster), but rows have 300") != std::string::npos);
+               "((BLOCK x CHUNKS + TAIL) x cluster), but rows have 300") != std::string::npos);
 }
 
 TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their aligned start (ALIGN_ROWS)", T, bfloat16,
@@ -452,6 +452,46 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
   }
 }
 
+TEST_CASE_TEMPLATE("norm backward: cluster programs with a tail tile (TAIL), aligned starts or not", T, bfloat16, float) {
+  // Each of 4 programs holds 64 positions (one tile, or 2 chunks of 32) and then a tail of
+  // 8: 288 positions for rows of 257-263 columns (up to 7 more positions from an aligned
+  // start), so only the last programs' tails hold the row's end; 21 rows (or 5) over 1,
+  // 8 or 24 clusters asked. A mutation placing the tails anywhere else, dropping them from
+  // a sum or from dW, fails these.
+  for (int64_t cols : {int64_t(263), int64_t(261), int64_t(258), int64_t(260), int64_t(257)}) {
+    for (int64_t rows : {int64_t(21), int64_t(5)}) {
+      for (int programs : {4, 32, 96}) {
+        for (int align : {0, 1}) {
+          Config cfg{{"BLOCK", 64}, {"TAIL", 8}, {"ALIGN_ROWS", align}, {"PROGRAMS_PER_SM", programs}, num_warps(1),
+                     num_stages(2), cluster(4)};
+          if (programs == 32) cfg.set("BLOCK", 32).set("CHUNKS", 2);
+          CAPTURE(cols);
+          CAPTURE(rows);
+          CAPTURE(cfg.str());
+          auto x = ref::random_vec<T>(rows * cols, 190 + cols, -2.0f, 3.0f);
+          auto dy = ref::random_vec<T>(rows * cols, 191 + cols);
+          auto dres = ref::random_vec<T>(rows * cols, 192 + cols);
+          auto w = ref::random_vec<T>(cols, 193, 0.5f, 1.5f);
+          check_add_rmsnorm_backward(x, dy, dres, w, rows, cols, cfg);
+          std::vector<T> dx(x.size()), dw(cols);
+          tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
+          Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
+          CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+          CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+          check_layernorm_backward(x, dy, w, rows, cols, cfg, 194);
+        }
+      }
+    }
+  }
+  // A TAIL that is not a power of two is a user error naming it.
+  std::vector<float> x(4 * 100, 1.0f), dx(x.size()), dw(100);
+  std::string m = error_of([&] {
+    tk::rmsnorm_backward(dx, dw, x, x, dw, 4, 100, 1e-6f,
+                         Config{{"BLOCK", 32}, {"TAIL", 6}, num_warps(1), cluster(4)});
+  });
+  CHECK(m.find("TAIL = 6 in a row program: it must be 0 or a power of two") != std::string::npos);
+}
+
 TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are indexed from their aligned start") {
   // A multiple of the period, rounded down; up to it where fewer fit; one row each needs none.
   CHECK(tk::aligned_cluster_count(66, 4096, 8) == 64);
@@ -461,14 +501,15 @@ TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are
   CHECK(tk::aligned_cluster_count(66, 4096, 1) == 66);
   // By default cluster programs on odd 16-bit widths index rows from their aligned start
   // where that measured faster: clusters of up to 4 programs, any for the residual RMSNorm;
-  // the config is then the aligned span's (16383 columns span 16390 positions: 4 programs,
-  // not the width's 2 x 8192). Rows of 2 mod 4, f32, one-tile programs and wider clusters
+  // the config is then the aligned span's (16383 columns span 16390 positions: 2 x (8192 +
+  // a tail of 8), not the width's 2 x 8192). Rows of 2 mod 4, f32, one-tile programs and wider clusters
   // keep the width's own config and starts.
   using K = tk::NormBackwardKind;
   struct Case { int64_t cols; DType dtype; K kind; bool aligned; };
   for (Case k : {Case{16387, DType::bf16, K::rms, true}, Case{16383, DType::bf16, K::rms, true},
                  Case{16387, DType::f16, K::layer_saved, true}, Case{20001, DType::bf16, K::layer, true},
-                 Case{32771, DType::bf16, K::rms, false}, Case{32771, DType::bf16, K::rms_residual, true},
+                 Case{32771, DType::bf16, K::rms, true}, Case{32771, DType::bf16, K::rms_residual, true},
+                 Case{65537, DType::bf16, K::rms, false},
                  Case{65537, DType::bf16, K::layer_saved, false}, Case{16386, DType::bf16, K::rms, false},
                  Case{16387, DType::f32, K::rms, false}, Case{4097, DType::bf16, K::rms, false}}) {
     CAPTURE(k.cols);
@@ -485,9 +526,9 @@ TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are
     CHECK(!plain.has("ALIGN_ROWS"));
   }
   // ALIGN_ROWS=1 asked for is kept where the config covers the aligned span, dropped where not.
-  Config c = tk::norm_backward_heuristic(16386, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);
+  Config c = tk::norm_backward_heuristic(16386, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);  // 2 x (8192 + 8)
   tk::set_norm_backward_align(c, true, 16386, DType::bf16, K::rms);
-  CHECK((c.cluster == 4 && c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 4));
+  CHECK((c.cluster == 2 && c.get("TAIL") == 8 && c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 4));
   c = tk::norm_backward_heuristic(16383, DType::bf16, K::rms, true).set("ALIGN_ROWS", 1);  // 2 x 8192 < 16390
   tk::set_norm_backward_align(c, true, 16383, DType::bf16, K::rms);
   CHECK(!c.has("ALIGN_ROWS"));
@@ -499,13 +540,13 @@ TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are
 
 TEST_CASE("norm backward heuristic: cluster programs hold chunks covering their share of a row") {
   using K = tk::NormBackwardKind;
-  // 16387 bf16 columns on 4 programs: 3 x 2048 each (one 16-byte run per thread of 8 warps
-  // per chunk), not one 8192 tile with half its positions past the row.
-  Config c = tk::norm_backward_heuristic(16387, DType::bf16, K::rms, true);
-  CHECK((c.cluster == 4 && c.num_warps == 8 && c.get("BLOCK") == 2048 && c.get("CHUNKS") == 3));
-  CHECK(tk::row_cover(c) >= 16387);
+  // 20001 bf16 columns on 4 programs: 3 x 2048 each (one 16-byte run per thread of 8 warps
+  // per chunk), not one 8192 tile with 39% of its positions past the row.
+  Config c = tk::norm_backward_heuristic(20001, DType::bf16, K::rms, true);
+  CHECK((c.cluster == 4 && c.num_warps == 8 && c.get("BLOCK") == 2048 && c.get("CHUNKS") == 3 && !c.has("TAIL")));
+  CHECK(tk::row_cover(c) >= 20001);
   // f32: 5 x 1024 (runs of 4 elements).
-  c = tk::norm_backward_heuristic(16387, DType::f32, K::rms, true);
+  c = tk::norm_backward_heuristic(20001, DType::f32, K::rms, true);
   CHECK((c.cluster == 4 && c.get("BLOCK") == 1024 && c.get("CHUNKS") == 5));
   // Powers of two keep their one tile.
   c = tk::norm_backward_heuristic(16384, DType::bf16, K::rms, true);
@@ -519,6 +560,37 @@ TEST_CASE("norm backward heuristic: cluster programs hold chunks covering their 
         CHECK(c.get("BLOCK") >= 32 * c.num_warps * (16 / byte_size(dt)));
         CHECK((c.has("CHUNKS") ? c.get("CHUNKS") : 1) <= 8);
       }
+}
+
+TEST_CASE("norm backward heuristic: rows a little past a power of two take its programs and a tail tile each") {
+  using K = tk::NormBackwardKind;
+  // 16387 bf16 columns (16394 positions from their aligned starts): 16384's 2 x 8192, now
+  // on 8 warps (16 spill with the tail), and a tail of one 16-byte run each.
+  for (int64_t positions : {int64_t(16385), int64_t(16387), int64_t(16394)}) {
+    CAPTURE(positions);
+    Config c = tk::norm_backward_heuristic(positions, DType::bf16, K::rms, true);
+    CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.get("TAIL") == 8 && c.num_warps == 8 &&
+           c.get("PROGRAMS_PER_SM") == 1 && !c.has("CHUNKS")));
+    CHECK(tk::row_cover(c) >= positions);
+  }
+  // Clusters of 4 and 8 keep their warps; f32's run is 4 elements; the tail is a power of
+  // two large enough for the program's share of the overhang (32800 - 32768 over 4: 8).
+  Config c = tk::norm_backward_heuristic(32778, DType::bf16, K::rms, true);
+  CHECK((c.cluster == 4 && c.num_warps == 8 && c.get("TAIL") == 8));
+  c = tk::norm_backward_heuristic(32800, DType::bf16, K::rms_residual, true);
+  CHECK((c.cluster == 4 && c.get("TAIL") == 8 && tk::row_cover(c) >= 32800));
+  c = tk::norm_backward_heuristic(32900, DType::bf16, K::rms, true);
+  CHECK((c.cluster == 4 && c.get("TAIL") == 64 && tk::row_cover(c) >= 32900));
+  c = tk::norm_backward_heuristic(65537, DType::f32, K::layer_saved, true);
+  CHECK((c.cluster == 8 && c.get("TAIL") == 4));
+  // Past one 16-byte run per warp of tail, chunks again (20001: a tail of 512 would be needed).
+  c = tk::norm_backward_heuristic(20001, DType::bf16, K::layer_saved, true);
+  CHECK((!c.has("TAIL") && c.has("CHUNKS")));
+  // Powers of two, one-tile rows and looped rows take none.
+  for (int64_t cols : {int64_t(16384), int64_t(8193), int64_t(4099), int64_t(300000)})
+    CHECK(!tk::norm_backward_heuristic(cols, DType::bf16, K::rms, true).has("TAIL"));
+  // Without clusters (sm_80) none either.
+  CHECK(!tk::norm_backward_heuristic(16387, DType::bf16, K::rms, false).has("TAIL"));
 }
 
 TEST_CASE("norm backward tune space: chunked cluster programs where a power-of-two tile leaves positions idle") {

@@ -122,7 +122,7 @@ TEST_CASE("softmax backward argument errors name the buffer, its size or dtype, 
 
   m = error_of([&] { tk::softmax_backward(dx, dy, y, rows, cols, Config{{"BLOCK", 2}, num_warps(1), cluster(2)}); });
   CHECK(m.find("softmax_backward: the config {") != std::string::npos);
-  CHECK(m.find("covers 4 columns per row (BLOCK x cluster), but rows have 6") != std::string::npos);
+  CHECK(m.find("covers 4 columns per row ((BLOCK x CHUNKS + TAIL) x cluster), but rows have 6") != std::string::npos);
 
   m = error_of([&] { tk::softmax_backward(dx, dy, y, rows, 0); });
   CHECK(m.find("softmax_backward: sizes 4 x 0 are out of range") != std::string::npos);

@@ -33,6 +33,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_WHOLE_PROGRAM_JIT", "0: kernels without setmaxnreg load through the driver's linker (relocatable code, its cubin kept in the disk cache) instead of its whole-program JIT (default: every kernel through cuModuleLoadDataEx, the driver's JIT cache keeping the SASS)", false},
       {"TILEFUSE_PDL", "0: no programmatic dependent launch (default on sm_90+: a kernel whose grid has at most TILEFUSE_PDL_BLOCKS blocks may start while the previous one in its stream finishes, and waits for it before touching memory; it lets the next one start after its loop over the grid, or when it exits)", true},
       {"TILEFUSE_PDL_BLOCKS", "n: the largest grid, in blocks, launched with programmatic dependent launch (default: any)", true},
+      {"TILEFUSE_NORM_BWD_TAIL", "0: the norm backward heuristic gives rows a little past a power of two the chunked or doubled cluster instead of the power of two's programs with a small tail tile each", false},
       {"TILEFUSE_NORM_BWD_CHUNKS", "0: the norm backward heuristic gives cluster programs one tile of the next power of two instead of chunks covering their share of the row", false},
       {"TILEFUSE_MEMORY_CLUSTERS", "1: row heuristics put rows longer than a 16-program thread-block cluster holds on clusters of more programs, exchanging through memory (default: the split schedule)", false},
       {"TILEFUSE_PERSISTENT_PROGRAMS", "n: persistent kernels start at most n programs (default: as many as are resident at once)", false},

@@ -176,7 +176,12 @@ inline int64_t row_cover(const Config& c) {
   if (chunks < 1)
     user_error("CHUNKS = " + std::to_string(chunks) + " in a row program: it must be at least 1", SourceLoc{},
                "Set CHUNKS to the number of BLOCK-column tiles each program holds (1 for one tile)");
-  return c.get("BLOCK") * chunks * c.cluster;
+  int64_t tail = c.has("TAIL") ? c.get("TAIL") : 0;
+  if (tail < 0 || (tail & (tail - 1)) != 0)
+    user_error("TAIL = " + std::to_string(tail) + " in a row program: it must be 0 or a power of two", SourceLoc{},
+               "Set TAIL to the columns of the small tile each program holds after its BLOCK-column tiles "
+               "(0 for none)");
+  return (c.get("BLOCK") * chunks + tail) * c.cluster;
 }
 // The row's values each thread of a row program holds (as f32: its register footprint).
 inline int64_t row_values_per_thread(const Config& c) { return row_cover(c) / c.cluster / (32LL * c.num_warps); }
@@ -187,7 +192,7 @@ inline bool row_uses_loop(const Config& c, int64_t cols) { return row_cover(c) <
 inline void check_row_cover(const Config& c, int64_t cols, const char* kernel_name) {
   if (c.cluster > 1 && row_uses_loop(c, cols))
     user_error(std::string(kernel_name) + ": the config {" + c.str() + "} covers " +
-                   std::to_string(row_cover(c)) + " columns per row (BLOCK x cluster), but rows have " +
+                   std::to_string(row_cover(c)) + " columns per row ((BLOCK x CHUNKS + TAIL) x cluster), but rows have " +
                    std::to_string(cols),
                SourceLoc{}, "Raise BLOCK or cluster until BLOCK x cluster >= the row length, or use cluster(1) "
                             "to loop over long rows");

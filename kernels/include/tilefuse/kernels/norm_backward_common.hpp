@@ -110,22 +110,24 @@ struct NormRowColumns {
     if (!readable) return tilefuse::load(at, mask, 0.0f, Cache::EvictFirst, loc);
     return tilefuse::load(at, mask, 0.0f, Cache::EvictFirst, *readable, loc);
   }
-  // A cluster program's CHUNKS tiles of BLOCK positions (row_chunks.hpp's layout), after
-  // those of the lower-ranked programs: a width past a power of two is covered with few
-  // idle positions (set_cluster_chunks). With `align`, indexed from the aligned start of
-  // x's row `row`, whose offset every row of the cluster shares (the host starts a
-  // multiple of the rows' alignment period of clusters: aligned_cluster_count).
+  // A cluster program's CHUNKS tiles of BLOCK positions (row_chunks.hpp's layout), then a
+  // TAIL tile of `tail` positions (none when 0), after those of the lower-ranked programs:
+  // a width past a power of two is covered with few idle positions (set_cluster_chunks,
+  // set_cluster_tail). With `align`, indexed from the aligned start of x's row `row`,
+  // whose offset every row of the cluster shares (the host starts a multiple of the
+  // rows' alignment period of clusters: aligned_cluster_count).
   template <class E>
-  static std::vector<NormRowColumns> in_cluster_chunks(int64_t block, int64_t chunks, const I32& n_cols, bool align,
-                                                       const Tile<PtrTo<E>, 0>& x, const I32& row, const I64& stride,
-                                                       TF_HERE) {
-    if (chunks < 1) (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks}});  // the user error
+  static std::vector<NormRowColumns> in_cluster_chunks(int64_t block, int64_t chunks, int64_t tail, const I32& n_cols,
+                                                       bool align, const Tile<PtrTo<E>, 0>& x, const I32& row,
+                                                       const I64& stride, TF_HERE) {
+    (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks}, {"TAIL", tail}});  // the user errors
     std::optional<I32> head;
     if (align) head = align_down(x + row.template cast<i64>() * stride).head;
-    auto first = cluster_rank() * (block * chunks);
+    auto first = cluster_rank() * (block * chunks + tail);
     std::vector<NormRowColumns> out;
-    out.reserve(static_cast<size_t>(chunks));
+    out.reserve(static_cast<size_t>(chunks + 1));
     for (int64_t i = 0; i < chunks; ++i) out.emplace_back(first + i * block + arange(0, block, loc), n_cols, head);
+    if (tail > 0) out.emplace_back(first + chunks * block + arange(0, tail, loc), n_cols, head);
     return out;
   }
   // A one-tile program's step of `rows` rows from `first` ([rows, BLOCK] pointers `at`,
@@ -229,6 +231,37 @@ inline void set_cluster_chunks(Config& c, int64_t n_cols, DType dtype) {
   if (best_chunks > 1) c.set("CHUNKS", best_chunks);
 }
 
+inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind, bool clusters);
+
+// Rows a little past a power of two on clusters (`positions`: the width, or the aligned
+// span), e.g. 16387 bf16 columns from their aligned starts (16394 positions): the power
+// of two's own cluster programs plus a TAIL tile of a few positions each (2 x (8192 + 8))
+// instead of a cluster of twice the programs or chunks (4 x 3 x 2048). A tail holds one
+// element per thread in the lanes it needs, so it stays small: at most one 16-byte run
+// per warp of the program. Programs of 16 warps (the power of two's 124 registers at
+// bf16 16384) would spill at their 128-register cap with a tail: they take 8 warps, one
+// program per SM. H200 bf16 % of copy, chunks -> tails on 16 warps / on 8 warps
+// (bench/NOTES.md, "Tail tiles"): 4096x16387 RMSNorm 38.1 -> 51.6 / 58.3, residual
+// 42.7 -> 58.7 / 65.1, LayerNorm (saved statistics) 35.6 -> 44.7 / 52.0; clusters of 4
+// and 8 (2048x32771, 1024x65537): RMSNorm 29.2 -> 43.8, 26.8 -> 39.1, LayerNorm
+// recomputing 26.4 -> 34.2, 24.2 -> 35.5; f32 RMSNorm 62.1 -> 73.2, 56.6 -> 70.4.
+inline std::optional<Config> cluster_tail_config(int64_t positions, DType dtype, NormBackwardKind kind) {
+  if (knob("TILEFUSE_NORM_BWD_TAIL") == "0") return std::nullopt;
+  int64_t base = std::bit_floor(static_cast<uint64_t>(positions));
+  if (base == positions) return std::nullopt;
+  Config c = norm_backward_heuristic(base, dtype, kind, true);
+  if (c.cluster <= 1 || c.has("CHUNKS")) return std::nullopt;
+  const int64_t run = 16 / byte_size(dtype);
+  int64_t per = (positions - base + c.cluster - 1) / c.cluster;
+  int64_t tail = std::max(run, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(per))));
+  if (c.num_warps == 16) {
+    c.num_warps = 8;
+    c.set("PROGRAMS_PER_SM", 1);
+  }
+  if (tail > run * c.num_warps) return std::nullopt;
+  return c.set("TAIL", tail);
+}
+
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
 // are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
 // only about 8 warps per SM, each program prefetching its next step: staged by
@@ -250,6 +283,7 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
   if (block > max_tile && clusters && block <= 16 * max_tile) {
+    if (auto tail = cluster_tail_config(n_cols, dtype, kind)) return *tail;
     // LayerNorm from saved statistics takes RMSNorm's spread, except for rows of 2 tiles
     // in f32/f64: with dW and dB both in registers, 16-warp programs hit their 128
     // registers and spill when the statistics are read a row ahead; 16-bit rows read them
