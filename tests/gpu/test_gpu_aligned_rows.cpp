@@ -63,7 +63,10 @@ TEST_CASE_TEMPLATE("gpu: gallery row kernels with ALIGN_ROWS at odd widths and o
                   Case{6, 302, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
                   // 4+ runs per thread: checked runs finished after one warp vote per op
                   Case{3, 30011, Config{{"BLOCK", 8192}, num_warps(8), cluster(4)}},
-                  Case{5, 4097, Config{{"BLOCK", 4096}, {"CHUNKS", 2}, num_warps(4)}}}) {
+                  Case{5, 4097, Config{{"BLOCK", 4096}, {"CHUNKS", 2}, num_warps(4)}},
+                  // Tail tiles holding the rows' last runs: 2 x (8192 + 8), 4 x (2 x 1024 + 64).
+                  Case{3, 16387, Config{{"BLOCK", 8192}, {"TAIL", 8}, num_warps(8), cluster(2)}},
+                  Case{4, 8401, Config{{"BLOCK", 1024}, {"CHUNKS", 2}, {"TAIL", 64}, num_warps(4), cluster(4)}}}) {
     CAPTURE(s.cols);
     CAPTURE(s.cfg.str());
     Config cfg = Config(s.cfg).set("ALIGN_ROWS", 1);

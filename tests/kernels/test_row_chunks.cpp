@@ -12,12 +12,22 @@ namespace tk = tilefuse::kernels;
 using ref::error_of;
 using ref::rtol;
 
+// The heuristics without tail tiles (TILEFUSE_ROW_TAIL=0), for the rules they apply where
+// no tail does (widths past a power of two by more than a tail holds, or with tails off).
+struct NoRowTails {
+  NoRowTails() { setenv("TILEFUSE_ROW_TAIL", "0", 1); }
+  ~NoRowTails() { unsetenv("TILEFUSE_ROW_TAIL"); }
+};
+
 
 TEST_CASE_TEMPLATE("softmax, rmsnorm and layernorm over CHUNKS tiles per program", T, float, bfloat16) {
   struct Case { int64_t rows, cols; Config cfg; };
   for (auto& s : {Case{3, 300, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
                   Case{4, 129, Config{{"BLOCK", 32}, {"CHUNKS", 7}, num_warps(1)}},
-                  Case{2, 700, Config{{"BLOCK", 64}, {"CHUNKS", 3}, num_warps(2), cluster(4)}}}) {
+                  Case{2, 700, Config{{"BLOCK", 64}, {"CHUNKS", 3}, num_warps(2), cluster(4)}},
+                  // A tail tile after each program's chunks (TAIL): 4 x (64 + 8), 4 x (4 x 32 + 16).
+                  Case{3, 270, Config{{"BLOCK", 64}, {"TAIL", 8}, num_warps(1), cluster(4)}},
+                  Case{2, 530, Config{{"BLOCK", 32}, {"CHUNKS", 4}, {"TAIL", 16}, num_warps(1), cluster(4)}}}) {
     CAPTURE(s.cols);
     CAPTURE(s.cfg.str());
     auto x = ref::random_vec<T>(s.rows * s.cols, 7 + s.cols, -6.0f, 6.0f);
@@ -94,7 +104,9 @@ TEST_CASE_TEMPLATE("row kernels indexing rows from their aligned start (ALIGN_RO
   struct Case { int64_t rows, cols; Config cfg; };
   for (auto& s : {Case{3, 301, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
                   Case{4, 129, Config{{"BLOCK", 32}, {"CHUNKS", 7}, num_warps(1)}},
-                  Case{2, 701, Config{{"BLOCK", 64}, {"CHUNKS", 3}, num_warps(2), cluster(4)}}}) {
+                  Case{2, 701, Config{{"BLOCK", 64}, {"CHUNKS", 3}, num_warps(2), cluster(4)}},
+                  Case{3, 263, Config{{"BLOCK", 64}, {"TAIL", 8}, num_warps(1), cluster(4)}},
+                  Case{2, 517, Config{{"BLOCK", 32}, {"CHUNKS", 4}, {"TAIL", 16}, num_warps(1), cluster(4)}}}) {
     // x and y at the same offset from an aligned start (ALIGN_ROWS applies), or at
     // different ones (it must not: the host falls back to the plain rows).
     for (auto [x_off, y_off] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{3, 3}, std::pair{1, 2}}) {
@@ -291,6 +303,7 @@ TEST_CASE("softmax and RMSNorm spread one-tile 16-bit rows of 2048-4096 columns 
 }
 
 TEST_CASE("the heuristic covers a width that is not a power of two with few masked columns") {
+  NoRowTails no_tails;
   auto check = [](int64_t cols, DType d, int64_t block, int64_t chunks, int warps) {
     CAPTURE(cols);
     Config c = tk::softmax_heuristic(cols, d, true);
@@ -329,6 +342,38 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
   CHECK(uneven.get("CHUNKS") == 7);
 }
 
+TEST_CASE("rows a little past a power of two take its cluster programs and a tail tile each") {
+  // 16385-16392 bf16 positions: 16384's 2 x 8192 on 8 warps and a tail of one 16-byte run,
+  // not 4 programs of 5 x 1024; the softmax and norm heuristics start from it.
+  for (int64_t n : {int64_t(16385), int64_t(16388), int64_t(16392)}) {
+    CAPTURE(n);
+    Config c = tk::chunked_row_heuristic(n, DType::bf16, true);
+    CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.get("TAIL") == 8 && !c.has("CHUNKS")));
+    CHECK(tk::row_cover(c) >= n);
+    CHECK(tk::softmax_heuristic(n, DType::bf16, true).get("TAIL") == 8);
+    CHECK(tk::rmsnorm_heuristic(n, DType::bf16, true).get("TAIL") == 8);
+  }
+  // The tail grows to a power of two with the overhang (65536 + 200 over 8 programs: 32)
+  // and f32's run is 4 elements.
+  Config c = tk::chunked_row_heuristic(65736, DType::bf16, true);
+  CHECK((c.cluster == 8 && c.get("TAIL") == 32 && tk::row_cover(c) >= 65736));
+  c = tk::chunked_row_heuristic(16387, DType::f32, true);
+  CHECK((c.cluster == 2 && c.get("TAIL") == 4));
+  // Past a 16-byte run per warp, chunks as before (20001: a tail of 2048 per program).
+  c = tk::chunked_row_heuristic(20001, DType::bf16, true);
+  CHECK((!c.has("TAIL") && tk::row_cover(c) >= 20001));
+  // Powers of two, rows in one program, no clusters (sm_80): none.
+  CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(4099, DType::bf16, true).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(16385, DType::bf16, false).has("TAIL"));
+  // A TAIL that is not a power of two is a user error naming it.
+  std::vector<float> x(2 * 100, 1.0f), y(x.size());
+  std::string m = error_of([&] {
+    tk::softmax(y, x, 2, 100, -1, -1, Config{{"BLOCK", 16}, {"TAIL", 12}, num_warps(1), cluster(4)});
+  });
+  CHECK(m.find("TAIL = 12 in a row program: it must be 0 or a power of two") != std::string::npos);
+}
+
 TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4096, 64 values per thread") {
   auto check = [](int64_t cols, int64_t chunks, int warps, int per_sm, bool reload) {
     CAPTURE(cols);
@@ -353,6 +398,7 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
 }
 
 TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks on clusters of 4+: half the programs") {
+  NoRowTails no_tails;
   // (cols, the heuristic's cluster of 5 x 1024 programs): each program now holds 5 x 2048.
   for (auto [cols, cluster] : {std::pair<int64_t, int>{16385, 4}, {16388, 4}, {65538, 16}, {65540, 16}}) {
     CAPTURE(cols);
@@ -386,6 +432,7 @@ TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks 
 }
 
 TEST_CASE("f32 residual RMSNorm programs of chunks on a cluster: 4 per SM") {
+  NoRowTails no_tails;
   for (int64_t cols : {16385, 16387, 20001, 24577}) {
     CAPTURE(cols);
     for (bool align : {false, true}) {
@@ -409,6 +456,7 @@ TEST_CASE("f32 residual RMSNorm programs of chunks on a cluster: 4 per SM") {
 }
 
 TEST_CASE("programs per SM asked of ptxas: 16-bit rows on clusters of 4+ or of unaligned widths, not f32 or norms") {
+  NoRowTails no_tails;
   auto n = [](Config c) { return c.min_programs_per_sm; };
   // Softmax: 8 warps x 32 values -> 48 registers: 5 programs; 40 values -> 4; 64 -> 3
   // (128256 on 8 x 2 x 8192).
@@ -540,7 +588,7 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   CHECK(rms(163841).cluster == 16);
   CHECK(rms(262144).cluster == 16);
   CHECK(sm(262144).cluster == 16);
-  CHECK(rms(65537).cluster == 16);  // narrow accesses: RELOAD there lost
+  CHECK((rms(65537).cluster == 8 && rms(65537).get("TAIL") == 8));  // 65536's programs and a tail each
   CHECK(tk::layernorm_heuristic(100002, DType::bf16, true).cluster == 8);  // half_cluster_programs
   CHECK(tk::add_rmsnorm_heuristic(151937, DType::bf16, true, true).cluster == 16);  // rows from their aligned start
   CHECK(tk::add_rmsnorm_heuristic(151936, DType::bf16, true, false).cluster == 8);

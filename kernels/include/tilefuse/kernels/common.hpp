@@ -2,6 +2,7 @@
 // Shared helpers of the gallery's host-side functions: element types of buffers,
 // the launch-config heuristics, and the `with` option of every gallery call.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <optional>
@@ -118,6 +119,8 @@ inline Config chunked_row_config(int64_t n_cols, DType dtype, int64_t max_block 
 // (chunked_row_config) instead of the next power of two (a row of 65537 on 16
 // programs: 5 x 1024 each, not 8192); looped rows are left as they are.
 inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false);
+// chunked_row_heuristic without tails (row_tail_config).
+inline Config chunked_row_programs(int64_t n_cols, DType dtype, bool clusters);
 
 // Whether row heuristics pick clusters of more than 16 programs (exchanging through
 // memory) for rows longer than a thread-block cluster holds: only with
@@ -373,7 +376,7 @@ inline void hold_chunks(Config& c, DType dtype) {
 // 8192 on 8 warps (64 values per thread) rather than one 16384 tile on 16 (H200 bf16
 // 512x262144, with 3 programs per SM: softmax 62.0% -> 76.4% of copy, RMSNorm 70.8% ->
 // 84.9%; bench/NOTES.md).
-inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) {
+inline Config chunked_row_programs(int64_t n_cols, DType dtype, bool clusters) {
   Config c = row_heuristic(n_cols, dtype, clusters);
   if (row_uses_loop(c, n_cols)) return c;
   int64_t per = (n_cols + c.cluster - 1) / c.cluster;
@@ -382,6 +385,30 @@ inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) 
   if (wide) k.num_warps = std::min(k.num_warps, 8);
   k.cluster = c.cluster;
   return k;
+}
+
+// Rows a little past a power of two on clusters (n_cols: the width, or the aligned span):
+// the power of two's programs, each with a TAIL tile of a few positions (row_chunks.hpp),
+// instead of the next power of two's cluster (twice the programs, each with many small
+// chunks or lanes past the row: 16392 positions as 4 x 5 x 1024 rather than 2 x (8192 +
+// 8)). A tail holds one element per thread in the lanes it needs: at most one 16-byte run
+// per warp. nullopt where it does not apply, or with TILEFUSE_ROW_TAIL=0.
+inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool clusters) {
+  if (!clusters || n_cols < 1 || knob("TILEFUSE_ROW_TAIL") == "0") return std::nullopt;
+  int64_t base = std::bit_floor(static_cast<uint64_t>(n_cols));
+  if (base == n_cols) return std::nullopt;
+  Config c = chunked_row_programs(base, dtype, clusters);
+  if (c.cluster <= 1 || row_uses_loop(c, base)) return std::nullopt;
+  const int64_t run = 16 / byte_size(dtype);
+  int64_t per = (n_cols - base + c.cluster - 1) / c.cluster;
+  int64_t tail = std::max(run, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(per))));
+  if (tail > run * c.num_warps) return std::nullopt;
+  return c.set("TAIL", tail);
+}
+
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) {
+  if (auto t = row_tail_config(n_cols, dtype, clusters)) return *t;
+  return chunked_row_programs(n_cols, dtype, clusters);
 }
 
 // 16-bit rows of a multiple of 8 columns that would take a cluster of 16 programs, held

@@ -26,14 +26,17 @@ const auto& rmsnorm_row_kernel() {
       [](Ptr<T> out, Ptr<T> res_out, Ptr<const T> in, Ptr<const T> res, Ptr<const T> weight, I32 n_cols, I64 stride,
          F32 eps, Meta<"BLOCK"> BLOCK, Meta<"RESIDUAL", bool> RESIDUAL, Meta<"RELOAD", bool, false> RELOAD,
          Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS,
-         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES, Meta<"HELD", int64_t, 0> HELD) {
+         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES, Meta<"HELD", int64_t, 0> HELD,
+         Meta<"TAIL", int64_t, 0> TAIL) {
         auto row = cluster_id();
         auto base = row * stride;
         auto in_row = in + base, res_row = res + base;
         auto out_row = out + base, res_out_row = res_out + base;
         RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols,
                     RESIDUAL ? align_rows(ALIGN_ROWS, in_row, out_row, res_row, res_out_row)
-                             : align_rows(ALIGN_ROWS, in_row, out_row));
+                             : align_rows(ALIGN_ROWS, in_row, out_row),
+                    TAIL);
+        const int64_t tiles = static_cast<int64_t>(c.size());
         Cache first = RELOAD ? Cache::Normal : c.read_once();
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(base, (rows - 1 - row).template cast<i64>() * stride);
@@ -43,7 +46,7 @@ const auto& rmsnorm_row_kernel() {
         int64_t held = RESIDUAL ? 0 : std::min<int64_t>(HELD, CHUNKS);
         std::vector<Tile<T, 1>> kept;
         std::vector<Tile<float, 1>> x, sq;
-        for (int64_t i = 0; i < CHUNKS; ++i) {
+        for (int64_t i = 0; i < tiles; ++i) {
           if (i < held) {
             kept.push_back(c.load(in_row, i, 0.0f, Cache::KeepInShared, readable));
             auto xi = kept[i].template cast<f32>();
@@ -62,8 +65,8 @@ const auto& rmsnorm_row_kernel() {
           x.push_back(xi);
           sq.push_back(xi * xi);
         }
-        auto rstd = rsqrt(cluster_sum(sum(combine(sq, [](auto a, auto b) { return a + b; }), 0)) / n_cols + eps);
-        for (int64_t i = 0; i < CHUNKS; ++i) {
+        auto rstd = rsqrt(cluster_sum(columns_sum(c, sq)) / n_cols + eps);
+        for (int64_t i = 0; i < tiles; ++i) {
           if (i < held)
             x[i] = kept[i].template cast<f32>();
           else if (RELOAD)
@@ -123,7 +126,8 @@ const auto& layernorm_row_kernel() {
          Ptr<const T> bias, I32 n_cols, I64 stride, F32 eps, Meta<"BLOCK"> BLOCK, Meta<"SHIFTED", bool> SHIFTED,
          Meta<"RELOAD", bool, false> RELOAD, Meta<"CHUNKS", int64_t, 1> CHUNKS,
          Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"STATS", bool, false> STATS,
-         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES, Meta<"HELD", int64_t, 0> HELD) {
+         Meta<"WEIGHT_COPIES", bool, false> WEIGHT_COPIES, Meta<"HELD", int64_t, 0> HELD,
+         Meta<"TAIL", int64_t, 0> TAIL) {
         auto row = cluster_id();
         auto save_stats = [&](auto mean, auto rstd) {
           if (!STATS) return;
@@ -132,10 +136,10 @@ const auto& layernorm_row_kernel() {
         };
         auto first_col = in + row * stride;
         auto in_row = first_col, out_row = out + row * stride;
-        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
+        RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row), TAIL);
+        const int64_t tiles = static_cast<int64_t>(c.size());
         auto rows = num_programs(0) / cluster_size();
         auto readable = c.template readable<T>(row * stride, (rows - 1 - row).template cast<i64>() * stride);
-        auto plus = [](auto a, auto b) { return a + b; };
         // SHIFTED on rows indexed from their aligned start: masked lanes read the shift
         // x[row, 0] itself, so that d = x - shift is 0 there without a select per element
         // (their mask is known only per element). Elsewhere the masks hold per run and
@@ -149,7 +153,7 @@ const auto& layernorm_row_kernel() {
         int64_t held = std::min<int64_t>(HELD, CHUNKS);
         std::vector<Tile<T, 1>> kept;
         std::vector<Tile<float, 1>> x;
-        for (int64_t i = 0; i < CHUNKS; ++i) {
+        for (int64_t i = 0; i < tiles; ++i) {
           Cache cache = i < held ? Cache::KeepInShared : RELOAD ? Cache::Normal : c.read_once();
           auto xi = shift_in_masked ? c.load(in_row, i, *shift_t, cache, readable) : c.load(in_row, i, 0.0f, cache, readable);
           if (i < held) kept.push_back(xi);
@@ -177,26 +181,26 @@ const auto& layernorm_row_kernel() {
           // The two reductions are independent (no mean-then-variance chain), and the
           // shift keeps them stable when |mean| >> std.
           auto shift = (shift_in_masked ? *shift_t : load(first_col)).template cast<f32>();
-          for (int64_t i = 0; i < CHUNKS; ++i) {
+          for (int64_t i = 0; i < tiles; ++i) {
             d.push_back(shift_in_masked ? x[i] - shift : where(c.mask[i], x[i] - shift, 0.0f));
             d2.push_back(d[i] * d[i]);
           }
-          auto mean_d = cluster_sum(sum(combine(d, plus), 0)) / n_cols;
-          auto rstd = rsqrt(maximum(cluster_sum(sum(combine(d2, plus), 0)) / n_cols - mean_d * mean_d, 0.0f) + eps);
+          auto mean_d = cluster_sum(columns_sum(c, d)) / n_cols;
+          auto rstd = rsqrt(maximum(cluster_sum(columns_sum(c, d2)) / n_cols - mean_d * mean_d, 0.0f) + eps);
           save_stats(shift + mean_d, rstd);
-          for (int64_t i = 0; i < CHUNKS; ++i) {
+          for (int64_t i = 0; i < tiles; ++i) {
             if (reload(i)) d[i] = again(i, shift);
             affine(i, d[i] * rstd - mean_d * rstd);  // one fma per element, not a sub and a mul
           }
         } else {
-          auto mean = cluster_sum(sum(combine(x, plus), 0)) / n_cols;
-          for (int64_t i = 0; i < CHUNKS; ++i) {
+          auto mean = cluster_sum(columns_sum(c, x)) / n_cols;
+          for (int64_t i = 0; i < tiles; ++i) {
             d.push_back(where(c.mask[i], x[i] - mean, 0.0f));
             d2.push_back(d[i] * d[i]);
           }
-          auto rstd = rsqrt(cluster_sum(sum(combine(d2, plus), 0)) / n_cols + eps);
+          auto rstd = rsqrt(cluster_sum(columns_sum(c, d2)) / n_cols + eps);
           save_stats(mean, rstd);
-          for (int64_t i = 0; i < CHUNKS; ++i) {
+          for (int64_t i = 0; i < tiles; ++i) {
             if (reload(i)) d[i] = again(i, mean);
             affine(i, d[i] * rstd);
           }

@@ -21,21 +21,28 @@ namespace tilefuse::kernels {
 // position p of the program's tiles is column p - head: pos[i] indexes the rounded-down
 // row, cols[i] the row itself, and the mask drops the head and the tail, so every run
 // of 16 bytes is aligned whatever the row's width (the compiler tests the mask per run).
+//
+// A TAIL tile of `tail` positions (a power of two; 0: none) may follow the chunks: rows a
+// little past a power of two then take the power of two's programs, each a few positions
+// more (row_tail_config), instead of twice the programs or many small chunks. Tile i is
+// chunk i for i < chunks and the tail after them; reductions combine the chunks
+// elementwise first and the tail on its own (columns_sum, columns_max).
 struct RowChunks {
-  std::vector<Tile<int32_t, 1>> pos;   // offsets of chunk i from the row pointer
-  std::vector<Tile<int32_t, 1>> cols;  // column indices of chunk i
+  std::vector<Tile<int32_t, 1>> pos;   // offsets of tile i from the row pointer
+  std::vector<Tile<int32_t, 1>> cols;  // column indices of tile i
   std::vector<Tile<bool, 1>> mask;     // 0 <= cols[i] < n_cols
 
   std::optional<I32> head;              // elements before the row's first in its aligned run
   I32 n_cols;
+  size_t chunks;                        // tiles of BLOCK positions (the tail, if any, after them)
 
-  RowChunks(const I32& rank, int64_t block, int64_t chunks, const I32& n_cols_, std::optional<I32> head_ = {},
-            TF_HERE)
-      : head(head_), n_cols(n_cols_) {
-    if (chunks < 1) (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks}});  // the user error
-    auto first = rank * (block * chunks);
-    for (int64_t i = 0; i < chunks; ++i) {
-      pos.push_back(first + i * block + arange(0, block, loc));
+  RowChunks(const I32& rank, int64_t block, int64_t chunks_, const I32& n_cols_, std::optional<I32> head_ = {},
+            int64_t tail = 0, TF_HERE)
+      : head(head_), n_cols(n_cols_), chunks(static_cast<size_t>(std::max<int64_t>(chunks_, 0))) {
+    (void)row_cover(Config{{"BLOCK", block}, {"CHUNKS", chunks_}, {"TAIL", tail}});  // the user errors
+    auto first = rank * (block * chunks_ + tail);
+    auto add = [&](const Tile<int32_t, 1>& p) {
+      pos.push_back(p);
       if (head) {
         cols.push_back(pos.back() - *head);
         mask.push_back(cols.back() >= 0 && cols.back() < n_cols);
@@ -43,8 +50,12 @@ struct RowChunks {
         cols.push_back(pos.back());
         mask.push_back(cols.back() < n_cols);
       }
-    }
+    };
+    for (int64_t i = 0; i < chunks_; ++i) add(first + i * block + arange(0, block, loc));
+    if (tail > 0) add(first + chunks_ * block + arange(0, tail, loc));
   }
+  // The program's tiles: its chunks, then its tail.
+  size_t size() const { return pos.size(); }
 
   // The cache hint for the row's reads (each element read once): no hint, except on rows
   // indexed from their aligned start, which keep L1::evict_first. Measured on H200
@@ -119,6 +130,22 @@ auto combine(const std::vector<V>& a, Op op) {
   V acc = a.front();
   for (size_t i = 1; i < a.size(); ++i) acc = op(acc, a[i]);
   return acc;
+}
+
+// One value from a program's tiles `v` (as RowChunks orders them): the chunks combined by
+// `op` elementwise and reduced once, the tail reduced on its own and combined in.
+template <class Op, class Reduce>
+F32 reduce_columns(const RowChunks& c, const std::vector<Tile<float, 1>>& v, Op op, Reduce reduce) {
+  std::vector<Tile<float, 1>> whole(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(c.chunks));
+  F32 r = reduce(combine(whole, op));
+  for (size_t i = c.chunks; i < v.size(); ++i) r = op(r, reduce(v[i]));
+  return r;
+}
+inline F32 columns_sum(const RowChunks& c, const std::vector<Tile<float, 1>>& v) {
+  return reduce_columns(c, v, [](auto a, auto b) { return a + b; }, [](const auto& t) { return sum(t, 0); });
+}
+inline F32 columns_max(const RowChunks& c, const std::vector<Tile<float, 1>>& v) {
+  return reduce_columns(c, v, [](auto a, auto b) { return maximum(a, b); }, [](const auto& t) { return max(t, 0); });
 }
 
 // A row's max and sum of exponentials over the programs of a cluster in one exchange

@@ -24,17 +24,18 @@ const auto& softmax_row_kernel() {
   static auto k = kernel(std::string("softmax_") + name(dtype_v<T>), {"out", "in", "n_rows", "n_cols", "out_stride", "in_stride"},
       [](Ptr<T> out, Ptr<const T> in, I32 n_rows, I32 n_cols, I64 out_stride, I64 in_stride, Meta<"BLOCK"> BLOCK,
          Meta<"CHUNKS", int64_t, 1> CHUNKS, Meta<"PERSISTENT", bool, false> PERSISTENT,
-         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"HELD", int64_t, 0> HELD) {
+         Meta<"ALIGN_ROWS", bool, false> ALIGN_ROWS, Meta<"HELD", int64_t, 0> HELD, Meta<"TAIL", int64_t, 0> TAIL) {
         auto one_row = [&](I32 row) {
           auto r = row.template cast<i64>();
           auto in_row = in + r * in_stride;
           auto out_row = out + r * out_stride;
-          RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row));
+          RowChunks c(cluster_rank(), BLOCK, CHUNKS, n_cols, align_rows(ALIGN_ROWS, in_row, out_row), TAIL);
+          const int64_t tiles = static_cast<int64_t>(c.size());
           auto readable = c.template readable<T>(r * in_stride, (n_rows - 1 - row).template cast<i64>() * in_stride);
           int64_t held = std::min<int64_t>(HELD, CHUNKS);
           std::vector<Tile<T, 1>> kept;  // the held chunks as loaded, read again after the exchange
           std::vector<Tile<float, 1>> x;
-          for (int64_t i = 0; i < CHUNKS; ++i) {
+          for (int64_t i = 0; i < tiles; ++i) {
             if (i < held) kept.push_back(c.load(in_row, i, -inf, Cache::KeepInShared, readable));
             x.push_back(i < held ? kept.back().template cast<f32>()
                                  : c.load(in_row, i, -inf, c.read_once(), readable).template cast<f32>());
@@ -44,14 +45,14 @@ const auto& softmax_row_kernel() {
           // Each program's own max m and sum s of exp(x - m); one cluster exchange gives
           // the row's (a max exchange, then a sum exchange measured 0.6-2.9 points of
           // copy bandwidth slower on H200 at 16K-151K columns; bench/NOTES.md).
-          auto m = own_row_max(max(combine(x, [](auto a, auto b) { return maximum(a, b); }), 0));
+          auto m = own_row_max(columns_max(c, x));
           std::vector<Tile<float, 1>> e;
           for (auto& xi : x) e.push_back(fast_exp(xi - m));
-          auto s = sum(combine(e, [](auto a, auto b) { return a + b; }), 0);
+          auto s = columns_sum(c, e);
           auto [row_max, row_sum] = cluster_max_sumexp(std::array{m, s});
           auto scale = fast_exp(m - row_max) / row_sum;  // once per row
           auto inv_sum = 1.0f / row_sum;
-          for (int64_t i = 0; i < CHUNKS; ++i) {
+          for (int64_t i = 0; i < tiles; ++i) {
             auto y = i < held ? fast_exp(kept[i].template cast<f32>() - row_max) * inv_sum : e[i] * scale;
             store(out_row + c.pos[i], y.template cast<T>(), c.mask[i]);
           }
