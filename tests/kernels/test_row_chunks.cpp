@@ -344,28 +344,34 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
 
 TEST_CASE("rows a little past a power of two take its cluster programs and a tail tile each") {
   // 16385-16392 bf16 positions: 16384's 2 x 8192 on 8 warps and a tail of one 16-byte run,
-  // not 4 programs of 5 x 1024; the softmax and norm heuristics start from it.
+  // not 4 programs of 5 x 1024; the 16-bit norms take it (also LayerNorm's chunks of 4096),
+  // softmax keeps its chunks (measured faster).
   for (int64_t n : {int64_t(16385), int64_t(16388), int64_t(16392)}) {
     CAPTURE(n);
-    Config c = tk::chunked_row_heuristic(n, DType::bf16, true);
+    Config c = tk::chunked_row_heuristic(n, DType::bf16, true, true);
     CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.get("TAIL") == 8 && !c.has("CHUNKS")));
     CHECK(tk::row_cover(c) >= n);
-    CHECK(tk::softmax_heuristic(n, DType::bf16, true).get("TAIL") == 8);
     CHECK(tk::rmsnorm_heuristic(n, DType::bf16, true).get("TAIL") == 8);
+    CHECK(tk::add_rmsnorm_heuristic(n, DType::f16, true, false).get("TAIL") == 8);
+    c = tk::layernorm_heuristic(n, DType::bf16, true);
+    CHECK((c.get("TAIL") == 8 && c.get("BLOCK") == 4096 && c.get("CHUNKS") == 2 && tk::row_cover(c) >= n));
+    CHECK(!tk::softmax_heuristic(n, DType::bf16, true).has("TAIL"));
+    CHECK(!tk::rmsnorm_heuristic(n, DType::f32, true).has("TAIL"));
+    CHECK(!tk::chunked_row_heuristic(n, DType::bf16, true).has("TAIL"));
   }
   // The tail grows to a power of two with the overhang (65536 + 200 over 8 programs: 32)
   // and f32's run is 4 elements.
-  Config c = tk::chunked_row_heuristic(65736, DType::bf16, true);
+  Config c = tk::chunked_row_heuristic(65736, DType::bf16, true, true);
   CHECK((c.cluster == 8 && c.get("TAIL") == 32 && tk::row_cover(c) >= 65736));
-  c = tk::chunked_row_heuristic(16387, DType::f32, true);
+  c = tk::chunked_row_heuristic(16387, DType::f32, true, true);
   CHECK((c.cluster == 2 && c.get("TAIL") == 4));
   // Past a 16-byte run per warp, chunks as before (20001: a tail of 2048 per program).
-  c = tk::chunked_row_heuristic(20001, DType::bf16, true);
+  c = tk::chunked_row_heuristic(20001, DType::bf16, true, true);
   CHECK((!c.has("TAIL") && tk::row_cover(c) >= 20001));
   // Powers of two, rows in one program, no clusters (sm_80): none.
-  CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true).has("TAIL"));
-  CHECK(!tk::chunked_row_heuristic(4099, DType::bf16, true).has("TAIL"));
-  CHECK(!tk::chunked_row_heuristic(16385, DType::bf16, false).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true, true).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(4099, DType::bf16, true, true).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(16385, DType::bf16, false, true).has("TAIL"));
   // A TAIL that is not a power of two is a user error naming it.
   std::vector<float> x(2 * 100, 1.0f), y(x.size());
   std::string m = error_of([&] {

@@ -118,7 +118,8 @@ inline Config chunked_row_config(int64_t n_cols, DType dtype, int64_t max_block 
 // cluster of C programs, cover ceil(n_cols / C) columns per program in chunks
 // (chunked_row_config) instead of the next power of two (a row of 65537 on 16
 // programs: 5 x 1024 each, not 8192); looped rows are left as they are.
-inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false);
+// `tails`: rows a little past a power of two may take row_tail_config's programs.
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool tails = false);
 // chunked_row_heuristic without tails (row_tail_config).
 inline Config chunked_row_programs(int64_t n_cols, DType dtype, bool clusters);
 
@@ -390,9 +391,15 @@ inline Config chunked_row_programs(int64_t n_cols, DType dtype, bool clusters) {
 // Rows a little past a power of two on clusters (n_cols: the width, or the aligned span):
 // the power of two's programs, each with a TAIL tile of a few positions (row_chunks.hpp),
 // instead of the next power of two's cluster (twice the programs, each with many small
-// chunks or lanes past the row: 16392 positions as 4 x 5 x 1024 rather than 2 x (8192 +
-// 8)). A tail holds one element per thread in the lanes it needs: at most one 16-byte run
-// per warp. nullopt where it does not apply, or with TILEFUSE_ROW_TAIL=0.
+// chunks or lanes past the row: 16392 positions as 2 x (8192 + 8) rather than 4 x 5 x
+// 1024). A tail holds one element per thread in the lanes it needs: at most one 16-byte
+// run per warp. nullopt where it does not apply, or with TILEFUSE_ROW_TAIL=0.
+// Where it pays (H200 % of copy, chunks -> tails, two rounds; bench/NOTES.md "Tail
+// tiles"): the 16-bit norms, bf16 2048x16385 RMSNorm 66.7 -> 72.8, residual 61.9 -> 74.4,
+// LayerNorm 56.9 -> 63.6; 2048x16388 69.9 -> 76.6, 65.5 -> 84.3, 61.6 -> 64.4; 1024x32771
+// 65.7 -> 71.5, 58.2 -> 75.1, 53.2 -> 61.6; 512x65540 62.6 -> 71.8, 62.1 -> 83.7, 56.8 ->
+// 56.0. Not softmax (its 4-warp chunk programs at 8 per SM: 79.5 -> 73.4 at 16385), nor
+// f32 (softmax 84.5 -> 81.1, RMSNorm 75.4 -> 68.7 at 1024x32771, the others within 2-5).
 inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool clusters) {
   if (!clusters || n_cols < 1 || knob("TILEFUSE_ROW_TAIL") == "0") return std::nullopt;
   int64_t base = std::bit_floor(static_cast<uint64_t>(n_cols));
@@ -406,8 +413,8 @@ inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool c
   return c.set("TAIL", tail);
 }
 
-inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters) {
-  if (auto t = row_tail_config(n_cols, dtype, clusters)) return *t;
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters, bool tails) {
+  if (auto t = tails ? row_tail_config(n_cols, dtype, clusters) : std::nullopt) return *t;
   return chunked_row_programs(n_cols, dtype, clusters);
 }
 
