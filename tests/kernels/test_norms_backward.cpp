@@ -616,8 +616,14 @@ TEST_CASE("norm backward tune space: chunked cluster programs where a power-of-t
     has_heuristic_spread |= c.cluster == 4 && chunks == 3 && c.get("BLOCK") == 2048 && c.num_warps == 8;
   }
   CHECK(has_heuristic_spread);
-  // 16384: a power of two needs no chunks.
-  for (const Config& c : kept(16384)) CHECK(!c.has("CHUNKS"));
+  // ... and tails: 2 x (8192 + 8) on 8 warps (the heuristic's) among them.
+  bool has_tail_spread = false;
+  for (const Config& c : odd)
+    has_tail_spread |= c.cluster == 2 && c.has("TAIL") && c.get("TAIL") == 8 && c.get("BLOCK") == 8192 &&
+                       c.num_warps == 8;
+  CHECK(has_tail_spread);
+  // 16384: a power of two needs no chunks, nor a tail.
+  for (const Config& c : kept(16384)) CHECK((!c.has("CHUNKS") && !c.has("TAIL")));
 }
 
 TEST_CASE("norm backward heuristic: one tile up to 8K columns, several rows per step for short rows") {

@@ -304,19 +304,23 @@ const auto& layernorm_tuner() {
 // host functions loop over BLOCK-column chunks when BLOCK < n_cols), and persistent
 // clusters for long rows.
 // Persistent cluster configs of the norm backward programs, each with `meta` set: one
-// tile, or 3 or 5 chunks per program (widths past a power of two; set_cluster_chunks).
+// tile, or 3 or 5 chunks per program (widths past a power of two; set_cluster_chunks),
+// or one tile and a tail of 8 or 64 positions (a little past one: cluster_tail_config).
 inline void add_norm_backward_clusters(tuning::Space& s, const std::map<std::string, int64_t>& meta) {
   for (int64_t b : {1024, 2048, 4096, 8192})
     for (int64_t chunks : {1, 3, 5})
-      for (int w : {4, 8, 16})
-        for (int c : {2, 4, 8, 16})
-          for (int64_t per_sm : {1, 2}) {
-            if (chunks == 1 && b < 2048) continue;
-            Config cfg{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)};
-            if (chunks > 1) cfg.set("CHUNKS", chunks);
-            for (auto& [k, v] : meta) cfg.set(k, v);
-            s.add(cfg);
-          }
+      for (int64_t tail : {0, 8, 64})
+        for (int w : {4, 8, 16})
+          for (int c : {2, 4, 8, 16})
+            for (int64_t per_sm : {1, 2}) {
+              if (chunks == 1 && b < 2048) continue;
+              if (tail > 0 && chunks > 1) continue;
+              Config cfg{{"BLOCK", b}, {"PROGRAMS_PER_SM", per_sm}, num_warps(w), num_stages(2), cluster(c)};
+              if (chunks > 1) cfg.set("CHUNKS", chunks);
+              if (tail > 0) cfg.set("TAIL", tail);
+              for (auto& [k, v] : meta) cfg.set(k, v);
+              s.add(cfg);
+            }
 }
 
 inline tuning::Space norm_backward_space() {
@@ -335,6 +339,7 @@ inline tuning::Space norm_backward_space() {
       if (row_cover(c) / 2 >= cols) return "a smaller cluster covers the row";
       if (chunks > 1 && (chunks - 1) * b * c.cluster >= cols) return "fewer chunks cover the row";
       if (chunks > 1 && row_cover(c) >= tuning::pow2(cols)) return "chunks no fewer than one power-of-two tile";
+      if (c.has("TAIL") && b * c.cluster >= cols) return "the tiles cover the row without a tail";
       int64_t per_chunk = b / (32 * c.num_warps), per_thread = per_chunk * chunks;
       if (per_chunk < 4 || per_thread > 32) return std::to_string(per_thread) + " elements per thread";
       return "";
