@@ -92,12 +92,13 @@ TEST_CASE_TEMPLATE("gpu: norm backward persistent cluster programs", T, float, b
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   // 4 x 4096 columns for 16000 (the last program partly masked), 16 x 1024 for 9000,
   // 4 x 3 chunks of 2048 for 16387 (CHUNKS), 2 x (8192 + a tail of 8) for 16387 and 4 x
-  // (2 x 2048 + 64) for 16500 (TAIL); clusters looping over several rows each, rows not a
-  // multiple of the clusters.
+  // (2 x 2048 + 64) for 16500, one program of 4096 + 8 for 4099 (TAIL); clusters looping
+  // over several rows each, rows not a multiple of the clusters.
   for (auto [rows, cols, block, chunks, cl, clusters, tail] :
        {std::tuple{9, 16000, 4096, 1, 4, 4, 0}, std::tuple{5, 9000, 1024, 1, 16, 2, 0},
         std::tuple{23, 2048, 512, 1, 4, 7, 0}, std::tuple{11, 16387, 2048, 3, 4, 3, 0},
-        std::tuple{11, 16387, 8192, 1, 2, 3, 8}, std::tuple{7, 16500, 2048, 2, 4, 2, 64}}) {
+        std::tuple{11, 16387, 8192, 1, 2, 3, 8}, std::tuple{7, 16500, 2048, 2, 4, 2, 64},
+        std::tuple{29, 4099, 4096, 1, 1, 12, 8}}) {
     CAPTURE(cols);
     CAPTURE(tail);
     auto x = ref::random_vec<T>(rows * cols, 16, 1, 4), dy = ref::random_vec<T>(rows * cols, 17);

@@ -455,16 +455,19 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
 TEST_CASE_TEMPLATE("norm backward: cluster programs with a tail tile (TAIL), aligned starts or not", T, bfloat16, float) {
   // Each of 4 programs holds 64 positions (one tile, or 2 chunks of 32) and then a tail of
   // 8: 288 positions for rows of 257-263 columns (up to 7 more positions from an aligned
-  // start), so only the last programs' tails hold the row's end; 21 rows (or 5) over 1,
+  // start), so only the last programs' tails hold the row's end (or one program, 256 + 16); 21 rows (or 5) over 1,
   // 8 or 24 clusters asked. A mutation placing the tails anywhere else, dropping them from
   // a sum or from dW, fails these.
   for (int64_t cols : {int64_t(263), int64_t(261), int64_t(258), int64_t(260), int64_t(257)}) {
     for (int64_t rows : {int64_t(21), int64_t(5)}) {
       for (int programs : {4, 32, 96}) {
-        for (int align : {0, 1}) {
-          Config cfg{{"BLOCK", 64}, {"TAIL", 8}, {"ALIGN_ROWS", align}, {"PROGRAMS_PER_SM", programs}, num_warps(1),
-                     num_stages(2), cluster(4)};
+        for (int align : {0, 1, 2}) {
+          Config cfg{{"BLOCK", 64}, {"TAIL", 8}, {"ALIGN_ROWS", align != 0}, {"PROGRAMS_PER_SM", programs},
+                     num_warps(1), num_stages(2), cluster(4)};
           if (programs == 32) cfg.set("BLOCK", 32).set("CHUNKS", 2);
+          // 2: programs of one row each (clusters of one) holding 256 positions and a tail of 16.
+          if (align == 2) cfg = Config{{"BLOCK", 256}, {"TAIL", 16}, {"ALIGN_ROWS", 1}, {"PROGRAMS_PER_SM", programs},
+                                       num_warps(2), num_stages(2)};
           CAPTURE(cols);
           CAPTURE(rows);
           CAPTURE(cfg.str());

@@ -262,6 +262,28 @@ inline std::optional<Config> cluster_tail_config(int64_t positions, DType dtype,
   return c.set("TAIL", tail);
 }
 
+// Rows of one program a little past a power of two of 2048-8192 positions (4099 bf16
+// columns: one 8192 tile, half of it past the row): the power of two and a TAIL tile, on
+// the cluster programs with clusters of one (norm_backward_cluster_programs), about 16
+// values per thread, 16 warps per SM.
+inline std::optional<Config> one_program_tail_config(int64_t positions, DType dtype) {
+  if (knob("TILEFUSE_NORM_BWD_TAIL") == "0") return std::nullopt;
+  int64_t base = std::bit_floor(static_cast<uint64_t>(positions));
+  int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
+  if (base == positions || base < 2048 || base > max_tile) return std::nullopt;
+  const int64_t run = 16 / byte_size(dtype);
+  int warps = static_cast<int>(std::clamp<int64_t>(base / 512, 4, 16));
+  int64_t tail = std::max(run, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(positions - base))));
+  if (tail > run * warps) return std::nullopt;
+  return Config{{"BLOCK", base}, {"TAIL", tail}, {"PROGRAMS_PER_SM", 16 / warps}, num_warps(warps), num_stages(2)};
+}
+
+// Whether a backward config runs the cluster programs (norm_backward_cluster.hpp):
+// clusters, or programs of one row each with a tail tile (TAIL) after their BLOCK.
+inline bool norm_backward_cluster_programs(const Config& c) {
+  return c.cluster > 1 || (c.has("TAIL") && c.get("TAIL") > 0);
+}
+
 // Measured on H200, bf16 (tilefuse-tune, % of copy): rows up to 8K columns (4K for f64)
 // are one tile, about 32 elements per thread, ROWS x BLOCK = 2048 for short rows, and
 // only about 8 warps per SM, each program prefetching its next step: staged by
@@ -282,6 +304,8 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
                                       bool clusters = false) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
+  if (clusters)
+    if (auto tail = one_program_tail_config(n_cols, dtype)) return *tail;
   if (block > max_tile && clusters && block <= 16 * max_tile) {
     if (auto tail = cluster_tail_config(n_cols, dtype, kind)) return *tail;
     // LayerNorm from saved statistics takes RMSNorm's spread, except for rows of 2 tiles

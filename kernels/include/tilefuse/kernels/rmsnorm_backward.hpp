@@ -145,16 +145,17 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   Config c = cfg ? *cfg : norm_backward_config(cols, dtype_v<T>, kind, clusters_usable<DX>(), share);
   check_row_cover(c, cols, fn);
   set_norm_backward_align(c, share, cols, dtype_v<T>, kind);
-  int64_t programs = c.cluster > 1 ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
+  int64_t programs =
+      norm_backward_cluster_programs(c) ? persistent_clusters<DX>(c, rows) : norm_backward_programs<DX>(c, rows);
   const int64_t period = alignment_period(c);
   c.meta.erase("PROGRAMS_PER_SM");
   c.meta.erase("ALIGN_PERIOD");
-  if (c.cluster > 1 || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
-  if (c.cluster > 1) c.meta.erase("ROWS");                                  // one row per cluster step
+  if (norm_backward_cluster_programs(c) || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
+  if (norm_backward_cluster_programs(c)) c.meta.erase("ROWS");                               // one row per cluster step
   c.set("RESIDUAL", residual);
   // Rows for the partials: aligned_cluster_count may raise the clusters to the period.
   auto partials = norm_backward_scratch<DX>(std::max(programs, std::min(rows, period)) * cols);
-  if (c.cluster > 1) {
+  if (norm_backward_cluster_programs(c)) {
     const auto& k = rmsnorm_bwd_cluster_kernel<T>();
     programs = within_resident(programs, k.resident_clusters(c, dx, partials, dy, x, w, dres, rows, cols, cols, eps));
     programs = aligned_cluster_count(programs, rows, period);
