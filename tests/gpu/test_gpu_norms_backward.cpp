@@ -191,7 +191,7 @@ TEST_CASE_TEMPLATE("gpu: norm backward cluster programs on odd 16-bit rows, from
   // Odd widths split over clusters; with ALIGN_ROWS=1 (opt-in) the clusters a multiple of
   // 8 (16383's cluster of 2 does not cover its aligned span: indexed plainly).
   using K = tk::NormBackwardKind;
-  for (auto [rows, cols] : {std::pair{37, 16387}, std::pair{21, 16383}, std::pair{50, 9001}}) {
+  for (auto [rows, cols] : {std::pair{37, 16387}, std::pair{21, 16383}, std::pair{50, 9001}, std::pair{40, 4099}}) {
     for (int align : {0, 1}) {
       CAPTURE(cols);
       CAPTURE(align);

@@ -505,7 +505,8 @@ TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are
   // By default cluster programs on odd 16-bit widths index rows from their aligned start
   // where that measured faster: clusters of up to 4 programs, any for the residual RMSNorm;
   // the config is then the aligned span's (16383 columns span 16390 positions: 2 x (8192 +
-  // a tail of 8), not the width's 2 x 8192). Rows of 2 mod 4, f32, one-tile programs and wider clusters
+  // a tail of 8), not the width's 2 x 8192), and one-row programs with a tail (4097: 4096 +
+  // 16 on a cluster of one). Rows of 2 mod 4, f32, one-tile programs and wider clusters
   // keep the width's own config and starts.
   using K = tk::NormBackwardKind;
   struct Case { int64_t cols; DType dtype; K kind; bool aligned; };
@@ -514,12 +515,13 @@ TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are
                  Case{32771, DType::bf16, K::rms, true}, Case{32771, DType::bf16, K::rms_residual, true},
                  Case{65537, DType::bf16, K::rms, false},
                  Case{65537, DType::bf16, K::layer_saved, false}, Case{16386, DType::bf16, K::rms, false},
-                 Case{16387, DType::f32, K::rms, false}, Case{4097, DType::bf16, K::rms, false}}) {
+                 Case{16387, DType::f32, K::rms, false}, Case{4097, DType::bf16, K::rms, true},
+                 Case{4097, DType::bf16, K::layer_saved, true}}) {
     CAPTURE(k.cols);
     CAPTURE(int(k.kind));
     Config c = tk::norm_backward_config(k.cols, k.dtype, k.kind, true, true);
     int64_t span = k.aligned ? tk::aligned_row_span(k.cols, k.dtype) : k.cols;
-    CHECK(c == tk::norm_backward_heuristic(span, k.dtype, k.kind, true));
+    CHECK(c == tk::norm_backward_heuristic(span, k.dtype, k.kind, true, k.aligned));
     tk::set_norm_backward_align(c, true, k.cols, k.dtype, k.kind);
     CHECK(c.has("ALIGN_ROWS") == k.aligned);
     if (k.aligned) CHECK((c.get("ALIGN_PERIOD") == 8 && tk::row_cover(c) >= span));
@@ -589,9 +591,32 @@ TEST_CASE("norm backward heuristic: rows a little past a power of two take its p
   // Past one 16-byte run per warp of tail, chunks again (20001: a tail of 512 would be needed).
   c = tk::norm_backward_heuristic(20001, DType::bf16, K::layer_saved, true);
   CHECK((!c.has("TAIL") && c.has("CHUNKS")));
-  // Powers of two, one-tile rows and looped rows take none.
-  for (int64_t cols : {int64_t(16384), int64_t(8193), int64_t(4099), int64_t(300000)})
+  // Powers of two, rows of under 2048 positions and looped rows take none.
+  for (int64_t cols : {int64_t(16384), int64_t(1999), int64_t(300000)})
     CHECK(!tk::norm_backward_heuristic(cols, DType::bf16, K::rms, true).has("TAIL"));
+  // Rows of one program (2048-8192 positions): the power of two and a tail on clusters of
+  // one, about 16 values per thread: f32 any kind; 16-bit from aligned starts any kind,
+  // from own starts the plain RMSNorm only.
+  c = tk::norm_backward_heuristic(4099, DType::f32, K::layer_saved, true);
+  CHECK((c.cluster == 1 && c.get("BLOCK") == 4096 && c.get("TAIL") == 4 && c.num_warps == 8 &&
+         c.get("PROGRAMS_PER_SM") == 2 && tk::norm_backward_cluster_programs(c)));
+  c = tk::norm_backward_heuristic(8195, DType::f32, K::rms, true);
+  CHECK((c.get("BLOCK") == 8192 && c.num_warps == 16 && c.get("PROGRAMS_PER_SM") == 1));
+  c = tk::norm_backward_heuristic(2051, DType::bf16, K::rms, true);
+  CHECK((c.get("BLOCK") == 2048 && c.get("TAIL") == 8 && c.num_warps == 4 && c.get("PROGRAMS_PER_SM") == 4));
+  for (K kind : {K::rms_residual, K::layer, K::layer_saved}) {
+    CHECK(!tk::norm_backward_heuristic(4099, DType::bf16, kind, true).has("TAIL"));
+    CHECK(tk::norm_backward_heuristic(4106, DType::bf16, kind, true, true).get("TAIL") == 16);
+  }
+  // Through the host's choice: odd 16-bit widths whose buffers share their offsets run from
+  // their aligned starts with a tail; 2 mod 4 only the plain RMSNorm takes one.
+  c = tk::norm_backward_config(4099, DType::bf16, K::layer, true, true);
+  tk::set_norm_backward_align(c, true, 4099, DType::bf16, K::layer);
+  CHECK((c.get("TAIL") == 16 && c.get("ALIGN_ROWS") == 1 && c.get("ALIGN_PERIOD") == 8));
+  CHECK(!tk::norm_backward_config(4098, DType::bf16, K::layer_saved, true, true).has("TAIL"));
+  CHECK(tk::norm_backward_config(4098, DType::bf16, K::rms, true, true).get("TAIL") == 8);
+  // Without clusters (the GPU before sm_90) the one-tile programs as before.
+  CHECK(!tk::norm_backward_heuristic(4099, DType::f32, K::rms, false).has("TAIL"));
   // Without clusters (sm_80) none either.
   CHECK(!tk::norm_backward_heuristic(16387, DType::bf16, K::rms, false).has("TAIL"));
 }

@@ -368,9 +368,12 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
   // Past a 16-byte run per warp, chunks as before (20001: a tail of 2048 per program).
   c = tk::chunked_row_heuristic(20001, DType::bf16, true, true);
   CHECK((!c.has("TAIL") && tk::row_cover(c) >= 20001));
-  // Powers of two, rows in one program, no clusters (sm_80): none.
+  // Rows of one program of 2048+ columns: the power of two and a tail (4099: 4096 + 8).
+  c = tk::chunked_row_heuristic(4099, DType::bf16, true, true);
+  CHECK((c.cluster == 1 && c.get("BLOCK") == 4096 && c.get("TAIL") == 8 && !c.has("CHUNKS")));
+  // Powers of two, short rows, no clusters (sm_80): none.
   CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true, true).has("TAIL"));
-  CHECK(!tk::chunked_row_heuristic(4099, DType::bf16, true, true).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(1025, DType::bf16, true, true).has("TAIL"));
   CHECK(!tk::chunked_row_heuristic(16385, DType::bf16, false, true).has("TAIL"));
   // A TAIL that is not a power of two is a user error naming it.
   std::vector<float> x(2 * 100, 1.0f), y(x.size());

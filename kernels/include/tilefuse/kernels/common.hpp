@@ -405,7 +405,8 @@ inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool c
   int64_t base = std::bit_floor(static_cast<uint64_t>(n_cols));
   if (base == n_cols) return std::nullopt;
   Config c = chunked_row_programs(base, dtype, clusters);
-  if (c.cluster <= 1 || row_uses_loop(c, base)) return std::nullopt;
+  // Clusters, or rows of one program of 2048+ columns (4099 bf16: 4096 + 8, not 5 x 1024).
+  if ((c.cluster <= 1 && base < 2048) || row_uses_loop(c, base)) return std::nullopt;
   const int64_t run = 16 / byte_size(dtype);
   int64_t per = (n_cols - base + c.cluster - 1) / c.cluster;
   int64_t tail = std::max(run, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(per))));

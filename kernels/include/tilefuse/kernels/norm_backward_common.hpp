@@ -183,7 +183,9 @@ enum class NormBackwardKind { rms, rms_residual, layer, layer_saved };
 // the residual gains (24.8 -> 28.2, 22.8 -> 28.3). Rows of 2 mod 4 (4-byte accesses) and
 // f32 lose or tie, and so did the one-tile programs (16384x4099 RMSNorm 35.8 -> 22.0;
 // bench/NOTES.md).
+// One-row programs with a tail (one_program_tail_config) pay for them on odd 16-bit widths.
 inline bool norm_backward_aligned_rows_pay(const Config& c, int64_t cols, DType dtype, NormBackwardKind kind) {
+  if (c.cluster == 1 && c.has("TAIL")) return byte_size(dtype) == 2 && cols % 2 == 1;
   return c.cluster > 1 && byte_size(dtype) == 2 && cols % 2 == 1 &&
          (c.cluster <= 4 || kind == NormBackwardKind::rms_residual);
 }
@@ -231,7 +233,8 @@ inline void set_cluster_chunks(Config& c, int64_t n_cols, DType dtype) {
   if (best_chunks > 1) c.set("CHUNKS", best_chunks);
 }
 
-inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind, bool clusters);
+inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind, bool clusters,
+                                      bool aligned_span);
 
 // Rows a little past a power of two on clusters (`positions`: the width, or the aligned
 // span), e.g. 16387 bf16 columns from their aligned starts (16394 positions): the power
@@ -249,7 +252,7 @@ inline std::optional<Config> cluster_tail_config(int64_t positions, DType dtype,
   if (knob("TILEFUSE_NORM_BWD_TAIL") == "0") return std::nullopt;
   int64_t base = std::bit_floor(static_cast<uint64_t>(positions));
   if (base == positions) return std::nullopt;
-  Config c = norm_backward_heuristic(base, dtype, kind, true);
+  Config c = norm_backward_heuristic(base, dtype, kind, true, false);
   if (c.cluster <= 1 || c.has("CHUNKS")) return std::nullopt;
   const int64_t run = 16 / byte_size(dtype);
   int64_t per = (positions - base + c.cluster - 1) / c.cluster;
@@ -265,9 +268,19 @@ inline std::optional<Config> cluster_tail_config(int64_t positions, DType dtype,
 // Rows of one program a little past a power of two of 2048-8192 positions (4099 bf16
 // columns: one 8192 tile, half of it past the row): the power of two and a TAIL tile, on
 // the cluster programs with clusters of one (norm_backward_cluster_programs), about 16
-// values per thread, 16 warps per SM.
-inline std::optional<Config> one_program_tail_config(int64_t positions, DType dtype) {
+// values per thread, 16 warps per SM. Where it measured faster (H200 % of copy, one-tile
+// programs -> tails; bench/NOTES.md "Tail tiles"): f32 (16384x4099 RMSNorm 68.7 -> 81.2,
+// LayerNorm 60.3 -> 78.4; 8192x8195 59.4 -> 77.6, 50.8 -> 75.6), and 16-bit rows of odd
+// width from their aligned starts (`aligned_span`: bf16 16384x4099 RMSNorm 52.0 -> 71.9,
+// residual 45.7 -> 49.7, LayerNorm 44.9 -> 48.4, recomputing 30.7 -> 39.9; 8192x8195
+// 42.4 -> 75.4, 45.3 -> 60.6, 31.6 -> 52.9, 20.3 -> 43.6; 32768x2051 54.6 -> 76.0, 47.5 ->
+// 77.0, but LayerNorm 50.5 -> 46.0); from their own starts only the plain RMSNorm gained
+// (4099 68.3, 4098 64.9 -> 76.9, 4100 73.3 -> 74.9: the others lost up to 15 points there;
+// the residual variant's 140 registers allow one program per SM).
+inline std::optional<Config> one_program_tail_config(int64_t positions, DType dtype, NormBackwardKind kind,
+                                                     bool aligned_span) {
   if (knob("TILEFUSE_NORM_BWD_TAIL") == "0") return std::nullopt;
+  if (byte_size(dtype) == 2 && !aligned_span && kind != NormBackwardKind::rms) return std::nullopt;
   int64_t base = std::bit_floor(static_cast<uint64_t>(positions));
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
   if (base == positions || base < 2048 || base > max_tile) return std::nullopt;
@@ -300,12 +313,13 @@ inline bool norm_backward_cluster_programs(const Config& c) {
 // 2 SMs), 2048x65536 40% -> 70% (8 of 8192, 8 warps, two programs per SM); LayerNorm
 // (four sums per row) spreads the row wider: 8192x16384 38% -> 56% (8 of 2048, 4
 // warps), 2048x65536 31% -> 56% (8 of 8192, 8 warps), two programs per SM.
+// `aligned_span`: n_cols is the span of rows indexed from their aligned starts.
 inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardKind kind = NormBackwardKind::rms,
-                                      bool clusters = false) {
+                                      bool clusters = false, bool aligned_span = false) {
   int64_t block = next_pow2(n_cols);
   int64_t max_tile = dtype == DType::f64 ? 4096 : 8192;
   if (clusters)
-    if (auto tail = one_program_tail_config(n_cols, dtype)) return *tail;
+    if (auto tail = one_program_tail_config(n_cols, dtype, kind, aligned_span)) return *tail;
   if (block > max_tile && clusters && block <= 16 * max_tile) {
     if (auto tail = cluster_tail_config(n_cols, dtype, kind)) return *tail;
     // LayerNorm from saved statistics takes RMSNorm's spread, except for rows of 2 tiles
@@ -376,7 +390,7 @@ inline Config norm_backward_heuristic(int64_t n_cols, DType dtype, NormBackwardK
 inline Config norm_backward_config(int64_t cols, DType dtype, NormBackwardKind kind, bool clusters,
                                    bool share_offsets) {
   if (share_offsets) {
-    Config c = norm_backward_heuristic(aligned_row_span(cols, dtype), dtype, kind, clusters);
+    Config c = norm_backward_heuristic(aligned_row_span(cols, dtype), dtype, kind, clusters, true);
     if (norm_backward_aligned_rows_pay(c, cols, dtype, kind)) return c;
   }
   return norm_backward_heuristic(cols, dtype, kind, clusters);
