@@ -348,7 +348,7 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
   // softmax keeps its chunks (measured faster).
   for (int64_t n : {int64_t(16385), int64_t(16388), int64_t(16392)}) {
     CAPTURE(n);
-    Config c = tk::chunked_row_heuristic(n, DType::bf16, true, true);
+    Config c = tk::chunked_row_heuristic(n, DType::bf16, true, tk::RowTails::clusters);
     CHECK((c.cluster == 2 && c.get("BLOCK") == 8192 && c.get("TAIL") == 8 && !c.has("CHUNKS")));
     CHECK(tk::row_cover(c) >= n);
     CHECK(tk::rmsnorm_heuristic(n, DType::bf16, true).get("TAIL") == 8);
@@ -361,20 +361,29 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
   }
   // The tail grows to a power of two with the overhang (65536 + 200 over 8 programs: 32)
   // and f32's run is 4 elements.
-  Config c = tk::chunked_row_heuristic(65736, DType::bf16, true, true);
+  Config c = tk::chunked_row_heuristic(65736, DType::bf16, true, tk::RowTails::clusters);
   CHECK((c.cluster == 8 && c.get("TAIL") == 32 && tk::row_cover(c) >= 65736));
-  c = tk::chunked_row_heuristic(16387, DType::f32, true, true);
+  c = tk::chunked_row_heuristic(16387, DType::f32, true, tk::RowTails::clusters);
   CHECK((c.cluster == 2 && c.get("TAIL") == 4));
   // Past a 16-byte run per warp, chunks as before (20001: a tail of 2048 per program).
-  c = tk::chunked_row_heuristic(20001, DType::bf16, true, true);
+  c = tk::chunked_row_heuristic(20001, DType::bf16, true, tk::RowTails::clusters);
   CHECK((!c.has("TAIL") && tk::row_cover(c) >= 20001));
-  // Rows of one program of 2048+ columns: the power of two and a tail (4099: 4096 + 8).
-  c = tk::chunked_row_heuristic(4099, DType::bf16, true, true);
+  // Rows of one program of 2048+ columns where asked (the residual RMSNorm): the power of
+  // two and a tail (4099: 4096 + 8); and rows that would need a cluster but whose power of
+  // two fits one program (8195: 8192 + 16), for every norm.
+  c = tk::chunked_row_heuristic(4099, DType::bf16, true, tk::RowTails::any);
   CHECK((c.cluster == 1 && c.get("BLOCK") == 4096 && c.get("TAIL") == 8 && !c.has("CHUNKS")));
+  CHECK(!tk::chunked_row_heuristic(4099, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
+  CHECK(tk::add_rmsnorm_heuristic(4099, DType::bf16, true, false).get("TAIL") == 8);
+  CHECK(!tk::rmsnorm_heuristic(4099, DType::bf16, true).has("TAIL"));
+  CHECK(!tk::layernorm_heuristic(4099, DType::bf16, true).has("TAIL"));
+  c = tk::chunked_row_heuristic(8195, DType::bf16, true, tk::RowTails::clusters);
+  CHECK((c.cluster == 1 && c.get("BLOCK") == 8192 && c.get("TAIL") == 8));
+  CHECK(tk::layernorm_heuristic(8195, DType::bf16, true).get("TAIL") == 8);
   // Powers of two, short rows, no clusters (sm_80): none.
-  CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true, true).has("TAIL"));
-  CHECK(!tk::chunked_row_heuristic(1025, DType::bf16, true, true).has("TAIL"));
-  CHECK(!tk::chunked_row_heuristic(16385, DType::bf16, false, true).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(1025, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
+  CHECK(!tk::chunked_row_heuristic(16385, DType::bf16, false, tk::RowTails::any).has("TAIL"));
   // A TAIL that is not a power of two is a user error naming it.
   std::vector<float> x(2 * 100, 1.0f), y(x.size());
   std::string m = error_of([&] {

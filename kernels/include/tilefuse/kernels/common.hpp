@@ -118,8 +118,12 @@ inline Config chunked_row_config(int64_t n_cols, DType dtype, int64_t max_block 
 // cluster of C programs, cover ceil(n_cols / C) columns per program in chunks
 // (chunked_row_config) instead of the next power of two (a row of 65537 on 16
 // programs: 5 x 1024 each, not 8192); looped rows are left as they are.
-// `tails`: rows a little past a power of two may take row_tail_config's programs.
-inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool tails = false);
+// Which rows a little past a power of two take row_tail_config's programs: none; those
+// whose power of two runs on a cluster, or would need one without a tail; or also rows of
+// one program of 2048+ columns.
+enum class RowTails { none, clusters, any };
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
+                                    RowTails tails = RowTails::none);
 // chunked_row_heuristic without tails (row_tail_config).
 inline Config chunked_row_programs(int64_t n_cols, DType dtype, bool clusters);
 
@@ -400,13 +404,22 @@ inline Config chunked_row_programs(int64_t n_cols, DType dtype, bool clusters) {
 // 65.7 -> 71.5, 58.2 -> 75.1, 53.2 -> 61.6; 512x65540 62.6 -> 71.8, 62.1 -> 83.7, 56.8 ->
 // 56.0. Not softmax (its 4-warp chunk programs at 8 per SM: 79.5 -> 73.4 at 16385), nor
 // f32 (softmax 84.5 -> 81.1, RMSNorm 75.4 -> 68.7 at 1024x32771, the others within 2-5).
-inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool clusters) {
-  if (!clusters || n_cols < 1 || knob("TILEFUSE_ROW_TAIL") == "0") return std::nullopt;
+// Programs of one row each (`tails` any) take a tail too, for rows of 2048+ columns (4099
+// bf16: 4096 + 8 rather than 5 x 1024); and so does any row whose power of two fits one
+// program but the row itself would need a cluster (8195: 8192 + 16 rather than 2 programs
+// of 5 x 1024). H200 bf16 % of copy, chunks -> one program with a tail, two rounds: the
+// residual RMSNorm 16384x4099 74.3 -> 79.1, 16384x4098 84.5 -> 90.5, 32768x2051 77.2 ->
+// 82.3; the plain RMSNorm within a point but 4097 85.3 -> 81.9, LayerNorm -2.6 to -3 (so
+// only the residual RMSNorm asks); 8192x8195 RMSNorm 76.8 -> 79.6, residual 67.9 -> 72.5,
+// LayerNorm 66.5 -> 71.7.
+inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool clusters, RowTails tails) {
+  if (!clusters || n_cols < 1 || tails == RowTails::none || knob("TILEFUSE_ROW_TAIL") == "0") return std::nullopt;
   int64_t base = std::bit_floor(static_cast<uint64_t>(n_cols));
   if (base == n_cols) return std::nullopt;
   Config c = chunked_row_programs(base, dtype, clusters);
-  // Clusters, or rows of one program of 2048+ columns (4099 bf16: 4096 + 8, not 5 x 1024).
-  if ((c.cluster <= 1 && base < 2048) || row_uses_loop(c, base)) return std::nullopt;
+  if (row_uses_loop(c, base)) return std::nullopt;
+  bool avoids_cluster = chunked_row_programs(n_cols, dtype, clusters).cluster > 1;
+  if (c.cluster <= 1 && !(avoids_cluster || (tails == RowTails::any && base >= 2048))) return std::nullopt;
   const int64_t run = 16 / byte_size(dtype);
   int64_t per = (n_cols - base + c.cluster - 1) / c.cluster;
   int64_t tail = std::max(run, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(per))));
@@ -414,8 +427,8 @@ inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool c
   return c.set("TAIL", tail);
 }
 
-inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters, bool tails) {
-  if (auto t = tails ? row_tail_config(n_cols, dtype, clusters) : std::nullopt) return *t;
+inline Config chunked_row_heuristic(int64_t n_cols, DType dtype, bool clusters, RowTails tails) {
+  if (auto t = row_tail_config(n_cols, dtype, clusters, tails)) return *t;
   return chunked_row_programs(n_cols, dtype, clusters);
 }
 

@@ -260,7 +260,9 @@ const auto& layernorm_looped_kernel() {
 // 2048x151937 lost 62.0 -> 59.4% of copy on 8 programs).
 inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool residual = false,
                              bool eight_programs = true) {
-  Config c = chunked_row_heuristic(n_cols, dtype, clusters, byte_size(dtype) == 2);  // tails for 16-bit rows
+  // Tails for 16-bit rows: on clusters, and in one program for the residual RMSNorm.
+  RowTails tails = byte_size(dtype) != 2 ? RowTails::none : residual ? RowTails::any : RowTails::clusters;
+  Config c = chunked_row_heuristic(n_cols, dtype, clusters, tails);
   if (c.cluster == 1) return c;
   if (auto eight = eight_program_cluster(c, n_cols, dtype, true); eight && eight_programs) {
     c = *eight;
