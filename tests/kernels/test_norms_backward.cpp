@@ -417,6 +417,23 @@ TEST_CASE("norm backward: persistent cluster programs, the last program of each 
                "((BLOCK x CHUNKS + TAIL) x cluster), but rows have 300") != std::string::npos);
 }
 
+// RMSNorm (with and without the residual) and LayerNorm (both ways) backward of random
+// rows of `cols` under `cfg`, against the double-precision references; `seed` varies them.
+template <class T>
+void check_norm_backwards(int64_t rows, int64_t cols, const Config& cfg, uint32_t seed) {
+  auto x = ref::random_vec<T>(rows * cols, seed + cols, -2.0f, 3.0f);
+  auto dy = ref::random_vec<T>(rows * cols, seed + 1 + cols);
+  auto dres = ref::random_vec<T>(rows * cols, seed + 2 + cols);
+  auto w = ref::random_vec<T>(cols, seed + 3, 0.5f, 1.5f);
+  check_add_rmsnorm_backward(x, dy, dres, w, rows, cols, cfg);
+  std::vector<T> dx(x.size()), dw(cols);
+  tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
+  Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
+  CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
+  check_layernorm_backward(x, dy, w, rows, cols, cfg, seed + 4);
+}
+
 TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their aligned start (ALIGN_ROWS)", T, bfloat16,
                    half, float) {
   // Clusters of 4 programs x 128 positions over rows of every remainder mod 8 (each row
@@ -436,17 +453,7 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
                    cluster(4)};
         if (programs == 32) cfg.set("BLOCK", 64).set("CHUNKS", 3);
         CAPTURE(cfg.str());
-        auto x = ref::random_vec<T>(rows * cols, 90 + cols, -2.0f, 3.0f);
-        auto dy = ref::random_vec<T>(rows * cols, 91 + cols);
-        auto dres = ref::random_vec<T>(rows * cols, 92 + cols);
-        auto w = ref::random_vec<T>(cols, 93, 0.5f, 1.5f);
-        check_add_rmsnorm_backward(x, dy, dres, w, rows, cols, cfg);
-        std::vector<T> dx(x.size()), dw(cols);
-        tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
-        Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
-        CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
-        CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
-        check_layernorm_backward(x, dy, w, rows, cols, cfg, 94);
+        check_norm_backwards<T>(rows, cols, cfg, 90);
       }
     }
   }
@@ -455,8 +462,8 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs on rows indexed from their a
 TEST_CASE_TEMPLATE("norm backward: cluster programs with a tail tile (TAIL), aligned starts or not", T, bfloat16, float) {
   // Each of 4 programs holds 64 positions (one tile, or 2 chunks of 32) and then a tail of
   // 8: 288 positions for rows of 257-263 columns (up to 7 more positions from an aligned
-  // start), so only the last programs' tails hold the row's end (or one program, 256 + 16); 21 rows (or 5) over 1,
-  // 8 or 24 clusters asked. A mutation placing the tails anywhere else, dropping them from
+  // start), so only the last programs' tails hold the row's end (or one program, 256 +
+  // 16); 21 rows (or 5) over 1, 8 or 24 clusters asked. A mutation placing the tails anywhere else, dropping them from
   // a sum or from dW, fails these.
   for (int64_t cols : {int64_t(263), int64_t(261), int64_t(258), int64_t(260), int64_t(257)}) {
     for (int64_t rows : {int64_t(21), int64_t(5)}) {
@@ -471,17 +478,7 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs with a tail tile (TAIL), ali
           CAPTURE(cols);
           CAPTURE(rows);
           CAPTURE(cfg.str());
-          auto x = ref::random_vec<T>(rows * cols, 190 + cols, -2.0f, 3.0f);
-          auto dy = ref::random_vec<T>(rows * cols, 191 + cols);
-          auto dres = ref::random_vec<T>(rows * cols, 192 + cols);
-          auto w = ref::random_vec<T>(cols, 193, 0.5f, 1.5f);
-          check_add_rmsnorm_backward(x, dy, dres, w, rows, cols, cfg);
-          std::vector<T> dx(x.size()), dw(cols);
-          tk::rmsnorm_backward(dx, dw, dy, x, w, rows, cols, 1e-6f, cfg);
-          Grads want = rmsnorm_grads(ref::to_float(dy), ref::to_float(x), ref::to_float(w), {}, rows, cols, 1e-6);
-          CHECK(ref::max_rel_err(dx, want.dx, atol<T>(), rtol<T>()) <= 1.0);
-          CHECK(ref::max_rel_err(dw, want.dw, atol<T>(), rtol<T>()) <= 1.0);
-          check_layernorm_backward(x, dy, w, rows, cols, cfg, 194);
+          check_norm_backwards<T>(rows, cols, cfg, 190);
         }
       }
     }

@@ -380,6 +380,9 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
   c = tk::chunked_row_heuristic(8195, DType::bf16, true, tk::RowTails::clusters);
   CHECK((c.cluster == 1 && c.get("BLOCK") == 8192 && c.get("TAIL") == 8));
   CHECK(tk::layernorm_heuristic(8195, DType::bf16, true).get("TAIL") == 8);
+  // Rows past 16 programs' reach without a tail keep the split schedule (262146: none).
+  CHECK(!tk::chunked_row_heuristic(262146, DType::bf16, true, tk::RowTails::any).has("TAIL"));
+  CHECK(!tk::add_rmsnorm_heuristic(262146, DType::bf16, true, false).has("TAIL"));
   // Powers of two, short rows, no clusters (sm_80): none.
   CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
   CHECK(!tk::chunked_row_heuristic(1025, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
