@@ -740,8 +740,8 @@ TEST_CASE("cluster configs that do not cover the row, or mix ROWS with clusters,
   };
   std::string m = msg([&] { tk::rmsnorm(y, x, w, 2, 1000, 1e-6f, Config{{"BLOCK", 128}, cluster(4)}); });
   CHECK(m.find("rmsnorm: the config {BLOCK=128 RESIDUAL=0 num_warps=4 num_stages=1 cluster=4} covers 512 columns per row "
-               "(BLOCK x cluster), but rows have 1000") != std::string::npos);
-  CHECK(m.find("Raise BLOCK or cluster") != std::string::npos);
+               "((BLOCK x CHUNKS + TAIL) x cluster), but rows have 1000") != std::string::npos);
+  CHECK(m.find("Raise BLOCK, CHUNKS, TAIL or cluster") != std::string::npos);
   m = msg([&] { tk::softmax(y, x, 2, 1000, -1, -1, Config{{"BLOCK", 1024}, {"ROWS", 2}, cluster(2)}); });
   CHECK(m.find("combines ROWS with clusters") != std::string::npos);
 }

@@ -490,6 +490,21 @@ TEST_CASE_TEMPLATE("norm backward: cluster programs with a tail tile (TAIL), ali
                          Config{{"BLOCK", 32}, {"TAIL", 6}, num_warps(1), cluster(4)});
   });
   CHECK(m.find("TAIL = 6 in a row program: it must be 0 or a power of two") != std::string::npos);
+  // A tail config that does not cover the row is a user error, on a cluster of one too
+  // (such configs never loop); TAIL=0 there is no tail: the plain programs, looping.
+  for (int cl : {1, 2}) {
+    m = error_of([&] {
+      tk::rmsnorm_backward(dx, dw, x, x, dw, 4, 100, 1e-6f, Config{{"BLOCK", 32}, {"TAIL", 8}, num_warps(1), cluster(cl)});
+    });
+    CHECK(m.find("covers " + std::to_string(40 * cl) + " columns per row ((BLOCK x CHUNKS + TAIL) x cluster), but rows "
+                 "have 100") != std::string::npos);
+  }
+  auto xs = ref::random_vec<float>(4 * 100, 7, 1.0f, 2.0f), dys = ref::random_vec<float>(4 * 100, 8);
+  auto ws = ref::random_vec<float>(100, 9, 0.5f, 1.5f);
+  tk::rmsnorm_backward(dx, dw, dys, xs, ws, 4, 100, 1e-6f, Config{{"BLOCK", 32}, {"TAIL", 0}, num_warps(1)});
+  Grads want = rmsnorm_grads(dys, xs, ws, {}, 4, 100, 1e-6);
+  CHECK(ref::max_rel_err(dx, want.dx, 1e-5, 1e-5) <= 1.0);
+  CHECK(ref::max_rel_err(dw, want.dw, 1e-5, 1e-5) <= 1.0);
 }
 
 TEST_CASE("norm backward: aligned clusters, the cluster count and where rows are indexed from their aligned start") {

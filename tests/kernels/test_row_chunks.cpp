@@ -393,6 +393,10 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
     tk::softmax(y, x, 2, 100, -1, -1, Config{{"BLOCK", 16}, {"TAIL", 12}, num_warps(1), cluster(4)});
   });
   CHECK(m.find("TAIL = 12 in a row program: it must be 0 or a power of two") != std::string::npos);
+  // A one-program tail config that does not cover the row is a user error (it would not loop).
+  m = error_of([&] { tk::rmsnorm(y, x, x, 2, 100, 1e-6f, Config{{"BLOCK", 64}, {"TAIL", 8}, num_warps(1)}); });
+  CHECK(m.find("rmsnorm: the config {BLOCK=64 RESIDUAL=0 TAIL=8 num_warps=1 num_stages=1} covers 72 columns per row") !=
+        std::string::npos);
 }
 
 TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4096, 64 values per thread") {

@@ -196,14 +196,16 @@ inline int64_t row_values_per_thread(const Config& c) { return row_cover(c) / c.
 // Whether rows of `cols` need the looped program (they do not fit one cluster's tiles).
 inline bool row_uses_loop(const Config& c, int64_t cols) { return row_cover(c) < cols; }
 
-// A config with clusters must cover the row: BLOCK columns per program of the cluster.
+// A config with clusters, or with a tail tile (TAIL), must cover the row: (BLOCK x CHUNKS
+// + TAIL) columns per program of the cluster (only plain one-program configs loop).
 inline void check_row_cover(const Config& c, int64_t cols, const char* kernel_name) {
-  if (c.cluster > 1 && row_uses_loop(c, cols))
+  bool tail = c.has("TAIL") && c.get("TAIL") > 0;
+  if ((c.cluster > 1 || tail) && row_uses_loop(c, cols))
     user_error(std::string(kernel_name) + ": the config {" + c.str() + "} covers " +
                    std::to_string(row_cover(c)) + " columns per row ((BLOCK x CHUNKS + TAIL) x cluster), but rows have " +
                    std::to_string(cols),
-               SourceLoc{}, "Raise BLOCK or cluster until BLOCK x cluster >= the row length, or use cluster(1) "
-                            "to loop over long rows");
+               SourceLoc{}, "Raise BLOCK, CHUNKS, TAIL or cluster until (BLOCK x CHUNKS + TAIL) x cluster >= the row "
+                            "length, or use cluster(1) without TAIL to loop over long rows");
 }
 
 // Launches the one-row-per-cluster program when BLOCK x cluster covers the row, the
@@ -216,6 +218,7 @@ void launch_rows(const Row& row, const Looped& looped, const Config& c, int64_t 
     lc.meta.erase("RELOAD");  // the looped programs stream the row anyway
     lc.meta.erase("CHUNKS");
     lc.meta.erase("HELD");
+    lc.meta.erase("TAIL");  // (TAIL=0: check_row_cover refuses any other that loops)
     looped.launch(Grid(rows), lc, args...);
   } else {
     row.launch(Grid(rows * c.cluster), c, args...);

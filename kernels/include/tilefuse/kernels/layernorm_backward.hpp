@@ -231,9 +231,10 @@ void layernorm_backward_launch(DX& dx, DW& dw, DB& db, const DY& dy, const X& x,
   c.meta.erase("ALIGN_PERIOD");
   if (norm_backward_cluster_programs(c) || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (norm_backward_cluster_programs(c)) c.meta.erase("ROWS");                               // one row per cluster step
+  else c.meta.erase("TAIL");                                                                 // (TAIL=0)
   if (saved) c.set("SAVED", 1);
   else c.meta.erase("SAVED");  // a config asking for them would read unused buffers
-  if (!saved || c.cluster == 1) c.meta.erase("STATS_AHEAD");  // the cluster programs' choice
+  if (!saved || !norm_backward_cluster_programs(c)) c.meta.erase("STATS_AHEAD");  // the cluster programs' choice
   // Rows for the partials: aligned_cluster_count may raise the clusters to the period.
   auto partials = norm_backward_scratch<DX>(2 * std::max(programs, std::min(rows, period)) * cols);
   if (norm_backward_cluster_programs(c)) {

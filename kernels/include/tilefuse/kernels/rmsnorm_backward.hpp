@@ -152,6 +152,7 @@ void rmsnorm_backward_impl(const char* fn, DX& dx, DW& dw, const DY& dy, const X
   c.meta.erase("ALIGN_PERIOD");
   if (norm_backward_cluster_programs(c) || row_uses_loop(c, cols)) c.meta.erase("PREFETCH");  // one-tile programs only
   if (norm_backward_cluster_programs(c)) c.meta.erase("ROWS");                               // one row per cluster step
+  else c.meta.erase("TAIL");                                                                 // (TAIL=0)
   c.set("RESIDUAL", residual);
   // Rows for the partials: aligned_cluster_count may raise the clusters to the period.
   auto partials = norm_backward_scratch<DX>(std::max(programs, std::min(rows, period)) * cols);

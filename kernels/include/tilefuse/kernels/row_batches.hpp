@@ -62,7 +62,7 @@ inline bool uses_row_batches(Config& c, int64_t cols, const char* kernel) {
     c.meta.erase("ROWS");
     return false;
   }
-  for (const char* m : {"ALIGN_ROWS", "HELD", "CHUNKS", "WEIGHT_COPIES", "RELOAD", "SHIFTED"}) c.meta.erase(m);
+  for (const char* m : {"ALIGN_ROWS", "HELD", "CHUNKS", "TAIL", "WEIGHT_COPIES", "RELOAD", "SHIFTED"}) c.meta.erase(m);
   return true;
 }
 

@@ -36,6 +36,7 @@ inline Config split_reduce_config(Config c) {
   c.meta.erase("SHIFTED");
   c.meta.erase("ROWS");
   c.meta.erase("CHUNKS");
+  c.meta.erase("TAIL");
   c.meta.erase("HELD");
   c.meta.erase("STATS");  // LayerNorm's normalize kernel takes it back (split_norms.hpp)
   c.meta.erase("ONE_PASS");
