@@ -141,6 +141,9 @@ TEST_CASE("gallery spaces prune with readable reasons") {
   CHECK(std::find(as.configs().begin(), as.configs().end(), ws) != as.configs().end());
   std::vector<std::string> att_names{"batch_heads", "seq_len", "head_dim", "causal", "kv_group"};
   CHECK(as.check(ws, KeyView{att_names, Key{128, 4096, 128, 0, 1}}) == "");
+  Config ws_persistent = ws;
+  ws_persistent.persistent = 1;  // and its persistent form
+  CHECK(std::find(as.configs().begin(), as.configs().end(), ws_persistent) != as.configs().end());
   CHECK(kernels::elementwise_space().check(Config{{"BLOCK", 256}, num_warps(16)}, KeyView{none, empty}) ==
         "BLOCK 256 < 512 threads");
 

@@ -193,3 +193,70 @@ TEST_CASE("a register cap below one warpgroup MMA's needs is a user error naming
     CHECK_MESSAGE(r.ok, r.log);
   }
 }
+
+TEST_CASE("persistent warp-specialized kernels: the producer loops over the programs as the consumers do") {
+  // The grid's sizes arrive as three more parameters; the producer issues each copy once
+  // in its loop over the programs (no prologue copies outside it, as the non-warp-
+  // specialized persistent kernels have); ptxas assembles both roles. The persistent
+  // attention keeps one more value per program than 232 registers hold (4 bytes stored
+  // before the key loops and read back after them), nothing in the loops.
+  auto count = [](const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+    return n;
+  };
+  Config d128 = kernels::attention_heuristic(1024, 128, false, true);
+  REQUIRE(d128.warp_specialize == 1);
+  d128.persistent = 0;
+  const std::string once = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, d128, 16);
+  d128.persistent = 1;
+  const std::string ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, d128, 16);
+  CHECK(ptx.find("setmaxnreg.inc.sync.aligned.u32 232;") != std::string::npos);
+  CHECK(count(ptx, ".param .u32") == count(once, ".param .u32") + 3);
+  CHECK(count(ptx, "cp.async.bulk.tensor") == count(once, "cp.async.bulk.tensor"));
+  Config gemm{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 8}, num_warps(8), num_stages(4),
+              warp_specialize()};
+  const std::string gemm_once = gallery_ptx::gallery_ptx_of("matmul", DType::bf16, gemm, 16);
+  gemm.persistent = 1;
+  const std::string gemm_ptx = gallery_ptx::gallery_ptx_of("matmul", DType::bf16, gemm, 16);
+  CHECK(count(gemm_ptx, ".param .u32") == count(gemm_once, ".param .u32") + 3);
+  CHECK(count(gemm_ptx, "cp.async.bulk.tensor") == count(gemm_once, "cp.async.bulk.tensor"));
+  CHECK(gemm_ptx.find("setmaxnreg.dec.sync.aligned.u32 40;") != std::string::npos);
+  if (gallery_ptx::no_ptxas()) return;
+  for (auto [p, spill] : {std::pair{&ptx, 8}, std::pair{&gemm_ptx, 0}}) {
+    tools::PtxasResult r = tools::run_ptxas(*p, "sm_90a");
+    CHECK_MESSAGE(r.ok, r.log);
+    CHECK(r.spill_stores <= spill);
+  }
+}
+
+TEST_CASE("persistent warp-specialized attention keeps the ring's buffers apart from the epilogue's shared memory") {
+  // Once a program's loops end, its epilogue (the output staged for a TMA store) may take
+  // the bytes of the K and V stages, unless the producer still fills them: persistent, it
+  // copies the next program's first blocks there meanwhile.
+  auto overlaps = [](bool persistent) {
+    Config cfg = kernels::attention_heuristic(1024, 128, false, true);
+    cfg.set("TMA_STORE", 1).set("HEAD_DIM", 128).set("CAUSAL", 0);
+    cfg.persistent = persistent ? 1 : 0;
+    const auto& k = kernels::attention_fwd_kernel<bfloat16>();
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+    REQUIRE(plan.warp_specialized());
+    std::vector<const ir::Op*> ring, other;
+    ir::walk(const_cast<ir::Block&>(f->body), [&](ir::Op& op) {
+      const nvptx::OpPlan& p = plan.op(&op);
+      if (p.smem_bytes <= 0) return;
+      (op.kind == ir::OpKind::Load && p.tma_map >= 0 ? ring : other).push_back(&op);
+    });
+    REQUIRE(ring.size() >= 2);  // K and V
+    int n = 0;
+    for (const ir::Op* r : ring)
+      for (const ir::Op* o : other) {
+        const nvptx::OpPlan &rp = plan.op(r), &op = plan.op(o);
+        n += !(rp.smem_offset + rp.smem_bytes <= op.smem_offset || op.smem_offset + op.smem_bytes <= rp.smem_offset);
+      }
+    return n;
+  };
+  CHECK(overlaps(false) > 0);  // one program per block: the epilogue reuses the stages
+  CHECK(overlaps(true) == 0);
+}

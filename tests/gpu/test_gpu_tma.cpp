@@ -143,6 +143,40 @@ TEST_CASE("gpu: warp-specialized attention d128 loads without spills, and matche
     check_attention_d128(n, causal, 1, Config{{"BLOCK_N", 128}, warp_specialize()}, 41);
 }
 
+// Persistent warp-specialized kernels: the producer runs its copies program after
+// program, so the ring's stages and phases carry over, and copies for the next program
+// land during this one's epilogue (a TMA store's staging included). At most 5 or 7 blocks
+// (TILEFUSE_PERSISTENT_PROGRAMS, read when a kernel loads; these persistent configs load
+// nowhere else in this process), so each block runs several programs, whose loops have
+// different trip counts (causal) or none for the masked blocks (n a multiple of 128).
+TEST_CASE("gpu: persistent warp-specialized attention d128 and GEMM, blocks running several programs") {
+  setenv("TILEFUSE_PERSISTENT_PROGRAMS", "5", 1);
+  for (auto [n, causal, store] : {std::tuple{1000, false, 0}, std::tuple{777, true, 0}, std::tuple{1024, false, 1},
+                                  std::tuple{129, true, 1}, std::tuple{640, true, 0}}) {
+    CAPTURE(store);
+    check_attention_d128(n, causal, 1,
+                         Config{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"TMA_STORE", store}, warp_specialize(),
+                                persistent()},
+                         47);
+  }
+  setenv("TILEFUSE_PERSISTENT_PROGRAMS", "7", 1);
+  for (auto [m, n, k] : {std::tuple{500, 329, 200}, std::tuple{129, 700, 520}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    int lda = round_up8(k) + 8, ldb = round_up8(n) + 8;
+    auto a = padded<bfloat16>(m, k, lda, 33);
+    auto b = padded<bfloat16>(k, n, ldb, 34);
+    std::vector<float> c(size_t(m) * n);
+    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 3}, num_warps(8), num_stages(3),
+               warp_specialize(), persistent()};
+    int64_t tiles = int64_t((m + 127) / 128) * ((n + 127) / 128);
+    gpu_matches_interp(tk::matmul_kernel<bfloat16, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, a, c, m, n, k,
+                       int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
+  }
+  unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
+}
+
 // Attention at the head-dim-128 heuristic tiling (128x128 on two warpgroups, K and V by
 // TMA two stages deep): odd N, causal or not, P.V one block behind or not.
 TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {

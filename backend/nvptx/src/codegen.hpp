@@ -350,6 +350,11 @@ void lower_control(Codegen& cg, const ir::Op& op);    // for, if
 // next program's first iterations into the ring's next stages (slot onwards).
 void lower_persistent_body(Codegen& cg);
 void prefetch_next_program(Codegen& cg, llvm::Value* slot);
+// The grid's sizes from the hidden parameters (once), their product (the programs), and
+// program_id bound to the coordinates of flat program index t (x fastest).
+void bind_grid_sizes(Codegen& cg);
+llvm::Value* grid_programs(Codegen& cg);
+void bind_program(Codegen& cg, llvm::Value* t);
 // The copies of iterations 0 .. ahead-1 of TMA pipeline `loop` (bounds lo, hi, step),
 // into stages first_slot, first_slot + 1, ... of its ring, when `valid` holds too.
 void issue_tma_prologue(Codegen& cg, const ir::Op& loop, llvm::Value* lo, llvm::Value* hi, llvm::Value* step,

@@ -127,6 +127,7 @@ void Codegen::lower_kernel() {
     vals_[fn.params[i].value] = {a};
   }
   init_cluster_reductions(*this);
+  if (fn.persistent) bind_grid_sizes(*this);  // the producer loops over the programs too
   if (plan.warp_specialized()) split_producer(*this);
   if (plan.pingpong) pingpong_start(*this);
   if (fn.persistent) lower_persistent_body(*this);

@@ -2,7 +2,10 @@
 // as many as are resident at once; block b runs programs b, b + P, b + 2P, ... of the
 // grid, whose sizes arrive as three hidden i32 parameters after the tensor maps. Each
 // iteration binds program_id to its program's coordinates (x fastest, as the hardware
-// orders blocks) and lowers the whole body again.
+// orders blocks) and lowers the whole body again. Warp-specialized, the producer runs
+// the same loop over programs for its copies (split_producer), so the ring continues
+// from program to program: the next program's first copies land during this one's
+// epilogue.
 //
 // With a prefetch loop (GpuPlan::prefetch_loop) the loop's TMA ring continues from
 // program to program: its mbarriers are set up once, at kernel start, with the copies
@@ -15,9 +18,6 @@
 
 namespace tilefuse::nvptx {
 
-namespace {
-
-// program_id along x, y, z of flat program index t (x fastest).
 void bind_program(Codegen& cg, llvm::Value* t) {
   auto& b = cg.b;
   llvm::Value* xy = b.CreateMul(cg.grid_size[0], cg.grid_size[1], "", true, true);
@@ -25,6 +25,25 @@ void bind_program(Codegen& cg, llvm::Value* t) {
   cg.program[1] = b.CreateURem(b.CreateUDiv(t, cg.grid_size[0]), cg.grid_size[1]);
   cg.program[2] = b.CreateUDiv(t, xy);
 }
+
+void bind_grid_sizes(Codegen& cg) {
+  if (cg.grid_size[0]) return;
+  unsigned first = static_cast<unsigned>(cg.fn.params.size() + cg.plan.tensor_maps.size());
+  const char* names[3] = {"grid_x", "grid_y", "grid_z"};
+  for (unsigned d = 0; d < 3; ++d) {
+    cg.grid_size[d] = cg.kernel->getArg(first + d);
+    cg.grid_size[d]->setName(names[d]);
+  }
+}
+
+llvm::Value* grid_programs(Codegen& cg) {
+  // The launch checked that the grid's size fits an i32.
+  auto& b = cg.b;
+  return b.CreateMul(b.CreateMul(cg.grid_size[0], cg.grid_size[1], "", true, true), cg.grid_size[2], "programs", true,
+                     true);
+}
+
+namespace {
 
 // The first copies of program t's prefetch loop into the ring from `slot` on (when valid).
 void prefetch_program(Codegen& cg, llvm::Value* t, llvm::Value* slot, llvm::Value* valid) {
@@ -54,15 +73,8 @@ void prefetch_next_program(Codegen& cg, llvm::Value* slot) {
 
 void lower_persistent_body(Codegen& cg) {
   auto& b = cg.b;
-  unsigned first = static_cast<unsigned>(cg.fn.params.size() + cg.plan.tensor_maps.size());
-  const char* names[3] = {"grid_x", "grid_y", "grid_z"};
-  for (unsigned d = 0; d < 3; ++d) {
-    cg.grid_size[d] = cg.kernel->getArg(first + d);
-    cg.grid_size[d]->setName(names[d]);
-  }
-  // The launch checked that the grid's size fits an i32.
-  llvm::Value* total = b.CreateMul(b.CreateMul(cg.grid_size[0], cg.grid_size[1], "", true, true), cg.grid_size[2],
-                                   "programs", true, true);
+  bind_grid_sizes(cg);
+  llvm::Value* total = grid_programs(cg);
   llvm::Value* start = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
   llvm::Value* stride = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, {});
   if (const ir::Op* loop = cg.plan.prefetch_loop) {
@@ -90,6 +102,7 @@ void lower_persistent_body(Codegen& cg) {
   cg.ring_position = {slot, phase};
   cg.smem_unknown();  // the previous program may still be reading shared memory
   cg.lower_block(cg.fn.body);
+  pingpong_pass_turn(cg);  // every program starts without the turn
   auto [slot_next, phase_next] = cg.ring_position;
   llvm::BasicBlock* latch = b.GetInsertBlock();
   t->addIncoming(cg.next_program, latch);

@@ -183,6 +183,10 @@ void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::V
   });
 }
 
+namespace {
+std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* stage, llvm::Value* parity);
+}  // namespace
+
 void split_producer(Codegen& cg) {
   auto& b = cg.b;
   init_barriers(cg, cg.plan.pipelines.at(cg.plan.producer_loops.front()));
@@ -214,9 +218,50 @@ void split_producer(Codegen& cg) {
   work = b.GetInsertBlock();
 
   b.SetInsertPoint(producer);
+  if (cg.fn.persistent) {
+    // The consumers' loop over programs (lower_persistent.cpp), with the ring's position
+    // carried from program to program.
+    llvm::Value* total = grid_programs(cg);
+    llvm::Value* start = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
+    llvm::Value* stride = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, {});
+    auto* pre = b.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(cg.ctx, "copy.program", f);
+    auto* body = llvm::BasicBlock::Create(cg.ctx, "copy.program.body", f);
+    auto* done = llvm::BasicBlock::Create(cg.ctx, "copy.programs.done", f);
+    b.CreateBr(header);
+    b.SetInsertPoint(header);
+    llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, "copy_program");
+    llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "copy_ring_stage");
+    llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "copy_ring_phase");
+    t->addIncoming(start, pre);
+    slot->addIncoming(cg.c32(0), pre);
+    phase->addIncoming(cg.c32(0), pre);
+    b.CreateCondBr(b.CreateICmpULT(t, total), body, done);
+    b.SetInsertPoint(body);
+    bind_program(cg, t);
+    auto [slot_next, phase_next] = producer_copies(cg, slot, phase);
+    llvm::BasicBlock* latch = b.GetInsertBlock();
+    t->addIncoming(b.CreateAdd(t, stride), latch);
+    slot->addIncoming(slot_next, latch);
+    phase->addIncoming(phase_next, latch);
+    b.CreateBr(header);
+    b.SetInsertPoint(done);
+    for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;  // the consumers bind their own
+  } else {
+    producer_copies(cg, cg.c32(0), cg.c32(0));
+  }
+  b.CreateRetVoid();
+  b.SetInsertPoint(work);
+}
+
+namespace {
+
+// The producer's copies of one program: every producer loop's, in order, from ring
+// position (stage, parity); returns the position after them.
+std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* stage, llvm::Value* parity) {
+  auto& b = cg.b;
+  llvm::Function* f = b.GetInsertBlock()->getParent();
   for (const ir::Op* o : cg.plan.producer_ops) cg.lower_op(*o);
-  llvm::Value* stage = cg.c32(0);  // the ring's position, carried from loop to loop
-  llvm::Value* parity = cg.c32(0);
   for (const ir::Op* loop : cg.plan.producer_loops) {
     const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(loop);
     llvm::Value* lo = cg.scalar(loop->operand(0));
@@ -253,9 +298,10 @@ void split_producer(Codegen& cg) {
     stage = slot;
     parity = phase;
   }
-  b.CreateRetVoid();
-  b.SetInsertPoint(work);
+  return {stage, parity};
 }
+
+}  // namespace
 
 std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages) {
   llvm::Value* inc = cg.b.CreateAdd(slot, cg.c32(1));

@@ -178,6 +178,8 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
           // until the last producer loop ends.
           begin = 0;
           end = std::max(end, index_of.at(plan.producer_loops.back()->regions[0]->ops.back().get()));
+          // Persistent: the producer fills it for the next program during this one's epilogue.
+          if (f.persistent) end = std::numeric_limits<int>::max();
         }
         if (loop == plan.prefetch_loop) {  // filled for the next program during the epilogue
           begin = 0;

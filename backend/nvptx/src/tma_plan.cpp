@@ -174,13 +174,12 @@ bool same_ring(const GpuPlan& plan, const Op* a, const Op* b) {
 
 // Pipelined top-level loops whose copies are all TMA and line up load by load, no
 // clusters, nothing pipelined below the top level: the producer warp can run those
-// loops' copies alone, in order.
+// loops' copies alone, in order (persistent: program after program, as the consumers).
 void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
   if (!(f.warp_specialize || knob_on("TILEFUSE_WARP_SPECIALIZE")) || f.cluster_size != 1 || f.num_warps % 4) return;
   auto no = [&](const std::string& why) {
     if (knob_on("TILEFUSE_DEBUG")) std::cerr << "tilefuse: no warp specialization for '" << f.name << "': " << why << "\n";
   };
-  if (f.persistent) return no("it is persistent (its producer would run the copies of one program only)");
   std::vector<const Op*> loops;
   for (const auto& top : f.body.ops)
     if (plan.pipelines.count(top.get())) loops.push_back(top.get());

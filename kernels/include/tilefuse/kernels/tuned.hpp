@@ -123,7 +123,9 @@ inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{
 // Attention: tiles, warps along BLOCK_M (16 rows each), pipeline stages, P.V one block
 // behind and a register cap for more programs per SM; and 128-row tiles on a producer
 // warpgroup and two consumer warpgroups taking turns, O rescaled after the softmax (the
-// d128 heuristic's schedule), with 64- or 128-key blocks and 2 or 3 stages.
+// d128 heuristic's schedule), with 64- or 128-key blocks and 2 or 3 stages, one program
+// per block or persistent (the producer copying the next program's first blocks during
+// this one's epilogue).
 inline tuning::Space attention_space() {
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128}), tuning::values("BLOCK_N", {32, 64, 128}),
                                    tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2, 3}),
@@ -132,8 +134,10 @@ inline tuning::Space attention_space() {
   for (int64_t bn : {64, 128})
     for (int stages : {2, 3})
       for (int split : {0, 1})
-        s.add(Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0},
-                     {"HEAD_SPLIT", split}, num_warps(8), num_stages(stages), warp_specialize()});
+        for (bool persist : {false, true})
+          s.add(Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0},
+                       {"HEAD_SPLIT", split}, num_warps(8), num_stages(stages), warp_specialize(),
+                       persistent(persist)});
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
     if (16 * c.num_warps > c.get("BLOCK_M"))
       return std::to_string(c.num_warps) + " warps x 16 rows > BLOCK_M " + std::to_string(c.get("BLOCK_M"));
