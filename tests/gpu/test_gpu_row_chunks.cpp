@@ -17,8 +17,10 @@ TEST_CASE_TEMPLATE("gpu: chunked row programs", T, float, bfloat16) {
                   Case{5, 4099, tk::softmax_heuristic(4099, dtype_v<T>, true)},
                   Case{4, 3001, Config{{"BLOCK", 512}, {"CHUNKS", 3}, num_warps(4), cluster(2)}},
                   Case{3, 300, Config{{"BLOCK", 64}, {"CHUNKS", 5}, num_warps(1)}},
-                  // Tail tiles: the norms' 2 x (8192 + 8) at 16385 (bf16), 4 x (2 x 1024 + 64) by hand.
+                  // Tail tiles: the norms' 2 x (8192 + 8) at 16385 (bf16), softmax's 4 x (4 x 1024 +
+                  // 8) (and at 4099 above: 4 x 1024 + 8), 4 x (2 x 1024 + 64) by hand.
                   Case{3, 16385, tk::chunked_row_heuristic(16385, dtype_v<T>, true, tk::RowTails::clusters)},
+                  Case{3, 16385, tk::softmax_heuristic(16385, dtype_v<T>, true)},
                   Case{4, 8400, Config{{"BLOCK", 1024}, {"CHUNKS", 2}, {"TAIL", 64}, num_warps(4), cluster(4)}}}) {
     CAPTURE(s.cols);
     CAPTURE(s.cfg.str());

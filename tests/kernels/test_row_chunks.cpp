@@ -345,7 +345,8 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
 TEST_CASE("rows a little past a power of two take its cluster programs and a tail tile each") {
   // 16385-16392 bf16 positions: 16384's 2 x 8192 on 8 warps and a tail of one 16-byte run,
   // not 4 programs of 5 x 1024; the 16-bit norms take it (also LayerNorm's chunks of 4096),
-  // softmax keeps its chunks (measured faster).
+  // softmax keeps its 4-warp programs of 1024-column chunks (measured faster), with the
+  // last chunk as a tail (below).
   for (int64_t n : {int64_t(16385), int64_t(16388), int64_t(16392)}) {
     CAPTURE(n);
     Config c = tk::chunked_row_heuristic(n, DType::bf16, true, tk::RowTails::clusters);
@@ -355,7 +356,8 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
     CHECK(tk::add_rmsnorm_heuristic(n, DType::f16, true, false).get("TAIL") == 8);
     c = tk::layernorm_heuristic(n, DType::bf16, true);
     CHECK((c.get("TAIL") == 8 && c.get("BLOCK") == 4096 && c.get("CHUNKS") == 2 && tk::row_cover(c) >= n));
-    CHECK(!tk::softmax_heuristic(n, DType::bf16, true).has("TAIL"));
+    c = tk::softmax_heuristic(n, DType::bf16, true);
+    CHECK((c.cluster == 4 && c.get("BLOCK") == 1024 && c.get("CHUNKS") == 4 && c.get("TAIL") == 8));
     CHECK(!tk::rmsnorm_heuristic(n, DType::f32, true).has("TAIL"));
     CHECK(!tk::chunked_row_heuristic(n, DType::bf16, true).has("TAIL"));
   }
@@ -397,6 +399,50 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
   m = error_of([&] { tk::rmsnorm(y, x, x, 2, 100, 1e-6f, Config{{"BLOCK", 64}, {"TAIL", 8}, num_warps(1)}); });
   CHECK(m.find("rmsnorm: the config {BLOCK=64 RESIDUAL=0 TAIL=8 num_warps=1 num_stages=1} covers 72 columns per row") !=
         std::string::npos);
+}
+
+TEST_CASE("softmax's chunked programs hold the overhang past their last whole chunk as a tail") {
+  // 5 chunks where 4 and a run per warp cover the row: 4 chunks and a tail of 8+ on the
+  // same programs, any dtype, one program or a cluster, own or aligned starts; not where
+  // the overhang is wider than a run per warp, on one- and two-warp programs (short rows:
+  // not measured), or with TILEFUSE_ROW_TAIL=0.
+  auto check = [](int64_t n, DType d, int64_t chunks, int64_t tail, int cluster) {
+    CAPTURE(n);
+    CAPTURE(name(d));
+    for (bool align : {false, true}) {
+      Config c = tk::softmax_rows_config(n, d, true, align);
+      CHECK(c.get("CHUNKS") == chunks);
+      CHECK((c.has("TAIL") ? c.get("TAIL") : 0) == tail);
+      CHECK(c.cluster == cluster);
+      CHECK(tk::row_cover(c) >= (align ? tk::aligned_row_span(n, d) : n));
+      CHECK_FALSE(tk::row_uses_loop(c, n));
+    }
+  };
+  check(4097, DType::bf16, 4, 8, 1);
+  check(4097, DType::f32, 4, 8, 1);
+  check(16385, DType::f32, 4, 8, 4);
+  check(16388, DType::f16, 4, 8, 4);
+  check(65537, DType::bf16, 4, 8, 16);
+  check(16417, DType::bf16, 4, 16, 4);  // 33 columns past 16384 over 4 programs: 9 each
+  check(20000, DType::bf16, 5, 0, 4);   // 904 past 4 x 4096 per program: chunks
+  check(1025, DType::bf16, 5, 0, 1);    // one warp
+  check(2049, DType::bf16, 5, 0, 1);    // two warps
+  // The host function on the heuristic's tail config (4 x 1024 + 8; rows 1 and 2 start
+  // off 16 bytes, so from their aligned start) against plain C++, bf16 and f32.
+  const int64_t rows = 3, cols = 4097;
+  auto xb = ref::random_vec<bfloat16>(rows * cols, 17, -6.0f, 6.0f);
+  auto xf = ref::random_vec<float>(rows * cols, 18, -6.0f, 6.0f);
+  std::vector<bfloat16> yb(xb.size());
+  std::vector<float> yf(xf.size());
+  std::vector<double> want;
+  tk::softmax(yb, xb, rows, cols);
+  ref::softmax(want, ref::to_float(xb), rows, cols);
+  CHECK(ref::max_rel_err(yb, want, 1e-6, 1e-2) <= 1.0);
+  tk::softmax(yf, xf, rows, cols);
+  ref::softmax(want, ref::to_float(xf), rows, cols);
+  CHECK(ref::max_rel_err(yf, want, 1e-6, 1e-5) <= 1.0);
+  NoRowTails no_tails;
+  check(16385, DType::bf16, 5, 0, 4);
 }
 
 TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4096, 64 values per thread") {

@@ -137,6 +137,7 @@ const auto& softmax_looped_kernel() {
 inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false, int64_t width = 0) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (auto eight = eight_program_cluster(c, n_cols, dtype, false)) c = *eight;  // 2 x 8192 on 8 programs
+  c = last_chunk_as_tail(c, n_cols, dtype);
   if (!row_uses_loop(c, n_cols) && c.cluster > 1) {
     c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : n_cols);
     hold_chunks(c, dtype);
