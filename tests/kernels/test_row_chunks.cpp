@@ -403,9 +403,9 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
 
 TEST_CASE("softmax's chunked programs hold the overhang past their last whole chunk as a tail") {
   // 5 chunks where 4 and a run per warp cover the row: 4 chunks and a tail of 8+ on the
-  // same programs, any dtype, one program or a cluster, own or aligned starts; not where
-  // the overhang is wider than a run per warp, on one- and two-warp programs (short rows:
-  // not measured), or with TILEFUSE_ROW_TAIL=0.
+  // same programs (4 warps), any dtype, one program or a cluster, own or aligned starts;
+  // not where the overhang is wider than a run per warp, on programs of other warps (8:
+  // measured slower; short rows' one or two: not measured), or with TILEFUSE_ROW_TAIL=0.
   auto check = [](int64_t n, DType d, int64_t chunks, int64_t tail, int cluster) {
     CAPTURE(n);
     CAPTURE(name(d));
@@ -427,6 +427,7 @@ TEST_CASE("softmax's chunked programs hold the overhang past their last whole ch
   check(20000, DType::bf16, 5, 0, 4);   // 904 past 4 x 4096 per program: chunks
   check(1025, DType::bf16, 5, 0, 1);    // one warp
   check(2049, DType::bf16, 5, 0, 1);    // two warps
+  check(131073, DType::bf16, 5, 0, 16); // 8 warps (5 x 2048)
   // The host function on the heuristic's tail config (4 x 1024 + 8; rows 1 and 2 start
   // off 16 bytes, so from their aligned start) against plain C++, bf16 and f32.
   const int64_t rows = 3, cols = 4097;

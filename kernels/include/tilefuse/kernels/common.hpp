@@ -442,10 +442,10 @@ inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool c
 // -> 4 and a tail, two rounds; bench/NOTES.md "The last chunk as a tail"): bf16 2048x16385
 // 79.3 -> 82.3, 1024x32769 76.6 -> 79.3, 512x65537 70.3 -> 72.2, 4096x8193 82.8 -> 84.5;
 // f16 alike; f32 2048x16385 84.4 -> 88.9, 512x65537 73.7 -> 81.9; one program (8192x4097)
-// within a point. Programs of 4+ warps (short rows' one- and two-warp programs: not
-// measured).
+// within a point. Programs of 4 warps only: 8-warp ones lost (bf16 256x131073, 16 x (4 x
+// 2048 + 8): 66.2 -> 62.4), and short rows' one- and two-warp programs were not measured.
 inline Config last_chunk_as_tail(Config c, int64_t n_cols, DType dtype) {
-  if (!c.has("CHUNKS") || c.get("CHUNKS") < 2 || (c.has("TAIL") && c.get("TAIL") > 0) || c.num_warps < 4 ||
+  if (!c.has("CHUNKS") || c.get("CHUNKS") < 2 || (c.has("TAIL") && c.get("TAIL") > 0) || c.num_warps != 4 ||
       row_uses_loop(c, n_cols) || knob("TILEFUSE_ROW_TAIL") == "0")
     return c;
   const int64_t chunks = c.get("CHUNKS") - 1, run = 16 / byte_size(dtype);
