@@ -355,6 +355,12 @@ void prefetch_next_program(Codegen& cg, llvm::Value* slot);
 void bind_grid_sizes(Codegen& cg);
 llvm::Value* grid_programs(Codegen& cg);
 void bind_program(Codegen& cg, llvm::Value* t);
+// A loop over the grid's programs t = start, start + stride, ... (below grid_programs)
+// carrying a ring position (stage, phase) from (0, 0): `program` lowers one with
+// program_id bound to t and returns the position after it. Afterwards program_id is unbound.
+using Ring = std::pair<llvm::Value*, llvm::Value*>;
+void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, const std::string& name,
+                        const std::function<Ring(llvm::Value* t, Ring ring)>& program);
 // The copies of iterations 0 .. ahead-1 of TMA pipeline `loop` (bounds lo, hi, step),
 // into stages first_slot, first_slot + 1, ... of its ring, when `valid` holds too.
 void issue_tma_prologue(Codegen& cg, const ir::Op& loop, llvm::Value* lo, llvm::Value* hi, llvm::Value* step,

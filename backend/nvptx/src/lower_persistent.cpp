@@ -43,6 +43,36 @@ llvm::Value* grid_programs(Codegen& cg) {
                      true);
 }
 
+void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, const std::string& name,
+                        const std::function<Ring(llvm::Value* t, Ring ring)>& program) {
+  auto& b = cg.b;
+  llvm::Value* total = grid_programs(cg);
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(cg.ctx, name + ".header", f);
+  auto* body = llvm::BasicBlock::Create(cg.ctx, name + ".body", f);
+  auto* exit = llvm::BasicBlock::Create(cg.ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, name);
+  llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, name + "_ring_stage");
+  llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, name + "_ring_phase");
+  t->addIncoming(start, pre);
+  slot->addIncoming(cg.c32(0), pre);
+  phase->addIncoming(cg.c32(0), pre);
+  b.CreateCondBr(b.CreateICmpULT(t, total), body, exit);
+  b.SetInsertPoint(body);
+  bind_program(cg, t);
+  auto [slot_next, phase_next] = program(t, {slot, phase});
+  llvm::BasicBlock* latch = b.GetInsertBlock();
+  t->addIncoming(b.CreateAdd(t, stride), latch);
+  slot->addIncoming(slot_next, latch);
+  phase->addIncoming(phase_next, latch);
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+  for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;
+}
+
 namespace {
 
 // The first copies of program t's prefetch loop into the ring from `slot` on (when valid).
@@ -74,44 +104,20 @@ void prefetch_next_program(Codegen& cg, llvm::Value* slot) {
 void lower_persistent_body(Codegen& cg) {
   auto& b = cg.b;
   bind_grid_sizes(cg);
-  llvm::Value* total = grid_programs(cg);
   llvm::Value* start = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
   llvm::Value* stride = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, {});
   if (const ir::Op* loop = cg.plan.prefetch_loop) {
     init_tma_barriers(cg, cg.plan.pipelines.at(loop));
-    prefetch_program(cg, start, cg.c32(0), b.CreateICmpULT(start, total));
+    prefetch_program(cg, start, cg.c32(0), b.CreateICmpULT(start, grid_programs(cg)));
   }
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(cg.ctx, "program.header", f);
-  auto* body = llvm::BasicBlock::Create(cg.ctx, "program.body", f);
-  auto* exit = llvm::BasicBlock::Create(cg.ctx, "program.exit", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, "program");
-  llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "ring_stage");
-  llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "ring_phase");
-  t->addIncoming(start, pre);
-  slot->addIncoming(cg.c32(0), pre);
-  phase->addIncoming(cg.c32(0), pre);
-  b.CreateCondBr(b.CreateICmpULT(t, total), body, exit);
-
-  b.SetInsertPoint(body);
-  bind_program(cg, t);
-  cg.next_program = b.CreateAdd(t, stride);
-  cg.ring_position = {slot, phase};
-  cg.smem_unknown();  // the previous program may still be reading shared memory
-  cg.lower_block(cg.fn.body);
-  pingpong_pass_turn(cg);  // every program starts without the turn
-  auto [slot_next, phase_next] = cg.ring_position;
-  llvm::BasicBlock* latch = b.GetInsertBlock();
-  t->addIncoming(cg.next_program, latch);
-  slot->addIncoming(slot_next, latch);
-  phase->addIncoming(phase_next, latch);
-  b.CreateBr(header);
-
-  b.SetInsertPoint(exit);
-  for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;
+  loop_over_programs(cg, start, stride, "program", [&](llvm::Value* t, Ring ring) {
+    cg.next_program = b.CreateAdd(t, stride);
+    cg.ring_position = ring;
+    cg.smem_unknown();  // the previous program may still be reading shared memory
+    cg.lower_block(cg.fn.body);
+    pingpong_pass_turn(cg);  // every program starts without the turn
+    return cg.ring_position;
+  });
   cg.next_program = nullptr;
 }
 

@@ -221,32 +221,10 @@ void split_producer(Codegen& cg) {
   if (cg.fn.persistent) {
     // The consumers' loop over programs (lower_persistent.cpp), with the ring's position
     // carried from program to program.
-    llvm::Value* total = grid_programs(cg);
     llvm::Value* start = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, {});
     llvm::Value* stride = cg.call_intrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, {});
-    auto* pre = b.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(cg.ctx, "copy.program", f);
-    auto* body = llvm::BasicBlock::Create(cg.ctx, "copy.program.body", f);
-    auto* done = llvm::BasicBlock::Create(cg.ctx, "copy.programs.done", f);
-    b.CreateBr(header);
-    b.SetInsertPoint(header);
-    llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, "copy_program");
-    llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, "copy_ring_stage");
-    llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, "copy_ring_phase");
-    t->addIncoming(start, pre);
-    slot->addIncoming(cg.c32(0), pre);
-    phase->addIncoming(cg.c32(0), pre);
-    b.CreateCondBr(b.CreateICmpULT(t, total), body, done);
-    b.SetInsertPoint(body);
-    bind_program(cg, t);
-    auto [slot_next, phase_next] = producer_copies(cg, slot, phase);
-    llvm::BasicBlock* latch = b.GetInsertBlock();
-    t->addIncoming(b.CreateAdd(t, stride), latch);
-    slot->addIncoming(slot_next, latch);
-    phase->addIncoming(phase_next, latch);
-    b.CreateBr(header);
-    b.SetInsertPoint(done);
-    for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;  // the consumers bind their own
+    loop_over_programs(cg, start, stride, "copy_program",
+                       [&](llvm::Value*, Ring ring) { return producer_copies(cg, ring.first, ring.second); });
   } else {
     producer_copies(cg, cg.c32(0), cg.c32(0));
   }
