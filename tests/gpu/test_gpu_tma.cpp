@@ -91,6 +91,26 @@ static void check_attention_d128(int n, bool causal, int lag, const Config& extr
                      n, int64_t(n) * d, int64_t(d), 1.0f / std::sqrt(float(d)));
 }
 
+// A bf16 GEMM on 128x128 tiles of two consumer warpgroups (3 stages, warp-specialized,
+// `extra` added) at odd M, N, K inside padded rows, against the interpreter.
+static void check_ws_gemm(int m, int n, int k, const Config& extra, unsigned seed) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  int lda = round_up8(k) + 8, ldb = round_up8(n) + 8;
+  auto a = padded<bfloat16>(m, k, lda, seed);
+  auto b = padded<bfloat16>(k, n, ldb, seed + 1);
+  std::vector<float> c(size_t(m) * n);
+  Config cfg = extra;
+  cfg.set("BLOCK_M", 128).set("BLOCK_N", 128).set("BLOCK_K", 64).set("GROUP_M", 3);
+  cfg.num_warps = 8;
+  cfg.num_stages = 3;
+  cfg.warp_specialize = 1;
+  int64_t tiles = int64_t((m + 127) / 128) * ((n + 127) / 128);
+  gpu_matches_interp(tk::matmul_kernel<bfloat16, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, a, c, m, n, k,
+                     int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
+}
+
 // Ping-pong turns: two consumer warpgroups of a warp-specialized kernel alternate their
 // MMA issues on named barriers 2 and 3 (attention's default; TILEFUSE_PINGPONG=1 forces
 // them on the GEMM too). The knob is read when a kernel compiles; these configs
@@ -101,20 +121,7 @@ TEST_CASE("gpu: ping-pong warpgroups: attention (P.V behind or not, causal or no
   for (auto [n, causal, lag] : {std::tuple{301, false, 1}, std::tuple{200, true, 1}, std::tuple{333, false, 0},
                                 std::tuple{129, true, 0}})
     check_attention_d128(n, causal, lag, Config{{"BLOCK_N", 64}, warp_specialize()}, 27);
-  for (auto [m, n, k] : {std::tuple{300, 329, 200}, std::tuple{129, 70, 520}}) {
-    CAPTURE(m);
-    CAPTURE(n);
-    CAPTURE(k);
-    int lda = round_up8(k) + 8, ldb = round_up8(n) + 8;
-    auto a = padded<bfloat16>(m, k, lda, 31);
-    auto b = padded<bfloat16>(k, n, ldb, 32);
-    std::vector<float> c(size_t(m) * n);
-    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 3}, num_warps(8), num_stages(3),
-               warp_specialize()};
-    int64_t tiles = int64_t((m + 127) / 128) * ((n + 127) / 128);
-    gpu_matches_interp(tk::matmul_kernel<bfloat16, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, a, c, m, n, k,
-                       int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
-  }
+  for (auto [m, n, k] : {std::tuple{300, 329, 200}, std::tuple{129, 70, 520}}) check_ws_gemm(m, n, k, Config{}, 31);
   unsetenv("TILEFUSE_PINGPONG");
 }
 
@@ -160,20 +167,8 @@ TEST_CASE("gpu: persistent warp-specialized attention d128 and GEMM, blocks runn
                          47);
   }
   setenv("TILEFUSE_PERSISTENT_PROGRAMS", "7", 1);
-  for (auto [m, n, k] : {std::tuple{500, 329, 200}, std::tuple{129, 700, 520}}) {
-    CAPTURE(m);
-    CAPTURE(n);
-    CAPTURE(k);
-    int lda = round_up8(k) + 8, ldb = round_up8(n) + 8;
-    auto a = padded<bfloat16>(m, k, lda, 33);
-    auto b = padded<bfloat16>(k, n, ldb, 34);
-    std::vector<float> c(size_t(m) * n);
-    Config cfg{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"GROUP_M", 3}, num_warps(8), num_stages(3),
-               warp_specialize(), persistent()};
-    int64_t tiles = int64_t((m + 127) / 128) * ((n + 127) / 128);
-    gpu_matches_interp(tk::matmul_kernel<bfloat16, float>(), Grid(tiles), cfg, {1e-3, 1e-3}, c, a, b, a, c, m, n, k,
-                       int64_t(lda), int64_t(ldb), int64_t(n), 1.0f);
-  }
+  for (auto [m, n, k] : {std::tuple{500, 329, 200}, std::tuple{129, 700, 520}})
+    check_ws_gemm(m, n, k, Config{persistent()}, 33);
   unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
 }
 
