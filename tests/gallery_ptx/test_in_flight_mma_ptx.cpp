@@ -222,6 +222,28 @@ TEST_CASE("persistent warp-specialized kernels: the producer loops over the prog
   CHECK(count(gemm_ptx, ".param .u32") == count(gemm_once, ".param .u32") + 3);
   CHECK(count(gemm_ptx, "cp.async.bulk.tensor") == count(gemm_once, "cp.async.bulk.tensor"));
   CHECK(gemm_ptx.find("setmaxnreg.dec.sync.aligned.u32 40;") != std::string::npos);
+  // The producer's loop over the programs (LLVM IR before optimization): its header, the
+  // program and the ring's position carried around it, the copy loops inside.
+  const auto& k = kernels::attention_fwd_kernel<bfloat16>();
+  Config cfg = kernels::attention_heuristic(1024, 128, false, true);
+  cfg.persistent = 1;
+  cfg.set("HEAD_DIM", 128).set("CAUSAL", 0);
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+  const std::string ir = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).llvm_ir;
+  const size_t header = ir.find("\ncopy_program.header:"), body = ir.find("\ncopy_program.body:");
+  REQUIRE(header != std::string::npos);
+  CHECK(ir.find("%copy_program = phi i32", header) != std::string::npos);
+  CHECK(ir.find("%copy_program_ring_stage = phi i32", header) != std::string::npos);
+  REQUIRE(body != std::string::npos);
+  CHECK(ir.find("\ncopy.header:", body) != std::string::npos);
+  // The ring's buffers stay allocated for the whole program, beside the epilogue's layout
+  // conversion where both fit, else with the dots' results stored in their own layout (as
+  // persistent kernels without a producer): 128x256 tiles on 4 stages compile.
+  Config wide{{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"GROUP_M", 8}, num_warps(8), num_stages(4),
+              warp_specialize(), persistent()};
+  std::string wide_ptx;
+  CHECK_NOTHROW(wide_ptx = gallery_ptx::gallery_ptx_of("matmul", DType::bf16, wide, 16));
+  CHECK(wide_ptx.find("setmaxnreg") != std::string::npos);
   if (gallery_ptx::no_ptxas()) return;
   for (auto [p, spill] : {std::pair{&ptx, 8}, std::pair{&gemm_ptx, 0}}) {
     tools::PtxasResult r = tools::run_ptxas(*p, "sm_90a");

@@ -108,9 +108,11 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   // A TMA store's block needs shared memory of its own while it leaves; where that does
   // not fit (beside a persistent kernel's ring), view stores are plain stores.
   if (!plan.tma_stores.empty() && plan.shared_bytes > ti.max_shared_bytes()) make_plan(false, false);
-  // A persistent kernel's ring stays live through the epilogue; when the epilogue's
-  // layout conversion no longer fits beside it, dot results are stored in their own layout.
-  if (plan.prefetch_loop && plan.shared_bytes > ti.max_shared_bytes()) make_plan(true, false);
+  // A persistent kernel's ring (prefetched, or a warp-specialized producer's) stays live
+  // through the epilogue; when the epilogue's layout conversion no longer fits beside it,
+  // dot results are stored in their own layout.
+  if ((plan.prefetch_loop || (f.persistent && plan.warp_specialized())) && plan.shared_bytes > ti.max_shared_bytes())
+    make_plan(true, false);
   // Loads staged num_stages - 1 iterations ahead are an optimization: where their buffers
   // do not fit (a loop of large tiles beside a kernel's dot pipeline), they stay loads.
   if (plan.shared_bytes > ti.max_shared_bytes() && plan.any_staged())

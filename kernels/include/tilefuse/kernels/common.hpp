@@ -437,9 +437,10 @@ inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool c
 // A chunked program whose last chunk holds only the row's overhang past cluster x
 // (CHUNKS - 1) x BLOCK columns holds that overhang as a TAIL tile (at least 8 positions, at
 // most one 16-byte run per warp) instead, on the same programs: 16385 columns as 4 x (4 x
-// 1024 + 8), not 4 x 5 x 1024; a fifth less to hold and reduce per program. Unchanged
+// 1024 + 8), not 4 x 5 x 1024; a fifth less to hold and reduce per program (a tail of at
+// least a 16-byte run, so later programs start on 16 bytes where the row does). Unchanged
 // otherwise, and with TILEFUSE_ROW_TAIL=0. Measured for softmax (H200 % of copy, 5 chunks
-// -> 4 and a tail, two rounds; bench/NOTES.md "The last chunk as a tail"): bf16 2048x16385
+// -> 4 and a tail, two rounds; bench/NOTES.md, "softmax's last chunk as a tail"): bf16 2048x16385
 // 79.3 -> 82.3, 1024x32769 76.6 -> 79.3, 512x65537 70.3 -> 72.2, 4096x8193 82.8 -> 84.5;
 // f16 alike; f32 2048x16385 84.4 -> 88.9, 512x65537 73.7 -> 81.9; one program (8192x4097)
 // within a point. Programs of 4 warps only: 8-warp ones lost (bf16 256x131073, 16 x (4 x
@@ -452,7 +453,7 @@ inline Config last_chunk_as_tail(Config c, int64_t n_cols, DType dtype) {
   const int64_t body = chunks * c.get("BLOCK") * c.cluster;
   if (body >= n_cols) return c;
   const int64_t per = (n_cols - body + c.cluster - 1) / c.cluster;
-  const int64_t tail = std::max<int64_t>(8, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(per))));
+  const int64_t tail = std::max({int64_t(8), run, static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(per)))});
   if (tail > run * c.num_warps) return c;
   if (chunks == 1) c.meta.erase("CHUNKS");
   else c.set("CHUNKS", chunks);
