@@ -282,3 +282,22 @@ TEST_CASE("persistent warp-specialized attention keeps the ring's buffers apart 
   CHECK(overlaps(false) > 0);  // one program per block: the epilogue reuses the stages
   CHECK(overlaps(true) == 0);
 }
+
+TEST_CASE("TILEFUSE_PRODUCER_REGS sets the producer's register budget, the consumers taking the rest") {
+  Config d128 = kernels::attention_heuristic(4096, 128, false, true);
+  REQUIRE(d128.warp_specialize == 1);
+  auto budgets = [&](const char* value) {
+    if (value) setenv("TILEFUSE_PRODUCER_REGS", value, 1);
+    const std::string ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, d128, 16);
+    unsetenv("TILEFUSE_PRODUCER_REGS");
+    std::smatch dec, inc;
+    std::regex_search(ptx, dec, std::regex(R"(setmaxnreg\.dec\.sync\.aligned\.u32 (\d+);)"));
+    std::regex_search(ptx, inc, std::regex(R"(setmaxnreg\.inc\.sync\.aligned\.u32 (\d+);)"));
+    return std::pair{dec.empty() ? 0 : std::stoi(dec[1]), inc.empty() ? 0 : std::stoi(inc[1])};
+  };
+  CHECK(budgets(nullptr) == std::pair{40, 232});
+  CHECK(budgets("24") == std::pair{24, 240});  // (65536 - 128 x 24) / 256, rounded down to 8
+  CHECK(budgets("56") == std::pair{56, 224});
+  CHECK(budgets("20") == std::pair{40, 232});  // outside 24-256 or not a multiple of 8: the default
+  CHECK(budgets("30") == std::pair{40, 232});
+}
