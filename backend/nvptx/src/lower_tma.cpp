@@ -203,10 +203,10 @@ void split_producer(Codegen& cg) {
   // TILEFUSE_PRODUCER_REGS: the producer's budget (24-256, a multiple of 8; default 40), the
   // rest going to the consumers.
   const long asked = knob_count("TILEFUSE_PRODUCER_REGS");
-  const int threads = 32 * (cg.fn.num_warps + 4),
-            producer_regs = asked >= 24 && asked <= 256 && asked % 8 == 0 ? static_cast<int>(asked) : 40;
+  const bool valid = asked >= 24 && asked <= 256 && asked % 8 == 0;
+  const int threads = 32 * (cg.fn.num_warps + 4), producer_regs = valid ? static_cast<int>(asked) : 40;
   const int start = std::min(255, 65536 / threads / 8 * 8);
-  const int consumer_regs = std::min(asked ? 256 : 232, (65536 - 128 * producer_regs) / (32 * cg.fn.num_warps) / 8 * 8);
+  const int consumer_regs = std::min(valid ? 256 : 232, (65536 - 128 * producer_regs) / (32 * cg.fn.num_warps) / 8 * 8);
   const bool move = consumer_regs > start;
   b.SetInsertPoint(group);
   if (move)
