@@ -301,3 +301,64 @@ TEST_CASE("TILEFUSE_PRODUCER_REGS sets the producer's register budget, the consu
   CHECK(budgets("20") == std::pair{40, 232});  // outside 24-256 or not a multiple of 8: the default
   CHECK(budgets("30") == std::pair{40, 232});
 }
+
+TEST_CASE("the producer copies view blocks read outside loops: attention's last V block, Q's with Q_VIEW") {
+  // What the producer copies besides its loops' rings (GpuPlan::producer_copies): the
+  // load, how many producer loops come before it, its tensor map; and the kernel's
+  // copies in the PTX (TMA boxes of 64 columns, cp.async runs).
+  struct Seen {
+    std::vector<std::pair<int, int>> copies;  // (after_loops, tma_map)
+    int v_map = -1;                           // the key loop's V map
+    size_t boxes = 0, cp_async = 0, consumer_barriers = 0;
+  };
+  auto seen = [](Config cfg, const char* knob) {
+    if (knob) setenv("TILEFUSE_PRODUCER_COPIES", knob, 1);
+    cfg.set("HEAD_DIM", 128).set("CAUSAL", 1);
+    const auto& k = kernels::attention_fwd_kernel<bfloat16>();
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+    Seen s;
+    REQUIRE(plan.warp_specialized());
+    for (const auto& c : plan.producer_copies) {
+      CHECK(c.load->parent == &f->body);
+      s.copies.push_back({c.after_loops, plan.op(c.load).tma_map});
+    }
+    const ir::Op* loop = plan.producer_loops.front();
+    s.v_map = plan.op(plan.pipelines.at(loop).loads.back()).tma_map;
+    const std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+    unsetenv("TILEFUSE_PRODUCER_COPIES");
+    s.boxes = gallery_ptx::count(ptx, std::regex("cp\\.async\\.bulk\\.tensor"));
+    s.cp_async = gallery_ptx::count(ptx, std::regex("cp\\.async\\.c[ag]\\.shared"));
+    s.consumer_barriers = gallery_ptx::count(ptx, std::regex("bar\\.sync 1, 256;"));
+    return s;
+  };
+  Config d128 = kernels::attention_heuristic(1024, 128, true, true);
+  REQUIRE(d128.warp_specialize == 1);
+  // The last P.V-behind V block (after the key loop, before the masked one), by V's map.
+  Seen v_only = seen(d128, nullptr);
+  REQUIRE(v_only.copies.size() == 1);
+  CHECK(v_only.copies[0] == std::pair{1, v_only.v_map});
+  // Without: the consumers copy it (cp.async runs) and meet at a barrier more.
+  Seen off = seen(d128, "0");
+  CHECK(off.copies.empty());
+  CHECK(off.boxes + 2 == v_only.boxes);  // its 128 columns: two boxes
+  CHECK(off.cp_async > v_only.cp_async);
+  CHECK(off.consumer_barriers > v_only.consumer_barriers);
+  // Q's block through a view too: copied before the first loop; no cp.async left, and
+  // no consumer barrier before the key loop (the epilogue's layout conversion keeps its own).
+  Config q_view = d128;
+  q_view.set("Q_VIEW", 1);
+  Seen both = seen(q_view, nullptr);
+  REQUIRE(both.copies.size() == 2);
+  CHECK(both.copies[0].first == 0);
+  CHECK(both.copies[1] == std::pair{1, both.v_map});
+  CHECK(both.cp_async == 0);
+  CHECK(both.boxes == v_only.boxes + 2);
+  CHECK(both.consumer_barriers < v_only.consumer_barriers);
+  // Persistent: Q is copied again only after this program ends, which would hold back
+  // the next program's ring copies: the consumers keep it.
+  q_view.persistent = 1;
+  Seen persistent = seen(q_view, nullptr);
+  REQUIRE(persistent.copies.size() == 1);
+  CHECK(persistent.copies[0] == std::pair{1, persistent.v_map});
+}

@@ -70,14 +70,15 @@ TEST_CASE_TEMPLATE("gpu: TMA view stores at odd shapes and edges, 2-D and 3-D vi
   }
 }
 
-// Attention with head dim 128 on 128-row blocks over two warpgroups (8 warps, two
-// stages) against the interpreter: 3 heads of n positions, `extra` adding BLOCK_N and the
-// rest of the config; random inputs from `seed`.
-static void check_attention_d128(int n, bool causal, int lag, const Config& extra, unsigned seed) {
+// Attention with head dim d (128 unless told) on 128-row blocks over two warpgroups (8
+// warps, two stages) against the interpreter: 3 heads of n positions, `extra` adding
+// BLOCK_N and the rest of the config; random inputs from `seed`.
+static void check_attention_d128(int n, bool causal, int lag, const Config& extra, unsigned seed, int d = 128) {
   CAPTURE(n);
   CAPTURE(causal);
   CAPTURE(lag);
-  int bh = 3, d = 128;
+  CAPTURE(d);
+  int bh = 3;
   size_t sz = size_t(bh) * n * d;
   auto q = ref::random_vec<half>(sz, seed, -1, 1), k = ref::random_vec<half>(sz, seed + 1, -1, 1),
        v = ref::random_vec<half>(sz, seed + 2, -1, 1);
@@ -169,6 +170,24 @@ TEST_CASE("gpu: persistent warp-specialized attention d128 and GEMM, blocks runn
   setenv("TILEFUSE_PERSISTENT_PROGRAMS", "7", 1);
   for (auto [m, n, k] : {std::tuple{500, 329, 200}, std::tuple{129, 700, 520}})
     check_ws_gemm(m, n, k, Config{persistent()}, 33);
+  unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
+}
+
+// Warp-specialized attention whose blocks read outside loops the producer copies by TMA
+// (GpuPlan::producer_copies): the last P.V-behind V block, and with Q_VIEW Q's, per part
+// of the head (96 = 64 + 32, 80 = 64 + 16); rows past N zero-filled by the view; and
+// persistent (the V block's buffer handed back each program; TILEFUSE_PERSISTENT_PROGRAMS
+// is read when a kernel loads, and these Q_VIEW configs load nowhere else in this process).
+TEST_CASE("gpu: the producer copies attention's Q and last V blocks: odd N, heads in parts, persistent") {
+  const Config ws{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"Q_VIEW", 1}, warp_specialize()};
+  for (auto [n, causal, d] : {std::tuple{301, false, 128}, std::tuple{200, true, 128}, std::tuple{1000, true, 128},
+                              std::tuple{257, false, 96}, std::tuple{190, true, 80}})
+    check_attention_d128(n, causal, 1, ws, 53, d);
+  setenv("TILEFUSE_PERSISTENT_PROGRAMS", "5", 1);
+  Config persistent_ws = ws;
+  persistent_ws.persistent = 1;
+  for (auto [n, causal] : {std::pair{1000, false}, std::pair{777, true}, std::pair{129, true}})
+    check_attention_d128(n, causal, 1, persistent_ws, 59);
   unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
 }
 

@@ -99,6 +99,9 @@ class Codegen {
   // async load, and the copies issued so far in the block being lowered.
   std::unordered_map<const ir::Op*, llvm::Value*> async_base;
   std::unordered_map<const ir::Block*, int> async_issued;
+  // cp.async copies made before a loop that reads them, already waited for at an earlier
+  // loop's entry (lower_for): a later loop reading only those needs no wait or barrier.
+  std::unordered_set<const ir::Op*> copies_awaited;
   // A pipelined loop being lowered: where this iteration's copies go, and the
   // induction variable of the iteration they are for.
   struct PipelineState {
@@ -123,6 +126,9 @@ class Codegen {
   llvm::Value* program[3] = {nullptr, nullptr, nullptr};
   llvm::Value* grid_size[3] = {nullptr, nullptr, nullptr};
   llvm::Value* next_program = nullptr;
+  // The parity of the programs this thread block ran before the current one (the phase
+  // a producer copy's barriers complete with); null outside the programs' loop.
+  llvm::Value* program_parity = nullptr;
   // Lowers `ops` again (for another program, another iteration), runs `use`, then
   // restores every value they overwrote.
   void reevaluate(const std::vector<const ir::Op*>& ops, const std::function<void()>& use);
@@ -286,6 +292,12 @@ void issue_tma_copy(Codegen& cg, const ir::Op& ld, const Regs& coords, llvm::Val
 // producer warpgroup's branch (its first thread runs the copy loop, then all return).
 void release_tma_stage(Codegen& cg, const ir::Op& ld, llvm::Value* slot, llvm::Value* pred);
 void split_producer(Codegen& cg);
+// The producer's one-block copies (GpuPlan::producer_copies), consumer side: where the
+// copy lands and the phase its barrier completes with (the load lowers to nothing
+// else); and at a persistent program's end, their buffers handed back to the producer.
+void expect_producer_copy(Codegen& cg, const ir::Op& ld);
+void release_producer_copies(Codegen& cg);
+llvm::Value* program_parity(Codegen& cg);  // Codegen::program_parity, 0 outside the programs' loop
 // Ping-pong turns (Codegen::pingpong): a warpgroup takes its turn before it issues MMAs
 // and passes it on before it next waits for MMA results (or leaves a loop body or a
 // branch: the state must agree on every path); at the end warpgroup 0 consumes the last

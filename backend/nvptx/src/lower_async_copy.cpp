@@ -195,6 +195,8 @@ void lower_async_load(Codegen& cg, const ir::Op& op) {
     return;
   }
   TF_ASSERT(!p.staged, "staged load outside its pipelined loop");
+  if (cg.plan.is_producer_copy(&op)) return expect_producer_copy(cg, op);
+  cg.copies_awaited.erase(&op);  // copied again (the next program's)
   llvm::Value* base = cg.c32(p.smem_offset);
   issue_async_copy(cg, op, [&](int i) { return cg.operand(op, i); }, nullptr, base);
   cg.async_base[&op] = base;

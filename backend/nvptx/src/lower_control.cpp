@@ -114,9 +114,22 @@ void lower_for(Codegen& cg, const ir::Op& op) {
     }
   }
 
-  if (cg.plan.loops_reading_copies.count(&op)) {
-    // Copies made before the loop and read inside it: everything older than the
-    // prologue's groups has landed (the dots' barriers make it visible).
+  // Copies made before the loop and read inside it: the producer's (by TMA) are waited
+  // for on their barriers; for cp.async ones, everything older than the prologue's
+  // groups has landed (the dots' barriers make it visible).
+  std::vector<const ir::Op*> groups_before;
+  if (cg.plan.loops_reading_copies.count(&op))
+    for (const auto& o : op.parent->ops) {
+      auto users = cg.plan.async_users.find(o.get());
+      if (users == cg.plan.async_users.end()) continue;
+      bool read_here = false;
+      for (const ir::Op* d : users->second) read_here = read_here || d->parent == &body;
+      if (!read_here) continue;
+      if (cg.plan.is_producer_copy(o.get())) wait_tma_copy(cg, *o);
+      else if (!cg.copies_awaited.count(o.get())) groups_before.push_back(o.get());
+    }
+  if (!groups_before.empty()) {
+    cg.copies_awaited.insert(groups_before.begin(), groups_before.end());
     int younger = pl ? pl->ahead() * group_loads : 0;
     cg.inline_asm(b.getVoidTy(), "cp.async.wait_group " + std::to_string(std::min(younger, 7)) + ";", "~{memory}", {},
                   true);

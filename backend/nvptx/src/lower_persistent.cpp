@@ -57,20 +57,25 @@ void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, co
   llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, name);
   llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, name + "_ring_stage");
   llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, name + "_ring_phase");
+  llvm::PHINode* parity = b.CreatePHI(cg.i32(), 2, name + "_parity");
   t->addIncoming(start, pre);
   slot->addIncoming(cg.c32(0), pre);
   phase->addIncoming(cg.c32(0), pre);
+  parity->addIncoming(cg.c32(0), pre);
   b.CreateCondBr(b.CreateICmpULT(t, total), body, exit);
   b.SetInsertPoint(body);
   bind_program(cg, t);
+  cg.program_parity = parity;
   auto [slot_next, phase_next] = program(t, {slot, phase});
   llvm::BasicBlock* latch = b.GetInsertBlock();
   t->addIncoming(b.CreateAdd(t, stride), latch);
   slot->addIncoming(slot_next, latch);
   phase->addIncoming(phase_next, latch);
+  parity->addIncoming(b.CreateXor(parity, cg.c32(1)), latch);
   b.CreateBr(header);
   b.SetInsertPoint(exit);
   for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;
+  cg.program_parity = nullptr;
 }
 
 namespace {
@@ -115,6 +120,7 @@ void lower_persistent_body(Codegen& cg) {
     cg.ring_position = ring;
     cg.smem_unknown();  // the previous program may still be reading shared memory
     cg.lower_block(cg.fn.body);
+    release_producer_copies(cg);
     pingpong_pass_turn(cg);  // every program starts without the turn
     return cg.ring_position;
   });

@@ -36,15 +36,17 @@ void wait_parity(Codegen& cg, llvm::Value* bar, llvm::Value* parity) {
                 "r,r,~{memory}", {bar, parity}, true);
 }
 
-void init_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
+// The mbarriers of each (TMA load, stages): a full one per stage, and warp-specialized
+// an empty one (one arrival per consumer warp).
+void init_barriers(Codegen& cg, const std::vector<std::pair<const ir::Op*, int>>& rings) {
   bool ws = cg.plan.warp_specialized();
   cg.if_then(cg.b.CreateICmpEQ(cg.tid(), cg.c32(0)), [&] {
-    for (const ir::Op* ld : pl.loads) {
+    for (auto [ld, stages] : rings) {
       if (cg.plan.op(ld).tma_map < 0) continue;
-      for (int s = 0; s < pl.stages; ++s) {
+      for (int s = 0; s < stages; ++s) {
         cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], 1;", "r,~{memory}",
                       {barrier_addr(cg, *ld, cg.c32(s))}, true);
-        if (ws)  // one arrival per consumer warp
+        if (ws)
           cg.inline_asm(cg.b.getVoidTy(), "mbarrier.init.shared::cta.b64 [$0], " + std::to_string(cg.fn.num_warps) + ";",
                         "r,~{memory}", {barrier_addr(cg, *ld, cg.c32(s), true)}, true);
       }
@@ -52,6 +54,12 @@ void init_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
     // The initialized barriers become visible to the copy engine (async proxy).
     cg.inline_asm(cg.b.getVoidTy(), "fence.mbarrier_init.release.cluster;", "~{memory}", {}, true);
   });
+}
+
+std::vector<std::pair<const ir::Op*, int>> rings_of(const GpuPlan::Pipeline& pl) {
+  std::vector<std::pair<const ir::Op*, int>> rings;
+  for (const ir::Op* ld : pl.loads) rings.push_back({ld, pl.stages});
+  return rings;
 }
 
 bool has_tma(const Codegen& cg, const GpuPlan::Pipeline& pl) {
@@ -65,7 +73,7 @@ bool has_tma(const Codegen& cg, const GpuPlan::Pipeline& pl) {
 void init_tma_barriers(Codegen& cg, const GpuPlan::Pipeline& pl) {
   if (!has_tma(cg, pl) || cg.plan.warp_specialized()) return;  // (at kernel entry, split_producer)
   cg.smem_before_write();  // the barriers' bytes may have held other scratch
-  init_barriers(cg, pl);
+  init_barriers(cg, rings_of(pl));
   cg.smem_after_write();
 }
 
@@ -169,7 +177,8 @@ void release_completed_stages(Codegen& cg, const ir::Op& at) {
   for (const ir::Op* dot : it->second)
     for (int i = 0; i < 2; ++i) {
       const ir::Op* ld = async_source(cg.plan, dot->operand(i));
-      if (!ld || cg.plan.op(ld).tma_map < 0 || !cg.tma_wait_at.count(ld)) continue;
+      // (a copy made before the loop is not the loop's to release)
+      if (!ld || ld->parent != dot->parent || cg.plan.op(ld).tma_map < 0 || !cg.tma_wait_at.count(ld)) continue;
       if (std::find(released.begin(), released.end(), ld) != released.end()) continue;
       released.push_back(ld);
       release_tma_stage(cg, *ld, cg.tma_wait_at.at(ld).first, cg.b.getTrue());
@@ -190,7 +199,9 @@ std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* 
 
 void split_producer(Codegen& cg) {
   auto& b = cg.b;
-  init_barriers(cg, cg.plan.pipelines.at(cg.plan.producer_loops.front()));
+  auto rings = rings_of(cg.plan.pipelines.at(cg.plan.producer_loops.front()));
+  for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) rings.push_back({c.load, 1});
+  init_barriers(cg, rings);
   cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {});  // every thread: the barriers are ready
   llvm::Function* f = b.GetInsertBlock()->getParent();
   auto* group = llvm::BasicBlock::Create(cg.ctx, "producer_group", f);
@@ -245,6 +256,19 @@ std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* 
   auto& b = cg.b;
   llvm::Function* f = b.GetInsertBlock()->getParent();
   for (const ir::Op* o : cg.plan.producer_ops) cg.lower_op(*o);
+  int loops_done = 0;
+  // The one-block copies that come after the first `loops_done` loops.
+  auto one_block_copies = [&] {
+    for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) {
+      if (c.after_loops != loops_done) continue;
+      if (cg.fn.persistent)  // the previous program's consumers have read the buffer
+        wait_parity(cg, barrier_addr(cg, *c.load, cg.c32(0), true), b.CreateXor(program_parity(cg), cg.c32(1)));
+      Regs coords;
+      for (int d = 0; d < c.load->view_rank; ++d) coords.push_back(cg.scalar(c.load->view_coord(d)));
+      issue_tma_copy(cg, *c.load, coords, nullptr, cg.c32(0), b.getTrue());
+    }
+  };
+  one_block_copies();
   for (const ir::Op* loop : cg.plan.producer_loops) {
     const GpuPlan::Pipeline& pl = cg.plan.pipelines.at(loop);
     llvm::Value* lo = cg.scalar(loop->operand(0));
@@ -280,11 +304,27 @@ std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* 
     b.SetInsertPoint(done);
     stage = slot;
     parity = phase;
+    ++loops_done;
+    one_block_copies();
   }
   return {stage, parity};
 }
 
 }  // namespace
+
+llvm::Value* program_parity(Codegen& cg) { return cg.program_parity ? cg.program_parity : cg.c32(0); }
+
+void expect_producer_copy(Codegen& cg, const ir::Op& ld) {
+  cg.async_base[&ld] = cg.c32(cg.plan.op(&ld).smem_offset);
+  cg.tma_wait_at[&ld] = {cg.c32(0), program_parity(cg)};
+}
+
+void release_producer_copies(Codegen& cg) {
+  if (cg.plan.producer_copies.empty()) return;
+  // Every MMA reading them has completed (the program's results are out).
+  cg.inline_asm(cg.b.getVoidTy(), "wgmma.wait_group.sync.aligned 0;", "~{memory}", {}, true);
+  for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) release_tma_stage(cg, *c.load, cg.c32(0), cg.b.getTrue());
+}
 
 std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages) {
   llvm::Value* inc = cg.b.CreateAdd(slot, cg.c32(1));

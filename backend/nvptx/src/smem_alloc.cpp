@@ -170,6 +170,12 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
         if (d->parent != op.parent) ir::walk(*d->parent, [&](Op& o) { end = std::max(end, index_of.at(&o)); });
       }
       const Op* loop = op.parent->parent;
+      if (plan.is_producer_copy(&op)) {
+        // Its barriers are set up at kernel entry, and the producer copies it whenever
+        // it gets there (persistent: again for the next program, after the release).
+        begin = 0;
+        if (f.persistent) end = std::numeric_limits<int>::max();
+      }
       if (plan.op(&op).stages > 1) {
         begin = index_of.at(loop);
         end = std::max(end, index_of.at(op.parent->ops.back().get()));

@@ -99,11 +99,12 @@ bool box_shape_ok(const Shape& shape, int es, std::string& why) {
   return true;
 }
 
+// `one_shot`: a copy outside loops (the producer's, GpuPlan::producer_copies).
 std::optional<TensorMapSpec> tma_spec(const ir::Function& f, const GpuPlan& plan, const Op* ld,
-                                      const ParamIndex& params, std::string& why) {
+                                      const ParamIndex& params, std::string& why, bool one_shot = false) {
   const OpPlan& p = plan.op(ld);
   const ir::Type& t = ld->result()->type;
-  if (ld->view_rank == 0 || !p.async_copy || p.stages < 2 || !read_by_wgmma(plan, ld) || t.rank() != 2)
+  if (ld->view_rank == 0 || !p.async_copy || (p.stages < 2 && !one_shot) || !read_by_wgmma(plan, ld) || t.rank() != 2)
     return why = "not a pipelined 2-D view block read by warpgroup MMAs", std::nullopt;
   const int es = byte_size(t.dtype);
   if (contiguous_dim(plan.layout(ld->result())->ll) != 1)
@@ -135,24 +136,18 @@ ParamIndex param_index(const ir::Function& f) {
   return params;
 }
 
-// The top-level ops before `loop` that its copies' coordinates and its bounds depend
-// on, when all are pure scalar ops (what the producer warp evaluates); false when one
-// is not.
-bool producer_dependencies(const ir::Function& f, const GpuPlan& plan, const Op* loop,
-                           std::unordered_set<const Op*>& need) {
-  const GpuPlan::Pipeline& pl = plan.pipelines.at(loop);
+// Collects into `need` the top-level ops that the values of `work` depend on, when all
+// are pure scalar ops (what the producer warp evaluates); values defined in `body` (a
+// loop's body, or null) must be ops of its address slice `in_slice`. False otherwise.
+bool scalar_dependencies(const ir::Function& f, std::vector<const Value*> work, const ir::Block* body,
+                         const std::unordered_set<const Op*>& in_slice, std::unordered_set<const Op*>& need) {
   std::unordered_set<const Op*> inside;
-  std::unordered_set<const Op*> in_slice(pl.slice.begin(), pl.slice.end());
-  std::vector<const Value*> work(loop->operands.begin(), loop->operands.begin() + 3);
-  for (const Op* ld : pl.loads)
-    for (int d = 0; d < ld->view_rank; ++d) work.push_back(ld->view_coord(d));
-  const ir::Block& body = *loop->regions[0];
   while (!work.empty()) {
     const Value* v = work.back();
     work.pop_back();
     if (!v->def) continue;  // parameters, the induction variable
     const Op* d = v->def;
-    if (defined_within(v, body)) {  // the coordinates' part of the address slice
+    if (body && defined_within(v, *body)) {  // the coordinates' part of the address slice
       if (!in_slice.count(d)) return false;
       if (inside.insert(d).second) work.insert(work.end(), d->operands.begin(), d->operands.end());
       continue;
@@ -164,6 +159,74 @@ bool producer_dependencies(const ir::Function& f, const GpuPlan& plan, const Op*
     if (need.insert(d).second) work.insert(work.end(), d->operands.begin(), d->operands.end());
   }
   return true;
+}
+
+// The top-level ops before `loop` that its copies' coordinates and its bounds depend
+// on (see scalar_dependencies).
+bool producer_dependencies(const ir::Function& f, const GpuPlan& plan, const Op* loop,
+                           std::unordered_set<const Op*>& need) {
+  const GpuPlan::Pipeline& pl = plan.pipelines.at(loop);
+  std::unordered_set<const Op*> in_slice(pl.slice.begin(), pl.slice.end());
+  std::vector<const Value*> work(loop->operands.begin(), loop->operands.begin() + 3);
+  for (const Op* ld : pl.loads)
+    for (int d = 0; d < ld->view_rank; ++d) work.push_back(ld->view_coord(d));
+  return scalar_dependencies(f, work, loop->regions[0].get(), in_slice, need);
+}
+
+// The cp.async copies among `loads` (a block's async loads, in issue order) count their
+// groups among themselves; TMA copies commit none.
+void number_cp_async_groups(GpuPlan& plan, const std::vector<const Op*>& loads) {
+  int count = 0, index = 0;
+  for (const Op* ld : loads) count += plan.op(ld).tma_map < 0;
+  for (const Op* ld : loads) {
+    OpPlan& p = plan.op(ld);
+    p.async_count = count;
+    p.async_index = p.tma_map < 0 ? ++index : 0;
+  }
+}
+
+// Index of TMA spec `s` in the kernel's tensor maps (loads of one view share a map).
+int tensor_map_index(GpuPlan& plan, const TensorMapSpec& s) {
+  auto same = std::find(plan.tensor_maps.begin(), plan.tensor_maps.end(), s);
+  if (same == plan.tensor_maps.end()) return plan.tensor_maps.push_back(s), static_cast<int>(plan.tensor_maps.size()) - 1;
+  return static_cast<int>(same - plan.tensor_maps.begin());
+}
+
+// The top-level view loads the producer copies too (GpuPlan::producer_copies), their
+// coordinates' ops added to `need`; the cp.async loads left renumber their groups.
+// TILEFUSE_PRODUCER_COPIES=0 leaves them to the consumers.
+void plan_producer_copies(const ir::Function& f, GpuPlan& plan, std::unordered_set<const Op*>& need) {
+  if (plan.any_held() || knob("TILEFUSE_PRODUCER_COPIES") == "0") return;
+  ParamIndex params = param_index(f);
+  const auto& loops = plan.producer_loops;
+  int after = 0;
+  for (const auto& top : f.body.ops) {
+    const Op* ld = top.get();
+    if (std::find(loops.begin(), loops.end(), ld) != loops.end()) ++after;
+    if (ld->kind != OpKind::Load || !ld->view_rank || !plan.ops.count(ld) || !plan.op(ld).async_copy ||
+        plan.op(ld).stages > 1)
+      continue;
+    if (f.persistent && after == 0) continue;
+    std::string why;
+    auto s = tma_spec(f, plan, ld, params, why, true);
+    std::vector<const Value*> coords;
+    for (int d = 0; d < ld->view_rank; ++d) coords.push_back(ld->view_coord(d));
+    std::unordered_set<const Op*> deps;
+    if (s && !scalar_dependencies(f, coords, nullptr, {}, deps))
+      why = "its coordinates depend on more than scalar ops", s.reset();
+    if (!s) {
+      if (knob_on("TILEFUSE_DEBUG"))
+        std::cerr << "tilefuse: view load at " << ld->loc.str() << " is not copied by the producer: " << why << "\n";
+      continue;
+    }
+    need.insert(deps.begin(), deps.end());
+    plan.op(ld).tma_map = tensor_map_index(plan, *s);
+    plan.producer_copies.push_back({ld, after});
+  }
+  std::vector<const Op*> copies;
+  for (const auto& top : f.body.ops)
+    if (auto it = plan.ops.find(top.get()); it != plan.ops.end() && it->second.async_copy) copies.push_back(top.get());
+  number_cp_async_groups(plan, copies);
 }
 
 // Whether load `b` can use load `a`'s ring of stages (same view block, same stages).
@@ -197,6 +260,7 @@ void plan_warp_specialization(const ir::Function& f, GpuPlan& plan) {
     if (!producer_dependencies(f, plan, loop, need))
       return no("the copies' coordinates depend on more than scalar ops before the loop");
   plan.producer_loops = loops;
+  plan_producer_copies(f, plan, need);
   for (const auto& o : f.body.ops)
     if (need.count(o.get())) plan.producer_ops.push_back(o.get());
   for (const Op* loop : loops) {
@@ -285,9 +349,7 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
       std::string why;
       if (auto s = tma_spec(f, plan, ld, params, why)) {
         // Loops reading the same view's blocks (attention's two loops) share its map.
-        auto same = std::find(plan.tensor_maps.begin(), plan.tensor_maps.end(), *s);
-        plan.op(ld).tma_map = static_cast<int>(same - plan.tensor_maps.begin());
-        if (same == plan.tensor_maps.end()) plan.tensor_maps.push_back(*s);
+        plan.op(ld).tma_map = tensor_map_index(plan, *s);
       } else if (plan.op(ld).tma_only) {
         internal_error("view load at " + ld->loc.str() + " was planned for TMA but cannot be: " + why);
       } else if (ld->view_rank && knob_on("TILEFUSE_DEBUG")) {
@@ -295,21 +357,11 @@ void plan_tma_copies(const ir::Function& f, const Target& t, GpuPlan& plan) {
                   << " is copied by cp.async, not TMA: " << why << "\n";
       }
     }
-    // The cp.async loads left count their groups among themselves, in issue order.
-    int count = 0, index = 0;
-    for (const Op* ld : pl.loads) count += plan.op(ld).tma_map < 0;
-    for (const Op* ld : pl.loads) {
-      OpPlan& p = plan.op(ld);
-      p.async_count = count;
-      p.async_index = p.tma_map < 0 ? ++index : 0;
-    }
+    number_cp_async_groups(plan, pl.loads);
   }
   for (const Op* st : plan.tma_stores) {  // the loads' maps first, then the stores'
     std::string why;
-    auto s = tma_store_spec(f, plan.axis, st, params, why);
-    auto same = std::find(plan.tensor_maps.begin(), plan.tensor_maps.end(), *s);
-    plan.op(st).tma_map = static_cast<int>(same - plan.tensor_maps.begin());
-    if (same == plan.tensor_maps.end()) plan.tensor_maps.push_back(*s);
+    plan.op(st).tma_map = tensor_map_index(plan, *tma_store_spec(f, plan.axis, st, params, why));
   }
   plan_warp_specialization(f, plan);
   plan_prefetch(f, plan);

@@ -30,6 +30,7 @@ const std::vector<Knob>& knobs() {
       {"TILEFUSE_TMA_STORE", "0: tensor-view stores are plain stores instead of TMA stores through shared memory (sm_90)", true},
       {"TILEFUSE_WARP_SPECIALIZE", "1: a producer warpgroup issues the TMA copies of a pipelined loop (sm_90a, experimental)", true},
       {"TILEFUSE_PINGPONG", "warp-specialized kernels with two consumer warpgroups alternate their MMA issues: 1 always, 0 never (default: where a loop iteration has two or more dots and each warpgroup owns its rows, e.g. attention on 128 rows)", true},
+      {"TILEFUSE_PRODUCER_COPIES", "0: a warp-specialized kernel's view loads outside loops are copied by its consumers (cp.async), not by the producer warpgroup (TMA)", true},
       {"TILEFUSE_PRODUCER_REGS", "n (24-256, a multiple of 8): the registers a warp-specialized kernel's producer warpgroup keeps with setmaxnreg, the rest going to the consumers (default 40, consumers at most 232)", true},
       {"TILEFUSE_WHOLE_PROGRAM_JIT", "0: kernels without setmaxnreg load through the driver's linker (relocatable code, its cubin kept in the disk cache) instead of its whole-program JIT (default: every kernel through cuModuleLoadDataEx, the driver's JIT cache keeping the SASS)", false},
       {"TILEFUSE_PDL", "0: no programmatic dependent launch (default on sm_90+: a kernel whose grid has at most TILEFUSE_PDL_BLOCKS blocks may start while the previous one in its stream finishes, and waits for it before touching memory; it lets the next one start after its loop over the grid, or when it exits)", true},

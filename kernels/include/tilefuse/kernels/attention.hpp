@@ -68,7 +68,7 @@ const auto& attention_fwd_kernel() {
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
          Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
          Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT, Meta<"KV_GROUP", int, 1> KV_GROUP,
-         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE) {
+         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE, Meta<"Q_VIEW", bool, false> Q_VIEW) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -85,12 +85,17 @@ const auto& attention_fwd_kernel() {
         auto in_head = [&](const auto& offs_d) { return (offs_d < int32_t(HEAD_DIM)).row(); };
         // Per part of the head: Q's columns (rows past seq_len and columns past the head
         // read 0) and the output's accumulator.
+        // Q_VIEW: Q's blocks through a view, like K's and V's (warp-specialized: the
+        // producer copies them by TMA, the consumers wait on a barrier instead of copying).
         std::vector<Tile<T, 2>> q_tiles;
         std::vector<Tile<f32, 2>> acc;
         for (const HeadPart& part : parts) {
           auto offs_d = int32_t(part.offset) + arange(0, part.width);
           auto q_ptrs = q + head_off + offs_m.col() * stride_n + offs_d.row();
-          if (past_head(part))
+          if (Q_VIEW)
+            q_tiles.push_back(load(tensor_view(q, {num_programs(1), seq_len, HEAD_DIM}, {stride_h, stride_n, 1}),
+                                   {head, start_m * BLOCK_M, part.offset}, {BLOCK_M, part.width}));
+          else if (past_head(part))
             q_tiles.push_back(load(q_ptrs, row_ok.col() && in_head(offs_d), 0.0f));
           else
             q_tiles.push_back(load(q_ptrs, row_ok.col(), 0.0f));

@@ -161,6 +161,24 @@ struct GpuPlan {
   std::vector<const ir::Op*> producer_ops;
   std::unordered_map<const ir::Op*, const ir::Op*> ring_leader;  // later loops' loads -> first loop's
   bool warp_specialized() const { return !producer_loops.empty(); }
+  // Top-level view loads of one block (outside loops, read by warpgroup MMAs) that the
+  // producer copies by TMA too, after the copies of the first `after_loops` producer
+  // loops (body order): attention's last P.V-behind V block lands while the consumers
+  // still run the key loop, and they wait on its mbarrier instead of copying it and
+  // meeting at a barrier. One buffer each, live from kernel entry; persistent kernels
+  // release it at the program's end (its "empty" mbarrier) and copy the next program's
+  // then, so there only loads after the first producer loop qualify (one before it
+  // would hold back the next program's ring copies until this program ends).
+  struct ProducerCopy {
+    const ir::Op* load;
+    int after_loops;
+  };
+  std::vector<ProducerCopy> producer_copies;
+  bool is_producer_copy(const ir::Op* ld) const {
+    for (const ProducerCopy& c : producer_copies)
+      if (c.load == ld) return true;
+    return false;
+  }
   // f32 tiles computed where the program computes them (wgmma_waits.cpp).
   std::unordered_set<const ir::Value*> pinned;
   // Two consumer warpgroups take turns issuing their MMAs (lower_pingpong.cpp).
