@@ -188,11 +188,6 @@ TEST_CASE("gpu: the producer copies attention's Q and last V blocks: odd N, head
   persistent_ws.persistent = 1;
   for (auto [n, causal] : {std::pair{1000, false}, std::pair{777, true}, std::pair{129, true}})
     check_attention_d128(n, causal, 1, persistent_ws, 59);
-  // Programs walking the heads first (HEADS_FASTEST), persistent or not.
-  persistent_ws.set("HEADS_FASTEST", 1);
-  check_attention_d128(900, true, 1, persistent_ws, 61);
-  Config heads_fastest{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"HEADS_FASTEST", 1}, warp_specialize()};
-  check_attention_d128(555, true, 1, heads_fastest, 67);
   unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
 }
 

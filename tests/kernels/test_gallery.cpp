@@ -150,10 +150,6 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {1, 31, 112, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
       {1, 33, 96, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 0}, num_warps(1)}},
       {1, 21, 256, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
-      // programs walking the heads first (HEADS_FASTEST), causal or not, Q through a view
-      {3, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"HEADS_FASTEST", 1}, num_warps(1)}},
-      {3, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"HEADS_FASTEST", 1}, {"Q_VIEW", 1}, num_warps(1)}},
-      {2, 50, 96, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"Q_VIEW", 1}, num_warps(1)}},
   };
   for (auto& c : cases) {
     CAPTURE(c.n);

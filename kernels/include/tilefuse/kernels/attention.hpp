@@ -68,22 +68,11 @@ const auto& attention_fwd_kernel() {
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
          Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
          Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT, Meta<"KV_GROUP", int, 1> KV_GROUP,
-         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE, Meta<"Q_VIEW", bool, false> Q_VIEW,
-         Meta<"HEADS_FASTEST", bool, false> HEADS_FASTEST) {
+         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE, Meta<"Q_VIEW", bool, false> Q_VIEW) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
-        // short ones fill the last wave instead of a long one running alone. HEADS_FASTEST:
-        // programs in launch order (x fastest) walk the heads first, so every head's
-        // longest query block comes before any shorter one (and a persistent block's
-        // programs, a grid-sized stride apart, have near-equal lengths, not long and short
-        // in turn).
-        auto query_block = program_id(0);
+        // short ones fill the last wave instead of a long one running alone.
+        auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
         auto head = program_id(1);
-        if (HEADS_FASTEST) {
-          auto launched = program_id(0) + program_id(1) * num_programs(0);
-          query_block = launched / num_programs(1);
-          head = launched % num_programs(1);
-        }
-        auto start_m = CAUSAL ? num_programs(0) - 1 - query_block : query_block;
         auto kv_head = head;
         if (KV_GROUP > 1) kv_head = head / int32_t(KV_GROUP);
         auto offs_m = start_m * BLOCK_M + arange(0, BLOCK_M);
