@@ -295,6 +295,26 @@ TEST_CASE("GEMM's tensor-view operands move by TMA on sm_90a when the launch can
   unsetenv("TILEFUSE_TMA_STORE");
 }
 
+TEST_CASE("the sm_90a attention heuristic gives causal d64 rows of up to 1024 keys 64-key blocks") {
+  // The diagonal block, half masked, is a large share of few key blocks (bench/NOTES.md).
+  auto block_n = [](int64_t n, int64_t d, bool causal) {
+    return kernels::attention_heuristic(n, d, causal, true).get("BLOCK_N");
+  };
+  CHECK(block_n(1024, 64, true) == 64);
+  CHECK(block_n(300, 48, true) == 64);
+  CHECK(block_n(1025, 64, true) == 128);
+  CHECK(block_n(1024, 64, false) == 128);
+  CHECK(block_n(1024, 128, true) == 128);
+  Config cfg = kernels::attention_launch_config(kernels::attention_heuristic(1024, 64, true, true), 64, true, 0.1f);
+  std::string ptx;
+  REQUIRE_NOTHROW(ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, cfg, 16));
+  CHECK(ptx.find("wgmma.mma_async") != std::string::npos);
+  if (gallery_ptx::no_ptxas()) return;
+  tools::PtxasResult r = tools::run_ptxas(ptx, "sm_90a");
+  CHECK_MESSAGE(r.ok, r.log);
+  CHECK(r.spill_stores == 0);
+}
+
 TEST_CASE("attention's K and V blocks move by TMA on sm_90a, its two loops sharing the two maps") {
   const kernels::GalleryKernel* at = nullptr;
   for (const auto& g : kernels::gallery())

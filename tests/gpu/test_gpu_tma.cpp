@@ -208,7 +208,8 @@ TEST_CASE_TEMPLATE("gpu: attention at any head dim, heuristic tilings", T, half,
   for (auto [d, n, causal] : {std::tuple{96, 301, false}, std::tuple{96, 200, true}, std::tuple{80, 333, false},
                               std::tuple{40, 257, true}, std::tuple{33, 130, false}, std::tuple{200, 150, true},
                               std::tuple{192, 210, false}, std::tuple{256, 190, true}, std::tuple{256, 129, false},
-                              std::tuple{112, 170, true}, std::tuple{160, 250, false}, std::tuple{176, 140, true}}) {
+                              std::tuple{112, 170, true}, std::tuple{160, 250, false}, std::tuple{176, 140, true},
+                              std::tuple{64, 300, true}, std::tuple{48, 1000, true}}) {
     CAPTURE(d);
     CAPTURE(n);
     CAPTURE(causal);

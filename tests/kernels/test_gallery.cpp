@@ -150,6 +150,10 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {1, 31, 112, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"QK_AHEAD", 1}, num_warps(1)}},
       {1, 33, 96, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"HEAD_SPLIT", 0}, num_warps(1)}},
       {1, 21, 256, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, num_warps(1)}},
+      // Q's blocks through a view (Q_VIEW: rows past N and columns past the head read 0)
+      {3, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"Q_VIEW", 1}, num_warps(1)}},
+      {2, 50, 96, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"Q_VIEW", 1}, num_warps(1)}},
+      {1, 29, 40, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"Q_VIEW", 1}, num_warps(1)}},
   };
   for (auto& c : cases) {
     CAPTURE(c.n);

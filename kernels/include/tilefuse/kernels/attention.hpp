@@ -237,7 +237,6 @@ const auto& attention_fwd_kernel() {
 // head dim 128 (443; 128x64 397). QK_AHEAD lost on every tiling (a second score tile
 // in registers), so it stays off and out of the tuning space.
 inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal, bool warpgroup_mma = false) {
-  (void)seq_len;
   int c = causal ? 1 : 0;
   if (warpgroup_mma) {
     // K and V by TMA. Head dim 64 (H200, peers' shapes, bench/NOTES.md "Softmax with
@@ -263,9 +262,12 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     const auto smem = [&](int64_t bm, int64_t bn) { return (bm + 4 * bn) * w * 2; };
     constexpr int64_t kSharedBytes = 232448;  // sm_90's most per block
     const bool rows_32b = head_dim % 16 == 0;
+    // Causal rows of few key blocks (N <= 1024): 64-key blocks, so the half-masked block
+    // on the diagonal wastes half as much (bf16 d64 N1024 305 -> 328 TFLOP/s; N2048 even,
+    // N4096 -4%: run 4 of bench/results/h200_2026-11-29j).
     if (w <= 64 && rows_32b)
-      return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
-                    num_warps(4), num_stages(2), min_programs_per_sm(3)};
+      return Config{{"BLOCK_M", 64}, {"BLOCK_N", causal && seq_len <= 1024 ? 64 : 128}, {"HEAD_DIM", head_dim},
+                    {"CAUSAL", c}, {"PV_LAG", 1}, num_warps(4), num_stages(2), min_programs_per_sm(3)};
     if (w < 128 && rows_32b && 2 * smem(64, 128) <= kSharedBytes)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     {"TMA_STORE", 0}, num_warps(4), num_stages(2), min_programs_per_sm(2)};
