@@ -361,4 +361,12 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
   Seen persistent = seen(q_view, nullptr);
   REQUIRE(persistent.copies.size() == 1);
   CHECK(persistent.copies[0] == std::pair{1, persistent.v_map});
+  // Where their buffers (live from kernel entry) do not fit, the consumers copy the
+  // blocks: a 256-wide head on 64-key blocks compiles, with cp.async copies.
+  Config wide{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"HEAD_DIM", 256}, {"CAUSAL", 1}, {"PV_LAG", 1}, {"RESCALE_LATE", 1},
+              {"TMA_STORE", 0}, {"Q_VIEW", 1}, num_warps(8), num_stages(2), warp_specialize()};
+  std::string wide_ptx;
+  REQUIRE_NOTHROW(wide_ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, wide, 16));
+  CHECK(wide_ptx.find("setmaxnreg") != std::string::npos);
+  CHECK(gallery_ptx::count(wide_ptx, std::regex("cp\\.async\\.c[ag]\\.shared")) > 0);
 }

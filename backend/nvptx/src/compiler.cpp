@@ -86,14 +86,21 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   auto dump = [&](const char* pass) {
     if (dump_ir) std::cerr << "// ----- tile IR after " << pass << " (" << f.name << ") -----\n" << dump_plan(f, plan);
   };
-  auto make_plan = [&](bool accumulator_stores, bool tma_stores, bool stage_loads = true, bool hold_loads = true) {
+  // What the plan may use; each retry below gives one optimization up where the shared
+  // memory does not fit.
+  struct Choices {
+    bool accumulator_stores = false, tma_stores = true, stage_loads = true, hold_loads = true, producer_copies = true;
+  } choices;
+  auto make_plan = [&](const Choices& c) {
+    choices = c;
     plan = GpuPlan();
     plan.num_warps = f.num_warps;
     plan.clusters_in_memory = clusters_in_memory(f, opts.target);
-    plan.stage_loads = stage_loads;
-    plan.hold_loads = hold_loads;
-    plan.accumulator_stores = accumulator_stores;
-    plan.allow_tma_stores = tma_stores;
+    plan.stage_loads = c.stage_loads;
+    plan.hold_loads = c.hold_loads;
+    plan.accumulator_stores = c.accumulator_stores;
+    plan.allow_tma_stores = c.tma_stores;
+    plan.allow_producer_copies = c.producer_copies;
     plan.axis = analyze_axis_info(f);                 dump("axis-info");
     find_tma_stores(f, opts.target, plan);
     assign_layouts(f, opts.target, plan);             dump("layouts");
@@ -104,22 +111,29 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     plan_wgmma_waits(f, plan);                        dump("wgmma-waits");
     allocate_shared_memory(f, plan);                  dump("shared-memory");
   };
-  make_plan(false, true);
+  auto too_big = [&] { return plan.shared_bytes > ti.max_shared_bytes(); };
+  auto retry = [&](auto change) {
+    Choices c = choices;
+    change(c);
+    make_plan(c);
+  };
+  make_plan(Choices{});
+  // The producer's copies of blocks read outside loops keep their buffers from kernel
+  // entry; where that does not fit, the consumers copy those blocks (wide heads with Q_VIEW).
+  if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // A TMA store's block needs shared memory of its own while it leaves; where that does
   // not fit (beside a persistent kernel's ring), view stores are plain stores.
-  if (!plan.tma_stores.empty() && plan.shared_bytes > ti.max_shared_bytes()) make_plan(false, false);
+  if (!plan.tma_stores.empty() && too_big()) retry([](Choices& c) { c.tma_stores = false; });
   // A persistent kernel's ring (prefetched, or a warp-specialized producer's) stays live
   // through the epilogue; when the epilogue's layout conversion no longer fits beside it,
   // dot results are stored in their own layout.
-  if ((plan.prefetch_loop || (f.persistent && plan.warp_specialized())) && plan.shared_bytes > ti.max_shared_bytes())
-    make_plan(true, false);
+  if ((plan.prefetch_loop || (f.persistent && plan.warp_specialized())) && too_big())
+    retry([](Choices& c) { c.accumulator_stores = true, c.tma_stores = false; });
   // Loads staged num_stages - 1 iterations ahead are an optimization: where their buffers
   // do not fit (a loop of large tiles beside a kernel's dot pipeline), they stay loads.
-  if (plan.shared_bytes > ti.max_shared_bytes() && plan.any_staged())
-    make_plan(plan.accumulator_stores, plan.allow_tma_stores, false);
+  if (too_big() && plan.any_staged()) retry([](Choices& c) { c.stage_loads = false; });
   // So are tiles kept in shared memory: where they do not fit, they live in registers.
-  if (plan.shared_bytes > ti.max_shared_bytes() && plan.any_held())
-    make_plan(plan.accumulator_stores, plan.allow_tma_stores, plan.stage_loads, false);
+  if (too_big() && plan.any_held()) retry([](Choices& c) { c.hold_loads = false; });
   if (!plan.tensor_maps.empty()) ti.require_ptx(80);  // cp.async.bulk.tensor, mbarrier expect_tx
   if (plan.shared_bytes > ti.max_shared_bytes())
     throw UserError("kernel '" + f.name + "' needs " + std::to_string(plan.shared_bytes) +

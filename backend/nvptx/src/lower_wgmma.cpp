@@ -258,7 +258,10 @@ void lower_wgmma(Codegen& cg, const ir::Op& op) {
       }
   cg.inline_asm(b.getVoidTy(), "wgmma.commit_group.sync.aligned;", "~{memory}", {}, true);
   if (!p.wgmma_defer) out = wgmma_wait(cg, 0, out);  // else waited for where it is read
-  if (wrote) cg.smem_after_read();
+  // A block the producer copied is read by TMA's barrier alone (no CTA barrier before):
+  // other scratch placed over it afterwards must wait for every warp's read.
+  bool producer_copy = (src_a && cg.plan.is_producer_copy(src_a)) || (src_b && cg.plan.is_producer_copy(src_b));
+  if (wrote || producer_copy) cg.smem_after_read();
   cg.set(op.result(), std::move(out));
 }
 

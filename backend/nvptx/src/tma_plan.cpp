@@ -196,7 +196,7 @@ int tensor_map_index(GpuPlan& plan, const TensorMapSpec& s) {
 // coordinates' ops added to `need`; the cp.async loads left renumber their groups.
 // TILEFUSE_PRODUCER_COPIES=0 leaves them to the consumers.
 void plan_producer_copies(const ir::Function& f, GpuPlan& plan, std::unordered_set<const Op*>& need) {
-  if (plan.any_held() || knob("TILEFUSE_PRODUCER_COPIES") == "0") return;
+  if (!plan.allow_producer_copies || plan.any_held() || knob("TILEFUSE_PRODUCER_COPIES") == "0") return;
   ParamIndex params = param_index(f);
   const auto& loops = plan.producer_loops;
   int after = 0;

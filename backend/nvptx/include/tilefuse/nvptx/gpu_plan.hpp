@@ -174,6 +174,7 @@ struct GpuPlan {
     int after_loops;
   };
   std::vector<ProducerCopy> producer_copies;
+  bool allow_producer_copies = true;  // false: where their buffers do not fit (compiler.cpp)
   bool is_producer_copy(const ir::Op* ld) const {
     for (const ProducerCopy& c : producer_copies)
       if (c.load == ld) return true;
