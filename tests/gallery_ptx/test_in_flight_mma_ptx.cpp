@@ -232,7 +232,8 @@ TEST_CASE("persistent warp-specialized kernels: the producer loops over the prog
   const std::string ir = nvptx::compile_with_artifacts(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).llvm_ir;
   const size_t header = ir.find("\ncopy_program.header:"), body = ir.find("\ncopy_program.body:");
   REQUIRE(header != std::string::npos);
-  CHECK(ir.find("%copy_program = phi i32", header) != std::string::npos);
+  CHECK(ir.find("%copy_program_round = phi i32", header) != std::string::npos);
+  CHECK(ir.find("%copy_program_parity = phi i32", header) != std::string::npos);
   CHECK(ir.find("%copy_program_ring_stage = phi i32", header) != std::string::npos);
   REQUIRE(body != std::string::npos);
   CHECK(ir.find("\ncopy.header:", body) != std::string::npos);

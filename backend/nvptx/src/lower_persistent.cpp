@@ -1,5 +1,6 @@
 // Persistent kernels (Function::persistent). The launch starts P thread blocks along x,
-// as many as are resident at once; block b runs programs b, b + P, b + 2P, ... of the
+// as many as are resident at once; block b runs one program of each round of P
+// programs, b in even rounds and P - 1 - b in odd ones (2P - 1 - b, 2P + b, ...), of the
 // grid, whose sizes arrive as three hidden i32 parameters after the tensor maps. Each
 // iteration binds program_id to its program's coordinates (x fastest, as the hardware
 // orders blocks) and lowers the whole body again. Warp-specialized, the producer runs
@@ -54,28 +55,42 @@ void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, co
   auto* exit = llvm::BasicBlock::Create(cg.ctx, name + ".exit", f);
   b.CreateBr(header);
   b.SetInsertPoint(header);
-  llvm::PHINode* t = b.CreatePHI(cg.i32(), 2, name);
+  // Rounds of `stride` programs taken in alternating directions: block `start` runs
+  // program start of round 0, stride - 1 - start of round 1, and so on. Programs whose
+  // costs fall in the same pattern every round (causal attention's longest query block
+  // of each head first) even out over a block's rounds instead of one block always
+  // drawing the long ones; a round's programs stay one window of the grid (its heads'
+  // K and V in L2). `parity`: the rounds run before this one, mod 2.
+  llvm::PHINode* round = b.CreatePHI(cg.i32(), 2, name + "_round");
   llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, name + "_ring_stage");
   llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, name + "_ring_phase");
   llvm::PHINode* parity = b.CreatePHI(cg.i32(), 2, name + "_parity");
-  t->addIncoming(start, pre);
+  round->addIncoming(cg.c32(0), pre);
   slot->addIncoming(cg.c32(0), pre);
   phase->addIncoming(cg.c32(0), pre);
   parity->addIncoming(cg.c32(0), pre);
+  llvm::Value* mirrored = b.CreateSub(b.CreateSub(stride, cg.c32(1)), start);
+  auto in_round = [&](llvm::Value* p) { return b.CreateSelect(b.CreateICmpNE(p, cg.c32(0)), mirrored, start); };
+  llvm::Value* t = b.CreateAdd(round, in_round(parity), name);
+  // (Past the grid's end only in the last round: the next round starts later still.)
   b.CreateCondBr(b.CreateICmpULT(t, total), body, exit);
   b.SetInsertPoint(body);
   bind_program(cg, t);
   cg.program_parity = parity;
+  llvm::Value* next_parity = b.CreateXor(parity, cg.c32(1));
+  llvm::Value* next_round = b.CreateAdd(round, stride);
+  cg.next_program = b.CreateAdd(next_round, in_round(next_parity));
   auto [slot_next, phase_next] = program(t, {slot, phase});
   llvm::BasicBlock* latch = b.GetInsertBlock();
-  t->addIncoming(b.CreateAdd(t, stride), latch);
+  round->addIncoming(next_round, latch);
   slot->addIncoming(slot_next, latch);
   phase->addIncoming(phase_next, latch);
-  parity->addIncoming(b.CreateXor(parity, cg.c32(1)), latch);
+  parity->addIncoming(next_parity, latch);
   b.CreateBr(header);
   b.SetInsertPoint(exit);
   for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;
   cg.program_parity = nullptr;
+  cg.next_program = nullptr;
 }
 
 namespace {
@@ -115,8 +130,7 @@ void lower_persistent_body(Codegen& cg) {
     init_tma_barriers(cg, cg.plan.pipelines.at(loop));
     prefetch_program(cg, start, cg.c32(0), b.CreateICmpULT(start, grid_programs(cg)));
   }
-  loop_over_programs(cg, start, stride, "program", [&](llvm::Value* t, Ring ring) {
-    cg.next_program = b.CreateAdd(t, stride);
+  loop_over_programs(cg, start, stride, "program", [&](llvm::Value*, Ring ring) {
     cg.ring_position = ring;
     cg.smem_unknown();  // the previous program may still be reading shared memory
     cg.lower_block(cg.fn.body);
@@ -124,7 +138,6 @@ void lower_persistent_body(Codegen& cg) {
     pingpong_pass_turn(cg);  // every program starts without the turn
     return cg.ring_position;
   });
-  cg.next_program = nullptr;
 }
 
 }  // namespace tilefuse::nvptx
