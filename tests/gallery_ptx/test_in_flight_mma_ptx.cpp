@@ -309,12 +309,13 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
   // copies in the PTX (TMA boxes of 64 columns, cp.async runs).
   struct Seen {
     std::vector<std::pair<int, int>> copies;  // (after_loops, tma_map)
+    std::vector<int> buffers;                 // each copy's
     int v_map = -1;                           // the key loop's V map
     size_t boxes = 0, cp_async = 0, consumer_barriers = 0;
   };
-  auto seen = [](Config cfg, const char* knob) {
+  auto seen = [](Config cfg, const char* knob, int64_t d = 128) {
     if (knob) setenv("TILEFUSE_PRODUCER_COPIES", knob, 1);
-    cfg.set("HEAD_DIM", 128).set("CAUSAL", 1);
+    cfg.set("HEAD_DIM", d).set("CAUSAL", 1);
     const auto& k = kernels::attention_fwd_kernel<bfloat16>();
     auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
     nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
@@ -323,6 +324,7 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
     for (const auto& c : plan.producer_copies) {
       CHECK(c.load->parent == &f->body);
       s.copies.push_back({c.after_loops, plan.op(c.load).tma_map});
+      s.buffers.push_back(plan.op(c.load).stages);
     }
     const ir::Op* loop = plan.producer_loops.front();
     s.v_map = plan.op(plan.pipelines.at(loop).loads.back()).tma_map;
@@ -356,12 +358,21 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
   CHECK(both.cp_async == 0);
   CHECK(both.boxes == v_only.boxes + 2);
   CHECK(both.consumer_barriers < v_only.consumer_barriers);
-  // Persistent: Q is copied again only after this program ends, which would hold back
-  // the next program's ring copies: the consumers keep it.
+  CHECK(both.buffers == std::vector<int>{1, 1});
+  // Persistent: Q gets two buffers, the programs' in turn (one would hold the next
+  // program's ring copies back until this program ends); the V block one, released at
+  // the program's end. At d64 both fit beside the ring: no cp.async left.
   q_view.persistent = 1;
-  Seen persistent = seen(q_view, nullptr);
-  REQUIRE(persistent.copies.size() == 1);
-  CHECK(persistent.copies[0] == std::pair{1, persistent.v_map});
+  Seen persistent = seen(q_view, nullptr, 64);
+  REQUIRE(persistent.copies.size() == 2);
+  CHECK(persistent.copies[0].first == 0);
+  CHECK(persistent.copies[1] == std::pair{1, persistent.v_map});
+  CHECK(persistent.buffers == std::vector<int>{2, 1});
+  CHECK(persistent.cp_async == 0);
+  // At d128 they do not (32 bytes over, with the accumulator stored in its own layout):
+  // the compiler gives the producer's copies up, and the consumers copy both blocks.
+  Seen persistent128 = seen(q_view, nullptr);
+  CHECK(persistent128.cp_async > 0);
   // Where their buffers (live from kernel entry) do not fit, the consumers copy the
   // blocks: a 256-wide head on 64-key blocks compiles, with cp.async copies.
   Config wide{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"HEAD_DIM", 256}, {"CAUSAL", 1}, {"PV_LAG", 1}, {"RESCALE_LATE", 1},

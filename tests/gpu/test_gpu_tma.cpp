@@ -188,6 +188,10 @@ TEST_CASE("gpu: the producer copies attention's Q and last V blocks: odd N, head
   persistent_ws.persistent = 1;
   for (auto [n, causal] : {std::pair{1000, false}, std::pair{777, true}, std::pair{129, true}})
     check_attention_d128(n, causal, 1, persistent_ws, 59);
+  // d64 on the same tiling: Q's two buffers fit, used by a block's programs in turn (5
+  // blocks, 24 or 15 programs: both buffers' barriers complete several phases).
+  for (auto [n, causal] : {std::pair{1000, true}, std::pair{600, false}})
+    check_attention_d128(n, causal, 1, persistent_ws, 71, 64);
   unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
 }
 

@@ -129,6 +129,7 @@ class Codegen {
   // The parity of the programs this thread block ran before the current one (the phase
   // a producer copy's barriers complete with); null outside the programs' loop.
   llvm::Value* program_parity = nullptr;
+  llvm::Value* program_pair_parity = nullptr;  // the same for pairs of programs
   // Lowers `ops` again (for another program, another iteration), runs `use`, then
   // restores every value they overwrote.
   void reevaluate(const std::vector<const ir::Op*>& ops, const std::function<void()>& use);
@@ -298,6 +299,8 @@ void split_producer(Codegen& cg);
 void expect_producer_copy(Codegen& cg, const ir::Op& ld);
 void release_producer_copies(Codegen& cg);
 llvm::Value* program_parity(Codegen& cg);  // Codegen::program_parity, 0 outside the programs' loop
+// The buffer and phase parity of producer copy `ld` in the current program.
+std::pair<llvm::Value*, llvm::Value*> producer_copy_stage(Codegen& cg, const ir::Op& ld);
 // Ping-pong turns (Codegen::pingpong): a warpgroup takes its turn before it issues MMAs
 // and passes it on before it next waits for MMA results (or leaves a loop body or a
 // branch: the state must agree on every path); at the end warpgroup 0 consumes the last

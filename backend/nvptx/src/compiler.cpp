@@ -118,9 +118,6 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     make_plan(c);
   };
   make_plan(Choices{});
-  // The producer's copies of blocks read outside loops keep their buffers from kernel
-  // entry; where that does not fit, the consumers copy those blocks (wide heads with Q_VIEW).
-  if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // A TMA store's block needs shared memory of its own while it leaves; where that does
   // not fit (beside a persistent kernel's ring), view stores are plain stores.
   if (!plan.tma_stores.empty() && too_big()) retry([](Choices& c) { c.tma_stores = false; });
@@ -129,6 +126,9 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   // dot results are stored in their own layout.
   if ((plan.prefetch_loop || (f.persistent && plan.warp_specialized())) && too_big())
     retry([](Choices& c) { c.accumulator_stores = true, c.tma_stores = false; });
+  // The producer's copies of blocks read outside loops keep their buffers from kernel
+  // entry; where that does not fit, the consumers copy those blocks (wide heads with Q_VIEW).
+  if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // Loads staged num_stages - 1 iterations ahead are an optimization: where their buffers
   // do not fit (a loop of large tiles beside a kernel's dot pipeline), they stay loads.
   if (too_big() && plan.any_staged()) retry([](Choices& c) { c.stage_loads = false; });

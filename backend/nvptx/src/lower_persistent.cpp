@@ -65,6 +65,8 @@ void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, co
   llvm::PHINode* slot = b.CreatePHI(cg.i32(), 2, name + "_ring_stage");
   llvm::PHINode* phase = b.CreatePHI(cg.i32(), 2, name + "_ring_phase");
   llvm::PHINode* parity = b.CreatePHI(cg.i32(), 2, name + "_parity");
+  llvm::PHINode* pairs = b.CreatePHI(cg.i32(), 2, name + "_pair_parity");
+  pairs->addIncoming(cg.c32(0), pre);
   round->addIncoming(cg.c32(0), pre);
   slot->addIncoming(cg.c32(0), pre);
   phase->addIncoming(cg.c32(0), pre);
@@ -77,6 +79,7 @@ void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, co
   b.SetInsertPoint(body);
   bind_program(cg, t);
   cg.program_parity = parity;
+  cg.program_pair_parity = pairs;
   llvm::Value* next_parity = b.CreateXor(parity, cg.c32(1));
   llvm::Value* next_round = b.CreateAdd(round, stride);
   cg.next_program = b.CreateAdd(next_round, in_round(next_parity));
@@ -86,10 +89,11 @@ void loop_over_programs(Codegen& cg, llvm::Value* start, llvm::Value* stride, co
   slot->addIncoming(slot_next, latch);
   phase->addIncoming(phase_next, latch);
   parity->addIncoming(next_parity, latch);
+  pairs->addIncoming(b.CreateXor(pairs, parity), latch);  // flips after every odd program
   b.CreateBr(header);
   b.SetInsertPoint(exit);
   for (int d = 0; d < 3; ++d) cg.program[d] = nullptr;
-  cg.program_parity = nullptr;
+  cg.program_parity = cg.program_pair_parity = nullptr;
   cg.next_program = nullptr;
 }
 

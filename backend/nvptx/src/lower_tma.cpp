@@ -200,7 +200,7 @@ std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* 
 void split_producer(Codegen& cg) {
   auto& b = cg.b;
   auto rings = rings_of(cg.plan.pipelines.at(cg.plan.producer_loops.front()));
-  for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) rings.push_back({c.load, 1});
+  for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) rings.push_back({c.load, cg.plan.op(c.load).stages});
   init_barriers(cg, rings);
   cg.call_intrinsic(llvm::Intrinsic::nvvm_barrier0, {});  // every thread: the barriers are ready
   llvm::Function* f = b.GetInsertBlock()->getParent();
@@ -261,11 +261,12 @@ std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* 
   auto one_block_copies = [&] {
     for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) {
       if (c.after_loops != loops_done) continue;
-      if (cg.fn.persistent)  // the previous program's consumers have read the buffer
-        wait_parity(cg, barrier_addr(cg, *c.load, cg.c32(0), true), b.CreateXor(program_parity(cg), cg.c32(1)));
+      auto [slot, phase] = producer_copy_stage(cg, *c.load);
+      if (cg.fn.persistent)  // an earlier program's consumers have read the buffer
+        wait_parity(cg, barrier_addr(cg, *c.load, slot, true), b.CreateXor(phase, cg.c32(1)));
       Regs coords;
       for (int d = 0; d < c.load->view_rank; ++d) coords.push_back(cg.scalar(c.load->view_coord(d)));
-      issue_tma_copy(cg, *c.load, coords, nullptr, cg.c32(0), b.getTrue());
+      issue_tma_copy(cg, *c.load, coords, nullptr, slot, b.getTrue());
     }
   };
   one_block_copies();
@@ -314,16 +315,25 @@ std::pair<llvm::Value*, llvm::Value*> producer_copies(Codegen& cg, llvm::Value* 
 
 llvm::Value* program_parity(Codegen& cg) { return cg.program_parity ? cg.program_parity : cg.c32(0); }
 
+std::pair<llvm::Value*, llvm::Value*> producer_copy_stage(Codegen& cg, const ir::Op& ld) {
+  if (cg.plan.op(&ld).stages == 1) return {cg.c32(0), program_parity(cg)};
+  // Two buffers: program k uses buffer k % 2, whose barriers complete for the k / 2-th time.
+  return {program_parity(cg), cg.program_pair_parity ? cg.program_pair_parity : cg.c32(0)};
+}
+
 void expect_producer_copy(Codegen& cg, const ir::Op& ld) {
-  cg.async_base[&ld] = cg.c32(cg.plan.op(&ld).smem_offset);
-  cg.tma_wait_at[&ld] = {cg.c32(0), program_parity(cg)};
+  auto [slot, phase] = producer_copy_stage(cg, ld);
+  cg.async_base[&ld] =
+      cg.b.CreateAdd(cg.c32(cg.plan.op(&ld).smem_offset), cg.b.CreateMul(slot, cg.c32(async_stage_bytes(cg.plan, &ld))));
+  cg.tma_wait_at[&ld] = {slot, phase};
 }
 
 void release_producer_copies(Codegen& cg) {
   if (cg.plan.producer_copies.empty()) return;
   // Every MMA reading them has completed (the program's results are out).
   cg.inline_asm(cg.b.getVoidTy(), "wgmma.wait_group.sync.aligned 0;", "~{memory}", {}, true);
-  for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies) release_tma_stage(cg, *c.load, cg.c32(0), cg.b.getTrue());
+  for (const GpuPlan::ProducerCopy& c : cg.plan.producer_copies)
+    release_tma_stage(cg, *c.load, producer_copy_stage(cg, *c.load).first, cg.b.getTrue());
 }
 
 std::pair<llvm::Value*, llvm::Value*> next_stage(Codegen& cg, llvm::Value* slot, llvm::Value* phase, int stages) {

@@ -176,7 +176,7 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
         begin = 0;
         if (f.persistent) end = std::numeric_limits<int>::max();
       }
-      if (plan.op(&op).stages > 1) {
+      if (plan.op(&op).stages > 1 && loop) {
         begin = index_of.at(loop);
         end = std::max(end, index_of.at(op.parent->ops.back().get()));
         if (plan.warp_specialized() && plan.op(&op).tma_map >= 0) {

@@ -206,7 +206,6 @@ void plan_producer_copies(const ir::Function& f, GpuPlan& plan, std::unordered_s
     if (ld->kind != OpKind::Load || !ld->view_rank || !plan.ops.count(ld) || !plan.op(ld).async_copy ||
         plan.op(ld).stages > 1)
       continue;
-    if (f.persistent && after == 0) continue;
     std::string why;
     auto s = tma_spec(f, plan, ld, params, why, true);
     std::vector<const Value*> coords;
@@ -221,6 +220,9 @@ void plan_producer_copies(const ir::Function& f, GpuPlan& plan, std::unordered_s
     }
     need.insert(deps.begin(), deps.end());
     plan.op(ld).tma_map = tensor_map_index(plan, *s);
+    // Persistent, one before the first loop gets two buffers, the programs' in turn: the
+    // producer copies the next program's while this one still reads its own.
+    if (f.persistent && after == 0) plan.op(ld).stages = 2;
     plan.producer_copies.push_back({ld, after});
   }
   std::vector<const Op*> copies;

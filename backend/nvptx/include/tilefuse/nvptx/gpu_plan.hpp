@@ -167,8 +167,9 @@ struct GpuPlan {
   // still run the key loop, and they wait on its mbarrier instead of copying it and
   // meeting at a barrier. One buffer each, live from kernel entry; persistent kernels
   // release it at the program's end (its "empty" mbarrier) and copy the next program's
-  // then, so there only loads after the first producer loop qualify (one before it
-  // would hold back the next program's ring copies until this program ends).
+  // then; a copy before the first producer loop there has two buffers (OpPlan::stages
+  // = 2), used by the programs in turn, else it would hold back the next program's ring
+  // copies until this program ends.
   struct ProducerCopy {
     const ir::Op* load;
     int after_loops;
