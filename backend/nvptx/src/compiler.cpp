@@ -89,7 +89,8 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   // What the plan may use; each retry below gives one optimization up where the shared
   // memory does not fit.
   struct Choices {
-    bool accumulator_stores = false, tma_stores = true, stage_loads = true, hold_loads = true, producer_copies = true;
+    bool accumulator_stores = false, tma_stores = true, stage_loads = true, hold_loads = true, producer_copies = true,
+         two_buffer_copies = true;
   } choices;
   auto make_plan = [&](const Choices& c) {
     choices = c;
@@ -101,6 +102,7 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     plan.accumulator_stores = c.accumulator_stores;
     plan.allow_tma_stores = c.tma_stores;
     plan.allow_producer_copies = c.producer_copies;
+    plan.allow_two_buffer_copies = c.two_buffer_copies;
     plan.axis = analyze_axis_info(f);                 dump("axis-info");
     find_tma_stores(f, opts.target, plan);
     assign_layouts(f, opts.target, plan);             dump("layouts");
@@ -118,6 +120,17 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     make_plan(c);
   };
   make_plan(Choices{});
+  // The producer's copies of blocks read outside loops keep their buffers from kernel
+  // entry; where that does not fit, first a persistent kernel's copy before its loops
+  // keeps one buffer and goes back to the consumers (d128 attention with Q_VIEW), then
+  // the consumers copy all such blocks (wide heads with Q_VIEW).
+  auto two_buffers = [&] {
+    for (const auto& c : plan.producer_copies)
+      if (plan.op(c.load).stages > 1) return true;
+    return false;
+  };
+  if (two_buffers() && too_big()) retry([](Choices& c) { c.two_buffer_copies = false; });
+  if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // A TMA store's block needs shared memory of its own while it leaves; where that does
   // not fit (beside a persistent kernel's ring), view stores are plain stores.
   if (!plan.tma_stores.empty() && too_big()) retry([](Choices& c) { c.tma_stores = false; });
@@ -126,9 +139,6 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   // dot results are stored in their own layout.
   if ((plan.prefetch_loop || (f.persistent && plan.warp_specialized())) && too_big())
     retry([](Choices& c) { c.accumulator_stores = true, c.tma_stores = false; });
-  // The producer's copies of blocks read outside loops keep their buffers from kernel
-  // entry; where that does not fit, the consumers copy those blocks (wide heads with Q_VIEW).
-  if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // Loads staged num_stages - 1 iterations ahead are an optimization: where their buffers
   // do not fit (a loop of large tiles beside a kernel's dot pipeline), they stay loads.
   if (too_big() && plan.any_staged()) retry([](Choices& c) { c.stage_loads = false; });

@@ -206,6 +206,7 @@ void plan_producer_copies(const ir::Function& f, GpuPlan& plan, std::unordered_s
     if (ld->kind != OpKind::Load || !ld->view_rank || !plan.ops.count(ld) || !plan.op(ld).async_copy ||
         plan.op(ld).stages > 1)
       continue;
+    if (f.persistent && after == 0 && !plan.allow_two_buffer_copies) continue;
     std::string why;
     auto s = tma_spec(f, plan, ld, params, why, true);
     std::vector<const Value*> coords;

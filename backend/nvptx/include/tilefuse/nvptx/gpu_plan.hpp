@@ -176,6 +176,7 @@ struct GpuPlan {
   };
   std::vector<ProducerCopy> producer_copies;
   bool allow_producer_copies = true;  // false: where their buffers do not fit (compiler.cpp)
+  bool allow_two_buffer_copies = true;  // false: persistent copies before the loops stay the consumers'
   bool is_producer_copy(const ir::Op* ld) const {
     for (const ProducerCopy& c : producer_copies)
       if (c.load == ld) return true;
