@@ -87,6 +87,8 @@ class PlanPrinter {
     if (pl.held) os_ << " held in shared #" << pl.held_index << " (smem " << pl.smem_offset << ")";
     if (pl.async_copy) {
       if (pl.tma_map >= 0) os_ << " tma (tensor map " << pl.tma_map << ")";
+      if (p_.is_producer_copy(&op))
+        os_ << ", copied by the producer into " << pl.stages << (pl.stages > 1 ? " buffers" : " buffer");
       else os_ << (pl.staged ? " staged cp.async #" : " cp.async #") << pl.async_index << "/" << pl.async_count;
       if (pl.issue_at) os_ << ", " << pl.ahead << " iterations ahead, issued by " << name(pl.issue_at->result());
       else if (pl.staged) os_ << ", " << pl.ahead << " iterations ahead";
