@@ -369,17 +369,53 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
   CHECK(persistent.copies[1] == std::pair{1, persistent.v_map});
   CHECK(persistent.buffers == std::vector<int>{2, 1});
   CHECK(persistent.cp_async == 0);
-  // At d128 they do not (32 bytes over): Q goes back to the consumers, the V block stays
-  // the producer's.
+  // At d128 they fit (224 KB of buffers, the mbarriers apart) once the epilogue stores O
+  // in the accumulator's layout (its conversion would be the one buffer not live for the
+  // whole kernel): no cp.async, Q's two boxes, and fewer consumer barriers than with Q
+  // copied by the consumers (their barriers around Q's copy, the conversion's).
   Seen persistent128 = seen(q_view, nullptr);
-  CHECK(persistent128.cp_async > 0);
-  CHECK(persistent128.boxes == v_only.boxes);
-  // Where their buffers (live from kernel entry) do not fit, the consumers copy the
-  // blocks: a 256-wide head on 64-key blocks compiles, with cp.async copies.
+  CHECK(persistent128.cp_async == 0);
+  CHECK(persistent128.boxes == v_only.boxes + 2);
+  Config q_by_consumers = d128;
+  q_by_consumers.persistent = 1;
+  Seen persistent_q_consumers = seen(q_by_consumers, nullptr);
+  CHECK(persistent_q_consumers.cp_async > 0);
+  CHECK(persistent128.consumer_barriers < persistent_q_consumers.consumer_barriers);
+  // Where two buffers do not fit even so (a 256-wide head on 64-key blocks), Q goes back
+  // to the consumers, the V block stays the producer's.
   Config wide{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"HEAD_DIM", 256}, {"CAUSAL", 1}, {"PV_LAG", 1}, {"RESCALE_LATE", 1},
               {"TMA_STORE", 0}, {"Q_VIEW", 1}, num_warps(8), num_stages(2), warp_specialize()};
+  wide.persistent = 1;
   std::string wide_ptx;
   REQUIRE_NOTHROW(wide_ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, wide, 16));
   CHECK(wide_ptx.find("setmaxnreg") != std::string::npos);
   CHECK(gallery_ptx::count(wide_ptx, std::regex("cp\\.async\\.c[ag]\\.shared")) > 0);
+  CHECK(gallery_ptx::count(wide_ptx, std::regex("cp\\.async\\.bulk\\.tensor")) > 0);
+}
+
+TEST_CASE("TMA copies keep their mbarriers apart from their 1024-aligned stages") {
+  // A stage read by wgmma starts on 1024 bytes (its swizzle works on address bits); the
+  // barriers after it would pad the next such buffer out by 992 bytes.
+  Config cfg = kernels::attention_heuristic(1024, 128, true, true);
+  cfg.set("HEAD_DIM", 128).set("CAUSAL", 1).set("Q_VIEW", 1);
+  cfg.persistent = 1;
+  const auto& k = kernels::attention_fwd_kernel<bfloat16>();
+  auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+  nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+  int copies = 0;
+  ir::walk(f->body, [&](ir::Op& op) {
+    const nvptx::OpPlan& p = plan.op(&op);
+    if (op.kind != ir::OpKind::Load || p.tma_map < 0 || !p.async_copy) return;
+    ++copies;
+    CHECK(p.smem_offset % 1024 == 0);
+    CHECK(p.smem_bytes % 1024 == 0);  // the stages alone
+    const int barriers = nvptx::tma_barrier_bytes(plan, &op);
+    CHECK(barriers == 16 * p.stages);   // full and empty, 8 bytes each, per stage
+    const bool apart = p.barrier_offset >= p.smem_offset + p.smem_bytes || p.barrier_offset + barriers <= p.smem_offset;
+    CHECK(apart);
+  });
+  CHECK(copies == 6);  // K and V in both key loops (one ring each), the V block after them, Q
+  // Q's two buffers fit beside the rings: 224 KB of stages and 128 bytes of barriers.
+  const std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+  CHECK(gallery_ptx::count(ptx, std::regex("cp\\.async\\.c[ag]\\.shared")) == 0);
 }

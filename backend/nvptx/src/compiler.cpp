@@ -122,14 +122,20 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
   make_plan(Choices{});
   // The producer's copies of blocks read outside loops keep their buffers from kernel
   // entry; where that does not fit, first a persistent kernel's copy before its loops
-  // keeps one buffer and goes back to the consumers (d128 attention with Q_VIEW), then
-  // the consumers copy all such blocks (wide heads with Q_VIEW).
+  // keeps one buffer and goes back to the consumers, then the consumers copy all such
+  // blocks (wide heads with Q_VIEW).
   auto two_buffers = [&] {
     for (const auto& c : plan.producer_copies)
       if (plan.op(c.load).stages > 1) return true;
     return false;
   };
-  if (two_buffers() && too_big()) retry([](Choices& c) { c.two_buffer_copies = false; });
+  if (two_buffers() && too_big()) {
+    // The epilogue's layout conversion is the one buffer not live for the whole kernel
+    // beside them: dot results stored in their own layout first (d128 attention, Q on
+    // two buffers); then one buffer, with the conversion back.
+    retry([](Choices& c) { c.accumulator_stores = true, c.tma_stores = false; });
+    if (too_big()) retry([](Choices& c) { c.two_buffer_copies = false, c.accumulator_stores = false, c.tma_stores = true; });
+  }
   if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // A TMA store's block needs shared memory of its own while it leaves; where that does
   // not fit (beside a persistent kernel's ring), view stores are plain stores.

@@ -22,7 +22,7 @@ namespace {
 // have read it; warp-specialized kernels only).
 llvm::Value* barrier_addr(Codegen& cg, const ir::Op& ld, llvm::Value* slot, bool empty = false) {
   const OpPlan& p = cg.plan.op(&ld);
-  int first = p.smem_offset + p.stages * async_stage_bytes(cg.plan, &ld) + (empty ? 8 * p.stages : 0);
+  int first = p.barrier_offset + (empty ? 8 * p.stages : 0);
   llvm::Value* off = cg.b.CreateAdd(cg.c32(first), cg.b.CreateMul(slot, cg.c32(8)));
   return cg.shared_addr32(cg.smem_addr(0, off));
 }

@@ -97,7 +97,7 @@ int scratch_bytes(const Op& op, const GpuPlan& plan, int cluster_size) {
     case OpKind::Load: {  // async copy destination: one tile per pipeline stage (+ TMA's mbarriers)
       auto ring = plan.ring_leader.find(&op);
       if (ring != plan.ring_leader.end() && ring->second != &op) break;  // uses its leader's stages
-      if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op) + tma_barrier_bytes(plan, &op));
+      if (p.async_copy) bytes = std::max(bytes, p.stages * async_stage_bytes(plan, &op));  // barriers: own buffer
       if (p.held) bytes = std::max(bytes, held_buffer_bytes(plan, &op));
       break;
     }
@@ -130,6 +130,7 @@ int alignment(const Op& op, const GpuPlan& plan) {
 struct Buffer {
   const Op* op;
   int size, begin, end, align, offset = 0;
+  bool barriers = false;  // a TMA copy's mbarriers (OpPlan::barrier_offset)
 };
 
 }  // namespace
@@ -208,6 +209,9 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
     if (b > 0)
       bufs.push_back(Buffer{&op, b, whole_kernel ? 0 : begin, whole_kernel ? std::numeric_limits<int>::max() : end,
                             alignment(op, plan)});
+    bool ring_follower = plan.ring_leader.count(&op) && plan.ring_leader.at(&op) != &op;
+    if (int bars = plan.op(&op).async_copy && !ring_follower ? tma_barrier_bytes(plan, &op) : 0)
+      bufs.push_back(Buffer{&op, bars, begin, end, 16, 0, true});
     ++index;
   });
   std::vector<Buffer*> order;
@@ -234,10 +238,17 @@ void allocate_shared_memory(const ir::Function& f, GpuPlan& plan) {
   }
   for (auto& b : bufs) {
     OpPlan& p = plan.op(b.op);
+    if (b.barriers) {
+      p.barrier_offset = b.offset;
+      continue;
+    }
     p.smem_offset = b.offset;
     p.smem_bytes = b.size;
   }
-  for (auto& [ld, leader] : plan.ring_leader) plan.op(ld).smem_offset = plan.op(leader).smem_offset;
+  for (auto& [ld, leader] : plan.ring_leader) {
+    plan.op(ld).smem_offset = plan.op(leader).smem_offset;
+    plan.op(ld).barrier_offset = plan.op(leader).barrier_offset;
+  }
   plan.shared_bytes = total;
 }
 

@@ -47,6 +47,9 @@ struct OpPlan {
   // Shared-memory scratch this op uses while it runs (conversions, reductions, dot).
   int smem_offset = 0;
   int smem_bytes = 0;
+  // A TMA copy's mbarriers (full, then empty, per stage): a small buffer of their own, so
+  // the 1024-aligned stages are not padded out by 32 bytes of barriers each.
+  int barrier_offset = 0;
   // Dot: on tensor cores (mma.sync m16n8k16) with this warp tiling; else the FMA path.
   bool mma = false;
   MmaTiling mma_tiling;
