@@ -193,7 +193,17 @@ TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns (LayerNorm: 40
     CHECK((ln.cluster > 1 && ln.get("BLOCK") == 4096 && ln.get("HELD") == ln.get("CHUNKS")));
   }
   CHECK(!tk::layernorm_heuristic(65537, DType::bf16, true, true).has("HELD"));
-  CHECK(!tk::layernorm_heuristic(65536, DType::f32, true).has("HELD"));
+  // f32 LayerNorm and RMSNorm programs of chunks hold them too (their own rules); they compile.
+  CHECK(tk::layernorm_heuristic(65536, DType::f32, true).get("HELD") == 2);
+  Config rms32 = tk::rmsnorm_heuristic(262144, DType::f32, true);
+  CHECK(rms32.get("HELD") == 2);
+  auto rms32_art = compile(tk::rmsnorm_row_kernel<float>(), Config(rms32).set("RESIDUAL", 0));
+  CHECK(count(rms32_art.plan, "held in shared") == 2);
+  check_ptxas(rms32_art.kernel.ptx, "sm_90a");
+  auto ln32_art = compile(tk::layernorm_row_kernel<float>(), tk::layernorm_config(tk::layernorm_heuristic(262144, DType::f32, true),
+                                                                                 262144, DType::f32));
+  CHECK(count(ln32_art.plan, "held in shared") == 4);
+  check_ptxas(ln32_art.kernel.ptx, "sm_90a");
   auto ln_art = compile(tk::layernorm_row_kernel<bfloat16>(),
                         tk::layernorm_config(tk::layernorm_heuristic(65536, DType::bf16, true), 65536, DType::bf16));
   CHECK(count(ln_art.plan, "held in shared") == 2);

@@ -88,6 +88,40 @@ TEST_CASE("gpu: the heuristics' wide cluster programs") {
   }
 }
 
+TEST_CASE("gpu: the f32 norms' wide cluster programs (held chunks)") {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  using T = float;
+  difftest::Tolerance tol{1e-4, 1e-4};
+  // LayerNorm's held chunks of 4096 at 8192 and 16384 columns per program; RMSNorm's held
+  // chunks of 8192 and the residual RMSNorm's RELOAD at 16384; rows of an odd number of
+  // width that is not a power of two (262140, still whole 16-byte runs: held).
+  for (int64_t cols : {int64_t(65536), int64_t(262144), int64_t(262140)}) {
+    CAPTURE(cols);
+    int64_t rows = 3;
+    auto x = ref::random_vec<T>(rows * cols, 27 + cols, -5, 5), r = ref::random_vec<T>(rows * cols, 28 + cols, -2, 2);
+    auto w = ref::random_vec<T>(cols, 29, 0.5, 1.5), b = ref::random_vec<T>(cols, 30);
+    std::vector<T> y(x.size()), so(x.size());
+    std::vector<float> mean(rows), rstd(rows);
+    int32_t n = static_cast<int32_t>(cols);
+    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true).set("SHIFTED", 1).set("STATS", 1);
+    CAPTURE(ln.str());
+    REQUIRE(ln.get("HELD") == ln.get("CHUNKS"));
+    gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * ln.cluster), ln, tol, y, mean, rstd, x, w, b, n,
+                       cols, 1e-5f);
+    if (cols < 262140) continue;
+    Config rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
+    CAPTURE(rms.str());
+    REQUIRE(rms.get("HELD") == 2);
+    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * rms.cluster), Config(rms).set("RESIDUAL", 0), tol, y,
+                       so, x, x, w, n, cols, 1e-6f);
+    Config add = tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false);
+    CAPTURE(add.str());
+    REQUIRE(add.get("RELOAD") == 1);
+    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * add.cluster), Config(add).set("RESIDUAL", 1), tol, y,
+                       so, x, r, w, n, cols, 1e-6f);
+  }
+}
+
 TEST_CASE("gpu: 16-bit rows on clusters of 8 programs instead of 16 (eight_program_cluster)") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = bfloat16;

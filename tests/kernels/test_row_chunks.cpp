@@ -462,11 +462,51 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
   check(65536, 2, 4, 0, false);   // 8 programs of 8192
   check(131072, 4, 8, 3, true);   // 8 programs of 16384 (eight_program_cluster)
   check(262144, 4, 8, 3, true);   // 16 programs of 16384: 3 per SM at 84 registers
-  // Narrower programs, chunked widths, f32 and rows in one program keep the norm heuristic.
+  // Narrower programs, chunked widths and rows in one program keep the norm heuristic.
   for (int64_t cols : {4096, 8192, 100000})
     CHECK(tk::layernorm_heuristic(cols, DType::bf16, true) == tk::norm_heuristic(cols, DType::bf16, true));
-  CHECK(tk::layernorm_heuristic(65536, DType::f32, true) == tk::norm_heuristic(65536, DType::f32, true));
   CHECK(tk::layernorm_heuristic(65536, DType::bf16, false) == tk::norm_heuristic(65536, DType::bf16, false));
+}
+
+TEST_CASE("f32 norms on clusters: LayerNorm's chunks of 4096 held, RMSNorm's programs past 8192 columns as held chunks of 8192") {
+  // LayerNorm: bf16's chunks, held on rows of whole 16-byte runs, without a register cap.
+  auto ln = [](int64_t cols) { return tk::layernorm_heuristic(cols, DType::f32, true); };
+  for (auto [cols, chunks, warps] : {std::tuple<int64_t, int64_t, int>{16384, 2, 4}, {65536, 2, 4}, {131072, 2, 4},
+                                     {262144, 4, 8}}) {
+    CAPTURE(cols);
+    Config c = ln(cols);
+    CHECK(c.get("BLOCK") == 4096);
+    CHECK(c.get("CHUNKS") == chunks);
+    CHECK(c.get("HELD") == chunks);
+    CHECK(c.num_warps == warps);
+    CHECK(c.min_programs_per_sm == 0);
+    CHECK_FALSE(c.has("RELOAD"));
+    CHECK(tk::row_cover(c) >= cols);
+  }
+  CHECK_FALSE(ln(65534).has("HELD"));  // rows off 16 bytes: not held
+  CHECK(ln(65534).get("CHUNKS") == 2);
+  // RMSNorm: 16 programs of 16384 columns as 2 held chunks of 8192 on 8 warps; the residual
+  // one with RELOAD at 2 per SM instead of holding them.
+  Config r = tk::rmsnorm_heuristic(262144, DType::f32, true);
+  CHECK(r.cluster == 16);
+  CHECK(r.get("BLOCK") == 8192);
+  CHECK(r.get("CHUNKS") == 2);
+  CHECK(r.get("HELD") == 2);
+  CHECK(r.num_warps == 8);
+  CHECK(r.min_programs_per_sm == 0);
+  Config a = tk::add_rmsnorm_heuristic(262144, DType::f32, true, false);
+  CHECK(a.get("CHUNKS") == 2);
+  CHECK(a.get("RELOAD") == 1);
+  CHECK_FALSE(a.has("HELD"));
+  CHECK(a.min_programs_per_sm == 2);
+  CHECK_FALSE(tk::rmsnorm_heuristic(262142, DType::f32, true).has("HELD"));  // rows off 16 bytes
+  CHECK(tk::rmsnorm_heuristic(262142, DType::f32, true).get("CHUNKS") == 2);
+  // Programs of 8192 columns or narrower chunks keep the norm heuristic; so does softmax.
+  CHECK(tk::rmsnorm_heuristic(65536, DType::f32, true) == tk::norm_heuristic(65536, DType::f32, true));
+  CHECK_FALSE(tk::rmsnorm_heuristic(65536, DType::f32, true).has("HELD"));
+  CHECK(tk::rmsnorm_heuristic(200000, DType::f32, true).get("BLOCK") == 2048);
+  CHECK_FALSE(tk::rmsnorm_heuristic(200000, DType::f32, true).has("HELD"));
+  CHECK(tk::softmax_heuristic(262144, DType::f32, true).get("BLOCK") == 16384);
 }
 
 TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks on clusters of 4+: half the programs") {

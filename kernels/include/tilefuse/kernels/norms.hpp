@@ -249,6 +249,28 @@ const auto& layernorm_looped_kernel() {
   return k;
 }
 
+// f32 programs of a cluster that cover more than 8192 columns (rows past 131072 on 16
+// programs of 16384, one tile on 16 warps at 1 per SM) hold them as chunks of 8192 on 8
+// warps, as 16-bit ones do, where such chunks cover them; the residual RMSNorm with RELOAD at 2 per SM (3 lost 8 points).
+// H200 f32 % of copy (bench/NOTES.md "f32 norms on chunks held in shared memory"), 16 x
+// 16384 -> chunks: residual RMSNorm 512x262144 83.2 -> 88.1, 256x262144 81.4 -> 87.1; the
+// plain RMSNorm 67.0 -> 83.3 in registers, 88.1 with the chunks held (rmsnorm_heuristic);
+// LayerNorm takes its own chunks (layernorm_heuristic). nullopt where it does not apply.
+inline std::optional<Config> wide_f32_norm_programs(const Config& c, int64_t n_cols, DType dtype, bool residual) {
+  if (byte_size(dtype) != 4 || c.cluster < 2 || row_uses_loop(c, n_cols)) return std::nullopt;
+  int64_t per = row_cover(c) / c.cluster;
+  if (per <= 8192) return std::nullopt;
+  Config k = chunked_row_config((n_cols + c.cluster - 1) / c.cluster, dtype, 8192);
+  if (k.get("BLOCK") != 8192) return std::nullopt;  // (narrower chunks: not measured)
+  k.num_warps = std::min(k.num_warps, 8);
+  k.cluster = c.cluster;
+  if (residual) {
+    k.set("RELOAD", 1);
+    k.min_programs_per_sm = 2;
+  }
+  return k;
+}
+
 // The row heuristic, plus RELOAD where it measured faster on H200 (bench/NOTES.md): with
 // a residual whenever the row is split over a cluster (the sum just written is re-read
 // from L2: bf16 2048x65536 85% -> 91% of copy), and for 16-bit rows of 16K columns per
@@ -270,6 +292,7 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
     c.min_programs_per_sm = 3;
     return c;
   }
+  if (auto f32 = wide_f32_norm_programs(c, n_cols, dtype, residual)) return *f32;
   bool wide = row_cover(c) / c.cluster >= 16384 && byte_size(dtype) == 2;
   if (residual || wide) c.set("RELOAD", 1);
   // Wide 16-bit programs (chunks of 8192 on 8 warps, chunked_row_heuristic) at about E + 20
@@ -291,7 +314,11 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // pass) where the rows' width is a multiple of 8: H200 % of copy (bench/NOTES.md, "LayerNorm's
 // chunks held"), bf16 2048x65536 77.3 -> 83.4, 512x262144 71.5 -> 80.1, 128x262144 62.7 ->
 // 69.3, 4096x32768 80.7 -> 86.9, 8192x16384 85.0 -> 88.5; f16 alike (+6 to +10). Rows of odd
-// width lost 1-2 points (2048x16385, 512x65537). Short rows go in batches (row_batches.hpp).
+// width lost 1-2 points (2048x16385, 512x65537). f32 programs take the same chunks (of
+// 4096, held where the width is a multiple of 4), without a register cap: H200 f32 % of
+// copy (bench/NOTES.md "f32 norms on chunks held in shared memory"), 8192x16384 88.5 ->
+// 95.2, 2048x65536 82.2 -> 94.0, 1024x131072 73.6 -> 87.0, 512x262144 58.0 -> 83.7 (16 x
+// 16384 before). Short rows go in batches (row_batches.hpp).
 // Rows whose programs would hold chunks of 1024 on clusters of 4+ take half the programs
 // (half_cluster_programs).
 inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
@@ -300,13 +327,14 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = f
   Config c = norm_heuristic(n_cols, dtype, clusters);
   batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
   if (auto half = half_cluster_programs(c, n_cols, dtype)) return *half;
-  if (c.cluster == 1 || byte_size(dtype) != 2 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
+  if (c.cluster == 1 || byte_size(dtype) > 4 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
   int64_t per = row_cover(c) / c.cluster;
+  const bool f32 = byte_size(dtype) == 4;
   c.set("BLOCK", 4096);
   c.set("CHUNKS", per / 4096);
   c.num_warps = static_cast<int>(per / 2048);
-  c.min_programs_per_sm = c.num_warps >= 8 ? register_capped_programs(c, 20) : 0;
-  if (!copies && width % 8 == 0) c.set("HELD", c.get("CHUNKS"));
+  c.min_programs_per_sm = c.num_warps >= 8 && !f32 ? register_capped_programs(c, 20) : 0;
+  if (!copies && width % (16 / byte_size(dtype)) == 0) c.set("HELD", c.get("CHUNKS"));
   return c;
 }
 // with_split_rows' clusters for few long rows: 16-bit LayerNorm rows only (f32 at 128x262144
@@ -330,6 +358,11 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
   // 80 registers with 36 bytes of spills -> 59, none). With RELOAD they lost 1-2 points
   // (1024x131072, 512x262144), and the residual RMSNorm lost 0.5-6 (bench/NOTES.md).
   if (!row_uses_loop(c, n) && !(c.has("RELOAD") && c.get("RELOAD"))) hold_chunks(c, dtype);
+  // f32 programs of chunks of 8192 (wide_f32_norm_programs) too, on rows of whole 16-byte
+  // runs: 512x262144 83.3 -> 88.1% of copy, 256x262144 80.3 -> 84.8 (H200).
+  if (byte_size(dtype) == 4 && c.cluster > 1 && c.has("CHUNKS") && c.get("CHUNKS") > 1 && c.get("BLOCK") == 8192 &&
+      n_cols % 4 == 0 && !row_uses_loop(c, n))
+    c.set("HELD", c.get("CHUNKS"));
   spread_one_tile_rows(c, dtype, n);
   batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
   return c;
