@@ -53,7 +53,7 @@ TEST_CASE("gpu: the heuristic splits rows longer than a cluster covers") {
     CHECK(tk::row_uses_split(h));
   }
   // Rows of 262144 on clusters of 16 programs: 4 programs per SM or more keep the cluster
-  // (the row read once), fewer split; f32 LayerNorm splits whenever rows are fewer than SMs.
+  // (the row read once), fewer split; f32 LayerNorm's held chunks alike.
   int64_t sms = cuda::device_info().sm_count;
   if (gpu_has_clusters()) {
     Config many = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(262144, DType::bf16, true),
@@ -61,9 +61,11 @@ TEST_CASE("gpu: the heuristic splits rows longer than a cluster covers") {
     CHECK((!tk::row_uses_split(many) && many.cluster == 16));
     CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(262144, DType::bf16, true),
                                                                       4 * sms / 16 - 1, 262144, DType::bf16)));
+    Config ln = tk::with_split_rows<DeviceBuffer<float>>(tk::layernorm_heuristic(262144, DType::f32, true),
+                                                          4 * sms / 16, 262144, DType::f32);
+    CHECK((!tk::row_uses_split(ln) && ln.get("HELD") == 4));
     CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(
-        tk::layernorm_heuristic(262144, DType::f32, true), sms - 1, 262144, DType::f32,
-        tk::layernorm_few_rows_on_clusters(DType::f32))));
+        tk::layernorm_heuristic(262144, DType::f32, true), 4 * sms / 16 - 1, 262144, DType::f32)));
   }
   // Many short rows keep the one-program schedules.
   Config h = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(4096, DType::bf16, gpu_has_clusters()),

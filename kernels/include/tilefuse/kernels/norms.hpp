@@ -337,9 +337,6 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = f
   if (!copies && width % (16 / byte_size(dtype)) == 0) c.set("HELD", c.get("CHUNKS"));
   return c;
 }
-// with_split_rows' clusters for few long rows: 16-bit LayerNorm rows only (f32 at 128x262144
-// lost 58 -> 52% of copy on 16 x 16384).
-inline bool layernorm_few_rows_on_clusters(DType dtype) { return byte_size(dtype) == 2; }
 // RMSNorm's: the norm heuristic, and for 16-bit rows of widths that are not a multiple of
 // 8 split over a cluster, programs capped at about E + 32 registers for E values per
 // thread (row_programs_per_sm; the weight tile needs the 16 more): H200 bf16 4096x16383
@@ -476,7 +473,7 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
   Config picked = cfg ? *cfg
                       : with_split_rows<Out>(layernorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), copies), rows,
-                                             cols, dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
+                                             cols, dtype_v<T>);
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
   if (row_uses_split(picked))

@@ -284,7 +284,7 @@ const auto& layernorm_tuner() {
                                       weight_copies_pay(k["n_rows"], k["n_cols"], dtype_v<T>, 0);
                         return with_split_rows_any(
                             layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies), k["n_rows"],
-                            k["n_cols"], dtype_v<T>, layernorm_few_rows_on_clusters(dtype_v<T>));
+                            k["n_cols"], dtype_v<T>);
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
