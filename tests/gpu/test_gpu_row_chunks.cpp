@@ -88,70 +88,71 @@ TEST_CASE("gpu: the heuristics' wide cluster programs") {
   }
 }
 
+// Random rows (x, a residual r, weight w, bias b) and the norms' cluster programs run on
+// them by the GPU and by the interpreter.
+template <class T>
+struct NormRows {
+  int64_t rows, cols;
+  difftest::Tolerance tol;
+  std::vector<T> x, r, w, b, y, so;
+  std::vector<float> mean, rstd;
+  NormRows(int64_t rows_, int64_t cols_, int seed, difftest::Tolerance t)
+      : rows(rows_), cols(cols_), tol(t), x(ref::random_vec<T>(rows * cols, seed + cols, -5, 5)),
+        r(ref::random_vec<T>(rows * cols, seed + 1 + cols, -2, 2)), w(ref::random_vec<T>(cols, seed + 2, 0.5, 1.5)),
+        b(ref::random_vec<T>(cols, seed + 3)), y(x.size()), so(x.size()), mean(rows), rstd(rows) {}
+  void rmsnorm(const Config& c, bool residual) {
+    CAPTURE(c.str());
+    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * c.cluster), Config(c).set("RESIDUAL", residual), tol,
+                       y, so, x, residual ? r : x, w, int32_t(cols), cols, 1e-6f);
+  }
+  void layernorm(const Config& c) {
+    Config k = Config(c).set("SHIFTED", 1).set("STATS", 1);
+    CAPTURE(k.str());
+    gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * k.cluster), k, tol, y, mean, rstd, x, w, b,
+                       int32_t(cols), cols, 1e-5f);
+  }
+};
+
 TEST_CASE("gpu: the f32 norms' wide cluster programs (held chunks)") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = float;
-  difftest::Tolerance tol{1e-4, 1e-4};
   // LayerNorm's held chunks of 4096 at 8192 and 16384 columns per program; RMSNorm's held
-  // chunks of 8192 and the residual RMSNorm's RELOAD at 16384; rows of an odd number of
-  // width that is not a power of two (262140, still whole 16-byte runs: held).
+  // chunks of 8192 and the residual RMSNorm's RELOAD at 16384; also a width that is not a
+  // power of two (262140: still whole 16-byte runs, held).
   for (int64_t cols : {int64_t(65536), int64_t(262144), int64_t(262140)}) {
     CAPTURE(cols);
-    int64_t rows = 3;
-    auto x = ref::random_vec<T>(rows * cols, 27 + cols, -5, 5), r = ref::random_vec<T>(rows * cols, 28 + cols, -2, 2);
-    auto w = ref::random_vec<T>(cols, 29, 0.5, 1.5), b = ref::random_vec<T>(cols, 30);
-    std::vector<T> y(x.size()), so(x.size());
-    std::vector<float> mean(rows), rstd(rows);
-    int32_t n = static_cast<int32_t>(cols);
-    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true).set("SHIFTED", 1).set("STATS", 1);
-    CAPTURE(ln.str());
+    NormRows<T> t(3, cols, 27, difftest::Tolerance{1e-4, 1e-4});
+    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true);
     REQUIRE(ln.get("HELD") == ln.get("CHUNKS"));
-    gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * ln.cluster), ln, tol, y, mean, rstd, x, w, b, n,
-                       cols, 1e-5f);
+    t.layernorm(ln);
     if (cols < 262140) continue;
     Config rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
-    CAPTURE(rms.str());
     REQUIRE(rms.get("HELD") == 2);
-    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * rms.cluster), Config(rms).set("RESIDUAL", 0), tol, y,
-                       so, x, x, w, n, cols, 1e-6f);
+    t.rmsnorm(rms, false);
     Config add = tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false);
-    CAPTURE(add.str());
     REQUIRE(add.get("RELOAD") == 1);
-    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * add.cluster), Config(add).set("RESIDUAL", 1), tol, y,
-                       so, x, r, w, n, cols, 1e-6f);
+    t.rmsnorm(add, true);
   }
 }
 
 TEST_CASE("gpu: 16-bit rows on clusters of 8 programs instead of 16 (eight_program_cluster)") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = bfloat16;
-  difftest::Tolerance tol{1e-3, 1.6e-2};
   for (int64_t cols : {int64_t(100000), int64_t(131072), int64_t(151936)}) {
     CAPTURE(cols);
-    int64_t rows = 3;
-    auto x = ref::random_vec<T>(rows * cols, 17 + cols, -5, 5), r = ref::random_vec<T>(rows * cols, 18 + cols, -2, 2);
-    auto w = ref::random_vec<T>(cols, 19, 0.5, 1.5), b = ref::random_vec<T>(cols, 20);
-    std::vector<T> y(x.size()), so(x.size());
-    std::vector<float> mean(rows), rstd(rows);
-    int32_t n = static_cast<int32_t>(cols);
+    NormRows<T> t(3, cols, 17, difftest::Tolerance{1e-3, 1.6e-2});
     Config rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
-    Config add = tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false);
-    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true).set("SHIFTED", 1).set("STATS", 1);
-    CAPTURE(rms.str());
-    CAPTURE(ln.str());
+    Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true);
     REQUIRE(rms.cluster == 8);
     REQUIRE(rms.get("RELOAD") == 1);
     REQUIRE(ln.cluster == 8);
-    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * rms.cluster), Config(rms).set("RESIDUAL", 0), tol, y,
-                       so, x, x, w, n, cols, 1e-6f);
-    gpu_matches_interp(tk::rmsnorm_row_kernel<T>(), Grid(rows * add.cluster), Config(add).set("RESIDUAL", 1), tol, y,
-                       so, x, r, w, n, cols, 1e-6f);
-    gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * ln.cluster), ln, tol, y, mean, rstd, x, w, b, n,
-                       cols, 1e-5f);
+    t.rmsnorm(rms, false);
+    t.rmsnorm(tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false), true);
+    t.layernorm(ln);
     Config sm = tk::softmax_heuristic(cols, dtype_v<T>, true);
     CAPTURE(sm.str());
     REQUIRE(sm.cluster == (cols == 131072 ? 8 : 16));
-    gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(rows * sm.cluster), sm, tol, y, x, int32_t(rows), n, cols,
-                       cols);
+    gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(3 * sm.cluster), sm, t.tol, t.y, t.x, int32_t(3),
+                       int32_t(cols), cols, cols);
   }
 }
