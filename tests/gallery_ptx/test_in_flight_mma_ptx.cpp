@@ -390,7 +390,11 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
   REQUIRE_NOTHROW(wide_ptx = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, wide, 16));
   CHECK(wide_ptx.find("setmaxnreg") != std::string::npos);
   CHECK(gallery_ptx::count(wide_ptx, std::regex("cp\\.async\\.c[ag]\\.shared")) > 0);
-  CHECK(gallery_ptx::count(wide_ptx, std::regex("cp\\.async\\.bulk\\.tensor")) > 0);
+  setenv("TILEFUSE_PRODUCER_COPIES", "0", 1);
+  std::string wide_off = gallery_ptx::gallery_ptx_of("attention_fwd", DType::bf16, wide, 16);
+  unsetenv("TILEFUSE_PRODUCER_COPIES");
+  const std::regex bulk("cp\\.async\\.bulk\\.tensor");
+  CHECK(gallery_ptx::count(wide_ptx, bulk) > gallery_ptx::count(wide_off, bulk));  // the V block's boxes
 }
 
 TEST_CASE("TMA copies keep their mbarriers apart from their 1024-aligned stages") {
@@ -402,19 +406,36 @@ TEST_CASE("TMA copies keep their mbarriers apart from their 1024-aligned stages"
   const auto& k = kernels::attention_fwd_kernel<bfloat16>();
   auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
   nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+  // Every copy's buffers are live from kernel entry (a persistent producer's), so the
+  // leaders' stages and barriers must all be disjoint; later loops' loads share their
+  // leader's stages and barriers.
+  std::vector<std::pair<int, int>> ranges;  // [begin, end) of every stage and barrier buffer
   int copies = 0;
   ir::walk(f->body, [&](ir::Op& op) {
     const nvptx::OpPlan& p = plan.op(&op);
     if (op.kind != ir::OpKind::Load || p.tma_map < 0 || !p.async_copy) return;
     ++copies;
+    const int barriers = nvptx::tma_barrier_bytes(plan, &op);
+    CHECK(barriers == 16 * p.stages);  // full and empty, 8 bytes each, per stage
+    CHECK(p.barrier_offset % 8 == 0);
+    if (auto leader = plan.ring_leader.find(&op); leader != plan.ring_leader.end() && leader->second != &op) {
+      CHECK(p.smem_offset == plan.op(leader->second).smem_offset);
+      CHECK(p.barrier_offset == plan.op(leader->second).barrier_offset);
+      return;
+    }
     CHECK(p.smem_offset % 1024 == 0);
     CHECK(p.smem_bytes % 1024 == 0);  // the stages alone
-    const int barriers = nvptx::tma_barrier_bytes(plan, &op);
-    CHECK(barriers == 16 * p.stages);   // full and empty, 8 bytes each, per stage
-    const bool apart = p.barrier_offset >= p.smem_offset + p.smem_bytes || p.barrier_offset + barriers <= p.smem_offset;
-    CHECK(apart);
+    ranges.push_back({p.smem_offset, p.smem_offset + p.smem_bytes});
+    ranges.push_back({p.barrier_offset, p.barrier_offset + barriers});
   });
-  CHECK(copies == 6);  // K and V in both key loops (one ring each), the V block after them, Q
+  CHECK(copies == 6);
+  CHECK(ranges.size() == 8);  // 4 leaders
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = i + 1; j < ranges.size(); ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK((ranges[i].second <= ranges[j].first || ranges[j].second <= ranges[i].first));
+    }  // K and V in both key loops (one ring each), the V block after them, Q
   // Q's two buffers fit beside the rings: 224 KB of stages and 128 bytes of barriers.
   const std::string ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
   CHECK(gallery_ptx::count(ptx, std::regex("cp\\.async\\.c[ag]\\.shared")) == 0);

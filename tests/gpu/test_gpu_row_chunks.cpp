@@ -117,17 +117,21 @@ TEST_CASE("gpu: the f32 norms' wide cluster programs (held chunks)") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = float;
   // LayerNorm's held chunks of 4096 at 8192 and 16384 columns per program; RMSNorm's held
-  // chunks of 8192 and the residual RMSNorm's RELOAD at 16384; also a width that is not a
-  // power of two (262140: still whole 16-byte runs, held).
-  for (int64_t cols : {int64_t(65536), int64_t(262144), int64_t(262140)}) {
+  // chunks of 8192 and the residual RMSNorm's RELOAD at 16384; widths that are not a power
+  // of two (262140: still whole 16-byte runs, held; 262143: rows off 16 bytes, the chunks
+  // in registers).
+  for (int64_t cols : {int64_t(65536), int64_t(262144), int64_t(262140), int64_t(262143)}) {
     CAPTURE(cols);
+    const bool held = cols % 4 == 0;
     NormRows<T> t(3, cols, 27, difftest::Tolerance{1e-4, 1e-4});
     Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true);
-    REQUIRE(ln.get("HELD") == ln.get("CHUNKS"));
+    REQUIRE(ln.get("BLOCK") == 4096);
+    REQUIRE(ln.has("HELD") == held);
     t.layernorm(ln);
     if (cols < 262140) continue;
     Config rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
-    REQUIRE(rms.get("HELD") == 2);
+    REQUIRE(rms.get("CHUNKS") == 2);
+    REQUIRE(rms.has("HELD") == held);
     t.rmsnorm(rms, false);
     Config add = tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false);
     REQUIRE(add.get("RELOAD") == 1);

@@ -53,7 +53,8 @@ TEST_CASE("gpu: the heuristic splits rows longer than a cluster covers") {
     CHECK(tk::row_uses_split(h));
   }
   // Rows of 262144 on clusters of 16 programs: 4 programs per SM or more keep the cluster
-  // (the row read once), fewer split; f32 LayerNorm's held chunks alike.
+  // (the row read once), fewer split; f32 LayerNorm's held chunks alike, its programs in
+  // registers only from as many rows as SMs.
   int64_t sms = cuda::device_info().sm_count;
   if (gpu_has_clusters()) {
     Config many = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(262144, DType::bf16, true),
@@ -61,11 +62,12 @@ TEST_CASE("gpu: the heuristic splits rows longer than a cluster covers") {
     CHECK((!tk::row_uses_split(many) && many.cluster == 16));
     CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(262144, DType::bf16, true),
                                                                       4 * sms / 16 - 1, 262144, DType::bf16)));
-    Config ln = tk::with_split_rows<DeviceBuffer<float>>(tk::layernorm_heuristic(262144, DType::f32, true),
-                                                          4 * sms / 16, 262144, DType::f32);
+    Config ln = tk::layernorm_rows_heuristic<DeviceBuffer<float>>(4 * sms / 16, 262144, DType::f32, true, false);
     CHECK((!tk::row_uses_split(ln) && ln.get("HELD") == 4));
-    CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(
-        tk::layernorm_heuristic(262144, DType::f32, true), 4 * sms / 16 - 1, 262144, DType::f32)));
+    CHECK(tk::row_uses_split(
+        tk::layernorm_rows_heuristic<DeviceBuffer<float>>(4 * sms / 16 - 1, 262144, DType::f32, true, false)));
+    // f32 programs in registers (200000 columns: chunks of 2048) split while rows are fewer than SMs.
+    CHECK(tk::row_uses_split(tk::layernorm_rows_heuristic<DeviceBuffer<float>>(sms - 1, 200000, DType::f32, true, false)));
   }
   // Many short rows keep the one-program schedules.
   Config h = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(4096, DType::bf16, gpu_has_clusters()),

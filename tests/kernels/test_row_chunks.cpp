@@ -507,6 +507,13 @@ TEST_CASE("f32 norms on clusters: LayerNorm's chunks of 4096 held, RMSNorm's pro
   CHECK(tk::rmsnorm_heuristic(200000, DType::f32, true).get("BLOCK") == 2048);
   CHECK_FALSE(tk::rmsnorm_heuristic(200000, DType::f32, true).has("HELD"));
   CHECK(tk::softmax_heuristic(262144, DType::f32, true).get("BLOCK") == 16384);
+  // Few long rows go on clusters where the programs hold their chunks (or are 16-bit).
+  CHECK(tk::layernorm_few_rows_on_clusters(ln(262144), DType::f32));
+  CHECK_FALSE(tk::layernorm_few_rows_on_clusters(ln(200000), DType::f32));
+  CHECK(tk::layernorm_few_rows_on_clusters(tk::layernorm_heuristic(200000, DType::bf16, true), DType::bf16));
+  // Not with the parameters' shifted copies (the programs then read aligned spans).
+  REQUIRE(tk::rmsnorm_heuristic(262140, DType::f32, true, false).has("HELD"));
+  CHECK_FALSE(tk::rmsnorm_heuristic(262140, DType::f32, true, true).has("HELD"));
 }
 
 TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks on clusters of 4+: half the programs") {

@@ -107,12 +107,12 @@ Result run_rowwise(const std::string& kernel, RowShape s, const std::vector<std:
     };
     bytes = 4.0 * n * es + s.cols * es;
   } else if (kernel == "layernorm") {
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::layernorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), copies), s.rows, s.cols, dtype_v<T>), sets);
+    cfg = apply(tk::layernorm_rows_heuristic<DeviceBuffer<T>>(s.rows, s.cols, dtype_v<T>, gpu_has_clusters(), copies), sets);
     gpu = [&] { tk::layernorm(dy, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) { tk::layernorm(y, xs, w, b, rows, s.cols, 1e-5f, cfg); };
     bytes = 2.0 * n * es + 2.0 * s.cols * es;
   } else if (kernel == "layernorm_stats") {  // the training forward: also writes each row's mean and rstd
-    cfg = apply(tk::with_split_rows<DeviceBuffer<T>>(tk::layernorm_heuristic(s.cols, dtype_v<T>, gpu_has_clusters(), copies), s.rows, s.cols, dtype_v<T>), sets);
+    cfg = apply(tk::layernorm_rows_heuristic<DeviceBuffer<T>>(s.rows, s.cols, dtype_v<T>, gpu_has_clusters(), copies), sets);
     gpu = [&] { tk::layernorm(dy, stats_mean, stats_rstd, dx, dw, db, s.rows, s.cols, 1e-5f, cfg); };
     host = [&](auto& y, auto&, auto& xs, auto&, int64_t rows) {
       std::vector<float> mean(rows), rstd(rows);

@@ -111,6 +111,8 @@ class PlanPrinter {
       os_ << ")";
     }
     if (pl.smem_bytes) os_ << " smem[" << pl.smem_offset << ", +" << pl.smem_bytes << ")";
+    if (pl.async_copy && pl.tma_map >= 0 && op.kind == ir::OpKind::Load)
+      os_ << " barriers smem[" << pl.barrier_offset << ", +" << tma_barrier_bytes(p_, &op) << ")";
     if (!op.results.empty() && p_.lazy.count(op.result())) os_ << " (on demand)";
     if (!op.results.empty() && p_.pinned.count(op.result())) os_ << " (pinned before the next wgmma issue)";
     os_ << "\n";

@@ -321,7 +321,14 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // 16384 before). Short rows go in batches (row_batches.hpp).
 // Rows whose programs would hold chunks of 1024 on clusters of 4+ take half the programs
 // (half_cluster_programs).
-inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false) {
+inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false);
+// with_split_rows' clusters for few long rows: 16-bit LayerNorm rows, and f32 ones whose
+// programs hold their chunks in shared memory (128x262144 58 -> 76% of copy); f32 programs
+// in registers lost (58 -> 52 on 16 x 16384).
+inline bool layernorm_few_rows_on_clusters(const Config& heuristic, DType dtype) {
+  return byte_size(dtype) == 2 || heuristic.has("HELD");
+}
+inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bool copies) {
   int64_t width = n_cols;  // (n_cols may become the aligned span)
   if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
@@ -336,6 +343,13 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = f
   c.min_programs_per_sm = c.num_warps >= 8 && !f32 ? register_capped_programs(c, 20) : 0;
   if (!copies && width % (16 / byte_size(dtype)) == 0) c.set("HELD", c.get("CHUNKS"));
   return c;
+}
+// LayerNorm's config for rows x cols on buffers of type Buffer: its heuristic, split over
+// the GPU where with_split_rows says so.
+template <class Buffer>
+Config layernorm_rows_heuristic(int64_t rows, int64_t cols, DType dtype, bool clusters, bool copies) {
+  Config h = layernorm_heuristic(cols, dtype, clusters, copies);
+  return with_split_rows<Buffer>(h, rows, cols, dtype, layernorm_few_rows_on_clusters(h, dtype));
 }
 // RMSNorm's: the norm heuristic, and for 16-bit rows of widths that are not a multiple of
 // 8 split over a cluster, programs capped at about E + 32 registers for E values per
@@ -358,7 +372,7 @@ inline Config rmsnorm_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
   // f32 programs of chunks of 8192 (wide_f32_norm_programs) too, on rows of whole 16-byte
   // runs: 512x262144 83.3 -> 88.1% of copy, 256x262144 80.3 -> 84.8 (H200).
   if (byte_size(dtype) == 4 && c.cluster > 1 && c.has("CHUNKS") && c.get("CHUNKS") > 1 && c.get("BLOCK") == 8192 &&
-      n_cols % 4 == 0 && !row_uses_loop(c, n))
+      n_cols % 4 == 0 && !copies && !row_uses_loop(c, n))
     c.set("HELD", c.get("CHUNKS"));
   spread_one_tile_rows(c, dtype, n);
   batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
@@ -471,9 +485,7 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
-  Config picked = cfg ? *cfg
-                      : with_split_rows<Out>(layernorm_heuristic(cols, dtype_v<T>, clusters_usable<Out>(), copies), rows,
-                                             cols, dtype_v<T>);
+  Config picked = cfg ? *cfg : layernorm_rows_heuristic<Out>(rows, cols, dtype_v<T>, clusters_usable<Out>(), copies);
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
   if (row_uses_split(picked))

@@ -138,15 +138,16 @@ inline void check_split_config(const Config& c, const char* kernel_name) {
 // softmax 56.7 -> 66.4 / 52.5 -> 57.5, RMSNorm 56.8 -> 71.2 / 53.0 -> 62.7, residual
 // 72.0 -> 79.0 / 71.2 -> 72.5, LayerNorm 53.8 -> 62.1 / 50.6 -> 55.4; f32 softmax at 128
 // rows 60 -> 77.5; f32 LayerNorm on held chunks 58 -> 76, 64 rows 55 -> 69); equal at 32
-// rows for bf16 (bench/NOTES.md, "Rows of 256K columns on clusters when they fill the GPU",
-// "f32 norms on chunks held in shared memory").
+// rows for bf16, and f32 LayerNorm in registers lost (58 -> 52), so `clusters_for_few_rows`
+// false keeps the earlier rule (bench/NOTES.md, "Rows of 256K columns on clusters when they
+// fill the GPU", "f32 norms on chunks held in shared memory").
 // Chunks of 4K columns (2K for f64) on 4 warps: they beat 8K/8 warps and 16K/16 warps at
 // 64x1048577.
 template <class Buffer>
-Config with_split_rows(Config heuristic, int64_t rows, int64_t cols, DType dtype) {
+Config with_split_rows(Config heuristic, int64_t rows, int64_t cols, DType dtype, bool clusters_for_few_rows = true) {
   int64_t sms = 1;
   if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
-  int64_t few_rows = heuristic.cluster >= 16 ? 4 * sms / heuristic.cluster : sms;
+  int64_t few_rows = clusters_for_few_rows && heuristic.cluster >= 16 ? 4 * sms / heuristic.cluster : sms;
   bool few_long = is_device_buffer_v<Buffer> && rows < few_rows && cols >= 65536;
   bool padded_cluster = heuristic.cluster > 1 && cols >= 65536 && 2 * row_cover(heuristic) >= 3 * cols;
   if (!row_uses_loop(heuristic, cols) && !few_long && !padded_cluster) return heuristic;
@@ -157,9 +158,10 @@ Config with_split_rows(Config heuristic, int64_t rows, int64_t cols, DType dtype
 
 // with_split_rows for callers without a buffer type (the tuners' fallbacks): the GPU's
 // choice when one is present.
-inline Config with_split_rows_any(Config heuristic, int64_t rows, int64_t cols, DType dtype) {
-  return gpu_available() ? with_split_rows<DevicePtr<float>>(heuristic, rows, cols, dtype)
-                         : with_split_rows<std::vector<float>>(heuristic, rows, cols, dtype);
+inline Config with_split_rows_any(Config heuristic, int64_t rows, int64_t cols, DType dtype,
+                                 bool clusters_for_few_rows = true) {
+  return gpu_available() ? with_split_rows<DevicePtr<float>>(heuristic, rows, cols, dtype, clusters_for_few_rows)
+                         : with_split_rows<std::vector<float>>(heuristic, rows, cols, dtype, clusters_for_few_rows);
 }
 
 // The batch row a normalize program takes: the batch in reverse, so the rows the reduce

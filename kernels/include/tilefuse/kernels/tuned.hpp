@@ -282,9 +282,9 @@ const auto& layernorm_tuner() {
                       [](const tuning::KeyView& k) {
                         bool copies = contiguous_rows_misaligned(k["n_cols"], dtype_v<T>) &&
                                       weight_copies_pay(k["n_rows"], k["n_cols"], dtype_v<T>, 0);
-                        return with_split_rows_any(
-                            layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies), k["n_rows"],
-                            k["n_cols"], dtype_v<T>);
+                        Config h = layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies);
+                        return with_split_rows_any(h, k["n_rows"], k["n_cols"], dtype_v<T>,
+                                                   layernorm_few_rows_on_clusters(h, dtype_v<T>));
                       }},
       [](const Config& c, const auto& out, const auto& in, const auto& w, const auto& b, int64_t rows, int64_t cols,
          float eps) {
