@@ -56,14 +56,14 @@ TEST_CASE_TEMPLATE("gpu: softmax with persistent clusters looping over the rows"
   }
 }
 
-// The heuristics' 16-bit programs of wide cluster rows: LayerNorm's chunks of 4096 (4
-// warps for 8192 columns, 8 warps and RELOAD for 16384) and the 2 x 8192 programs of
-// softmax and RMSNorm on rows of 262144.
+// The heuristics' 16-bit programs of wide cluster rows: LayerNorm's 4 held chunks of 4096
+// on 8 warps (one program per row at 16384 columns, clusters of 4 at 65536, of 16 with
+// RELOAD at 262144) and the 2 x 8192 programs of softmax and RMSNorm on rows of 262144.
 TEST_CASE("gpu: the heuristics' wide cluster programs") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = bfloat16;
   difftest::Tolerance tol{1e-3, 1.6e-2};
-  for (int64_t cols : {int64_t(65536), int64_t(262144)}) {
+  for (int64_t cols : {int64_t(16384), int64_t(65536), int64_t(262144)}) {
     CAPTURE(cols);
     int64_t rows = 2;
     auto x = ref::random_vec<T>(rows * cols, 7 + cols, -5, 5);

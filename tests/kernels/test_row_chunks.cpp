@@ -447,7 +447,8 @@ TEST_CASE("softmax's chunked programs hold the overhang past their last whole ch
 }
 
 TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4096, 64 values per thread") {
-  auto check = [](int64_t cols, int64_t chunks, int warps, int per_sm, bool reload) {
+  // (cols, chunks, warps, programs per SM, RELOAD, cluster)
+  auto check = [](int64_t cols, int64_t chunks, int warps, int per_sm, bool reload, int cluster) {
     CAPTURE(cols);
     Config c = tk::layernorm_heuristic(cols, DType::bf16, true);
     CHECK(c.get("BLOCK") == 4096);
@@ -455,13 +456,26 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
     CHECK(c.num_warps == warps);
     CHECK(c.min_programs_per_sm == per_sm);
     CHECK(c.has("RELOAD") == reload);
-    CHECK(c.cluster == tk::norm_heuristic(cols, DType::bf16, true).cluster);
+    CHECK(c.cluster == cluster);
     CHECK(tk::row_values_per_thread(c) == 64);
+    CHECK(tk::row_cover(c) >= cols);
   };
-  check(16384, 2, 4, 0, false);   // 2 programs of 8192
-  check(65536, 2, 4, 0, false);   // 8 programs of 8192
-  check(131072, 4, 8, 3, true);   // 8 programs of 16384 (eight_program_cluster)
-  check(262144, 4, 8, 3, true);   // 16 programs of 16384: 3 per SM at 84 registers
+  // Held programs of 8192 columns cover 16384 (32 KB) on half the cluster.
+  check(16384, 4, 8, 3, false, 1);   // one program per row (the heuristic's 2 of 8192)
+  check(32768, 4, 8, 3, false, 2);
+  check(65536, 4, 8, 3, false, 4);
+  check(131072, 4, 8, 3, true, 8);   // 8 programs of 16384 (eight_program_cluster)
+  check(262144, 4, 8, 3, true, 16);  // 16 programs of 16384: 3 per SM at 84 registers
+  // Not held (rows off 16 bytes, or the parameters' shifted copies): 8192 columns per program.
+  for (const Config& c : {tk::layernorm_heuristic(32764, DType::bf16, true),               // 8-byte rows
+                          tk::layernorm_heuristic(65528, DType::bf16, true, true)}) {  // copies
+    CAPTURE(c.str());
+    CHECK_FALSE(c.has("HELD"));
+    CHECK(c.get("CHUNKS") == 2);
+    CHECK(c.num_warps == 4);
+  }
+  CHECK(tk::layernorm_heuristic(32764, DType::bf16, true).cluster == 4);
+  CHECK(tk::layernorm_heuristic(65528, DType::bf16, true, true).cluster == 8);
   // Narrower programs, chunked widths and rows in one program keep the norm heuristic.
   for (int64_t cols : {4096, 8192, 100000})
     CHECK(tk::layernorm_heuristic(cols, DType::bf16, true) == tk::norm_heuristic(cols, DType::bf16, true));
@@ -546,7 +560,7 @@ TEST_CASE("16-bit LayerNorm and residual RMSNorm programs of 1024-column chunks 
   CHECK(tk::rmsnorm_heuristic(65538, DType::bf16, true).cluster == 16);
   CHECK(tk::layernorm_heuristic(65538, DType::f32, true) == tk::norm_heuristic(65538, DType::f32, true));
   CHECK(tk::layernorm_heuristic(5000, DType::bf16, true).cluster == 1);
-  CHECK(tk::layernorm_heuristic(65536, DType::bf16, true).cluster == 8);
+  CHECK(tk::layernorm_heuristic(65536, DType::bf16, true).cluster == 4);
   CHECK(tk::half_cluster_programs(tk::norm_heuristic(16385, DType::bf16, false), 16385, DType::bf16) == std::nullopt);
 }
 

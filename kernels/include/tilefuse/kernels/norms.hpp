@@ -337,11 +337,20 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bo
   if (c.cluster == 1 || byte_size(dtype) > 4 || row_uses_loop(c, n_cols) || c.get("BLOCK") < 8192) return c;
   int64_t per = row_cover(c) / c.cluster;
   const bool f32 = byte_size(dtype) == 4;
+  const bool held = !copies && width % (16 / byte_size(dtype)) == 0;
+  // Held 16-bit programs cover 32 KB of the row, as f32 ones do: 16384 columns on half the
+  // cluster (a row on one program at 16384 columns) rather than 8192. H200 bf16 % of copy,
+  // one round (bench/NOTES.md "f32 norms on chunks held in shared memory"): 8192x16384
+  // 87.8 -> 92.2, 4096x32768 86.3 -> 88.1, 2048x65536 83.4 -> 84.4.
+  if (!f32 && held && per == 8192 && c.cluster <= 8) {
+    per = 16384;
+    c.cluster /= 2;
+  }
   c.set("BLOCK", 4096);
   c.set("CHUNKS", per / 4096);
   c.num_warps = static_cast<int>(per / 2048);
   c.min_programs_per_sm = c.num_warps >= 8 && !f32 ? register_capped_programs(c, 20) : 0;
-  if (!copies && width % (16 / byte_size(dtype)) == 0) c.set("HELD", c.get("CHUNKS"));
+  if (held) c.set("HELD", c.get("CHUNKS"));
   return c;
 }
 // LayerNorm's config for rows x cols on buffers of type Buffer: its heuristic, split over
