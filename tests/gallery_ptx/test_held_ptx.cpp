@@ -201,8 +201,8 @@ TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns (LayerNorm: 40
   auto rms32_art = compile(tk::rmsnorm_row_kernel<float>(), Config(rms32).set("RESIDUAL", 0));
   CHECK(count(rms32_art.plan, "held in shared") == 2);
   check_ptxas(rms32_art.kernel.ptx, "sm_90a");
-  auto ln32_art = compile(tk::layernorm_row_kernel<float>(), tk::layernorm_config(tk::layernorm_heuristic(262144, DType::f32, true),
-                                                                                 262144, DType::f32));
+  Config ln32 = tk::layernorm_config(tk::layernorm_heuristic(262144, DType::f32, true), 262144, DType::f32);
+  auto ln32_art = compile(tk::layernorm_row_kernel<float>(), ln32);
   CHECK(count(ln32_art.plan, "held in shared") == 4);
   check_ptxas(ln32_art.kernel.ptx, "sm_90a");
   auto ln_art = compile(tk::layernorm_row_kernel<bfloat16>(),

@@ -67,7 +67,8 @@ TEST_CASE("gpu: the heuristic splits rows longer than a cluster covers") {
     CHECK(tk::row_uses_split(
         tk::layernorm_rows_heuristic<DeviceBuffer<float>>(4 * sms / 16 - 1, 262144, DType::f32, true, false)));
     // f32 programs in registers (200000 columns: chunks of 2048) split while rows are fewer than SMs.
-    CHECK(tk::row_uses_split(tk::layernorm_rows_heuristic<DeviceBuffer<float>>(sms - 1, 200000, DType::f32, true, false)));
+    CHECK(tk::row_uses_split(
+        tk::layernorm_rows_heuristic<DeviceBuffer<float>>(sms - 1, 200000, DType::f32, true, false)));
   }
   // Many short rows keep the one-program schedules.
   Config h = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(4096, DType::bf16, gpu_has_clusters()),

@@ -482,7 +482,7 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
   CHECK(tk::layernorm_heuristic(65536, DType::bf16, false) == tk::norm_heuristic(65536, DType::bf16, false));
 }
 
-TEST_CASE("f32 norms on clusters: LayerNorm's chunks of 4096 held, RMSNorm's programs past 8192 columns as held chunks of 8192") {
+TEST_CASE("f32 norms on clusters: LayerNorm's held chunks of 4096, RMSNorm's of 8192 past 8192 columns") {
   // LayerNorm: bf16's chunks, held on rows of whole 16-byte runs, without a register cap.
   auto ln = [](int64_t cols) { return tk::layernorm_heuristic(cols, DType::f32, true); };
   for (auto [cols, chunks, warps] : {std::tuple<int64_t, int64_t, int>{16384, 2, 4}, {65536, 2, 4}, {131072, 2, 4},

@@ -134,7 +134,8 @@ CompileArtifacts compile_with_artifacts(const ir::Function& f, const CompileOpti
     // beside them: dot results stored in their own layout first (d128 attention, Q on
     // two buffers); then one buffer, with the conversion back.
     retry([](Choices& c) { c.accumulator_stores = true, c.tma_stores = false; });
-    if (too_big()) retry([](Choices& c) { c.two_buffer_copies = false, c.accumulator_stores = false, c.tma_stores = true; });
+    if (too_big())
+      retry([](Choices& c) { c.two_buffer_copies = false, c.accumulator_stores = false, c.tma_stores = true; });
   }
   if (!plan.producer_copies.empty() && too_big()) retry([](Choices& c) { c.producer_copies = false; });
   // A TMA store's block needs shared memory of its own while it leaves; where that does

@@ -1,6 +1,6 @@
 // TMA copies of tensor-view blocks (tma_plan.cpp). Each stage of a TMA load's pipeline
-// has an mbarrier, in a small buffer of the load's own (OpPlan::barrier_offset). Thread 0 arms a stage's barrier with the
-// bytes to expect and issues one bulk tensor copy per 128-byte column block (the
+// has an mbarrier, in a small buffer of the load's own (OpPlan::barrier_offset). Thread
+// 0 arms a stage's barrier with the bytes to expect and issues one bulk tensor copy per 128-byte column block (the
 // engine writes each box swizzled exactly as the wgmma descriptors read it, and zero
 // fills what lies outside the view); every thread waits for the barrier's phase before
 // its dot reads the buffer. Iteration i of the loop uses stage i % S, whose barrier

@@ -251,7 +251,8 @@ const auto& layernorm_looped_kernel() {
 
 // f32 programs of a cluster that cover more than 8192 columns (rows past 131072 on 16
 // programs of 16384, one tile on 16 warps at 1 per SM) hold them as chunks of 8192 on 8
-// warps, as 16-bit ones do, where such chunks cover them; the residual RMSNorm with RELOAD at 2 per SM (3 lost 8 points).
+// warps, as 16-bit ones do, where such chunks cover them; the residual RMSNorm with
+// RELOAD at 2 per SM (3 lost 8 points).
 // H200 f32 % of copy (bench/NOTES.md "f32 norms on chunks held in shared memory"), 16 x
 // 16384 -> chunks: residual RMSNorm 512x262144 83.2 -> 88.1, 256x262144 81.4 -> 87.1; the
 // plain RMSNorm 67.0 -> 83.3 in registers, 88.1 with the chunks held (rmsnorm_heuristic);
