@@ -58,7 +58,8 @@ TEST_CASE_TEMPLATE("gpu: softmax with persistent clusters looping over the rows"
 
 // The heuristics' 16-bit programs of wide cluster rows: LayerNorm's 4 held chunks of 4096
 // on 8 warps (one program per row at 16384 columns, clusters of 4 at 65536, of 16 with
-// RELOAD at 262144) and the 2 x 8192 programs of softmax and RMSNorm on rows of 262144.
+// RELOAD at 262144), RMSNorm's 2 x 8192 programs and softmax's 4 x 8192 held ones (on 8
+// programs) on rows of 262144.
 TEST_CASE("gpu: the heuristics' wide cluster programs") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = bfloat16;
@@ -79,7 +80,7 @@ TEST_CASE("gpu: the heuristics' wide cluster programs") {
     if (cols < 262144) continue;
     Config sm = tk::softmax_heuristic(cols, dtype_v<T>, true), rms = tk::rmsnorm_heuristic(cols, dtype_v<T>, true);
     CAPTURE(sm.str());
-    REQUIRE(sm.get("CHUNKS") == 2);
+    REQUIRE((sm.get("CHUNKS") == 4 && sm.get("HELD") == 4 && sm.cluster == 8));
     gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(rows * sm.cluster), sm, tol, y, x, int32_t(rows), n, cols,
                        cols);
     std::vector<T> so(x.size());

@@ -332,8 +332,9 @@ TEST_CASE("the heuristic covers a width that is not a power of two with few mask
   cl(65537, 1024, 5, 16);    // 16 x 5120, not 16 x 8192
   cl(65536, 8192, 1, 8);     // powers of two: unchanged
   // 16-bit programs of more than 8192 columns: chunks of 8192 on 8 warps, not one
-  // 16384 tile on 16; f32 keeps the one tile.
-  cl(262144, 8192, 2, 16);
+  // 16384 tile on 16 (and 4 held on 8 programs rather than 2 on 16: hold_64k_per_program);
+  // f32 keeps the one tile.
+  cl(262144, 8192, 4, 8);
   CHECK(tk::softmax_heuristic(262144, DType::bf16, true).num_warps == 8);
   CHECK(tk::softmax_heuristic(262144, DType::f32, true).get("BLOCK") == 16384);
   CHECK_FALSE(tk::softmax_heuristic(262144, DType::f32, true).has("CHUNKS"));
@@ -708,19 +709,20 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   Config r = rms(151936);  // 18992 per program: 5 x 4096
   CHECK(r.get("BLOCK") == 4096);
   CHECK(r.get("CHUNKS") == 5);
-  // Softmax only where the 8 programs hold 2 whole chunks of 8192.
+  // Softmax only where the 8 programs hold 2 whole chunks of 8192 (which then hold 4 on
+  // half the cluster: hold_64k_per_program).
   for (int64_t cols : {128256, 131072}) {
     Config c = cfg(cols, sm);
-    CHECK(c.cluster == 8);
+    CHECK(c.cluster == 4);
     CHECK(c.get("BLOCK") == 8192);
-    CHECK(c.get("CHUNKS") == 2);
+    CHECK(c.get("CHUNKS") == 4);
     CHECK(c.min_programs_per_sm == 3);
   }
   for (int64_t cols : {100000, 151936}) CHECK(cfg(cols, sm).cluster == 16);
   // Unchanged: past 8 x 20480 columns, rows that fit 8 programs of 8192, f32, cross-entropy.
   CHECK(rms(163841).cluster == 16);
   CHECK(rms(262144).cluster == 16);
-  CHECK(sm(262144).cluster == 16);
+  CHECK(sm(262144).cluster == 8);  // 4 held chunks of 8192 (hold_64k_per_program)
   CHECK((rms(65537).cluster == 8 && rms(65537).get("TAIL") == 8));  // 65536's programs and a tail each
   CHECK(tk::layernorm_heuristic(100002, DType::bf16, true).cluster == 8);  // half_cluster_programs
   CHECK(tk::add_rmsnorm_heuristic(151937, DType::bf16, true, true).cluster == 16);  // rows from their aligned start
@@ -731,6 +733,35 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   CHECK(tk::cross_entropy_heuristic(131072, DType::bf16, true).cluster == 16);
   // Without clusters nothing changes.
   CHECK(tk::rmsnorm_heuristic(131072, DType::bf16, false).cluster == 1);
+}
+
+TEST_CASE("16-bit softmax programs of 2 held chunks of 8192 hold 4 on half the cluster") {
+  for (DType d : {DType::bf16, DType::f16}) {
+    for (int64_t cols : {int64_t(128256), int64_t(131072), int64_t(262144), int64_t(262136)}) {
+      CAPTURE(cols);
+      Config c = tk::softmax_heuristic(cols, d, true);
+      CHECK(c.get("BLOCK") == 8192);
+      CHECK(c.get("CHUNKS") == 4);
+      CHECK(c.get("HELD") == 4);
+      CHECK(c.num_warps == 8);
+      CHECK(c.min_programs_per_sm == 3);
+      CHECK(c.cluster == (cols > 131072 ? 8 : 4));
+      CHECK(tk::row_cover(c) >= cols);
+      CHECK_FALSE(c.has("TAIL"));
+    }
+  }
+  // Not: one held chunk on 8 programs (65536), f32, widths off 16 bytes, rows past 16 x
+  // 16384 (split), nor without clusters.
+  Config one = tk::softmax_heuristic(65536, DType::bf16, true);
+  CHECK((one.cluster == 8 && !one.has("CHUNKS") && one.get("HELD") == 1));
+  CHECK(tk::softmax_heuristic(262144, DType::f32, true).cluster == 16);
+  CHECK_FALSE(tk::softmax_heuristic(262144, DType::f32, true).has("HELD"));
+  for (int64_t odd : {int64_t(262143), int64_t(262142), int64_t(131073)}) {
+    CAPTURE(odd);
+    Config c = tk::softmax_heuristic(odd, DType::bf16, true);
+    CHECK_FALSE((c.has("CHUNKS") && c.get("CHUNKS") == 4 && c.get("BLOCK") == 8192));
+  }
+  CHECK(tk::softmax_heuristic(262144, DType::bf16, false).cluster == 1);
 }
 
 TEST_CASE("persistent clusters within those resident at once") {
