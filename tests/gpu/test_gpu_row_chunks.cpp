@@ -57,9 +57,9 @@ TEST_CASE_TEMPLATE("gpu: softmax with persistent clusters looping over the rows"
 }
 
 // The heuristics' 16-bit programs of wide cluster rows: LayerNorm's 4 held chunks of 4096
-// on 8 warps (one program per row at 16384 columns, clusters of 4 at 65536, of 16 with
-// RELOAD at 262144), RMSNorm's 2 x 8192 programs and softmax's 4 x 8192 held ones (on 8
-// programs) on rows of 262144.
+// on 8 warps (one program per row at 16384 columns, clusters of 4 at 65536) and of 8192 at
+// 262144 (8 programs of 64 KB), RMSNorm's 2 x 8192 programs and softmax's 4 x 8192 held ones
+// (on 8 programs) on rows of 262144.
 TEST_CASE("gpu: the heuristics' wide cluster programs") {
   if (!difftest::have_gpu() || !gpu_has_clusters()) return;
   using T = bfloat16;
@@ -74,7 +74,7 @@ TEST_CASE("gpu: the heuristics' wide cluster programs") {
     int32_t n = static_cast<int32_t>(cols);
     Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true).set("SHIFTED", 1).set("STATS", 1);
     CAPTURE(ln.str());
-    REQUIRE(ln.get("BLOCK") == 4096);
+    REQUIRE(ln.get("BLOCK") == (cols == 262144 ? 8192 : 4096));
     gpu_matches_interp(tk::layernorm_row_kernel<T>(), Grid(rows * ln.cluster), ln, tol, y, mean, rstd, x, w, b, n,
                        cols, 1e-5f);
     if (cols < 262144) continue;
@@ -126,7 +126,7 @@ TEST_CASE("gpu: the f32 norms' wide cluster programs (held chunks)") {
     const bool held = cols % 4 == 0;
     NormRows<T> t(3, cols, 27, difftest::Tolerance{1e-4, 1e-4});
     Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true);
-    REQUIRE(ln.get("BLOCK") == 4096);
+    REQUIRE(ln.get("BLOCK") == (cols == 262144 ? 8192 : 4096));
     REQUIRE(ln.has("HELD") == held);
     t.layernorm(ln);
     if (cols < 262140) continue;
@@ -150,13 +150,13 @@ TEST_CASE("gpu: 16-bit rows on clusters of 8 programs instead of 16 (eight_progr
     Config ln = tk::layernorm_heuristic(cols, dtype_v<T>, true);
     REQUIRE(rms.cluster == 8);
     REQUIRE(rms.get("RELOAD") == 1);
-    REQUIRE(ln.cluster == 8);
+    REQUIRE(ln.cluster == (cols == 131072 ? 4 : 8));  // 4 x 64 KB held at 131072 (held_64k_programs)
     t.rmsnorm(rms, false);
     t.rmsnorm(tk::add_rmsnorm_heuristic(cols, dtype_v<T>, true, false), true);
     t.layernorm(ln);
     Config sm = tk::softmax_heuristic(cols, dtype_v<T>, true);
     CAPTURE(sm.str());
-    REQUIRE(sm.cluster == (cols == 131072 ? 8 : 16));
+    REQUIRE(sm.cluster == (cols == 131072 ? 4 : 16));  // 4 x 8192 held at 131072 (hold_64k_per_program)
     gpu_matches_interp(tk::softmax_row_kernel<T>(), Grid(3 * sm.cluster), sm, t.tol, t.y, t.x, int32_t(3),
                        int32_t(cols), cols, cols);
   }

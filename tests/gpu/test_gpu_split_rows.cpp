@@ -59,9 +59,22 @@ TEST_CASE("gpu: the heuristic splits rows longer than a cluster covers") {
   if (gpu_has_clusters()) {
     Config many = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(262144, DType::bf16, true),
                                                             4 * sms / 16, 262144, DType::bf16);
-    CHECK((!tk::row_uses_split(many) && many.cluster == 16));
+    CHECK((!tk::row_uses_split(many) && many.cluster == 8));  // 8 held programs of 64 KB: 2 per SM
     CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(262144, DType::bf16, true),
                                                                       4 * sms / 16 - 1, 262144, DType::bf16)));
+    // 4 held programs of 64 KB (131072 columns): from 2 programs per SM too.
+    Config four = tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(131072, DType::bf16, true),
+                                                            2 * sms / 4, 131072, DType::bf16);
+    CHECK((!tk::row_uses_split(four) && four.cluster == 4));
+    CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(tk::softmax_heuristic(131072, DType::bf16, true),
+                                                                      2 * sms / 4 - 1, 131072, DType::bf16)));
+    Config ln16 = tk::layernorm_rows_heuristic<DeviceBuffer<float>>(2 * sms / 4, 131072, DType::bf16, true, false);
+    CHECK((!tk::row_uses_split(ln16) && ln16.cluster == 4 && ln16.get("HELD") == 4));
+    CHECK(tk::row_uses_split(
+        tk::layernorm_rows_heuristic<DeviceBuffer<float>>(2 * sms / 4 - 1, 131072, DType::bf16, true, false)));
+    // Programs of 32 KB on 8 (RMSNorm at 131072) still split while rows are fewer than SMs.
+    CHECK(tk::row_uses_split(tk::with_split_rows<DeviceBuffer<float>>(tk::rmsnorm_heuristic(131072, DType::bf16, true),
+                                                                      sms - 1, 131072, DType::bf16)));
     Config ln = tk::layernorm_rows_heuristic<DeviceBuffer<float>>(4 * sms / 16, 262144, DType::f32, true, false);
     CHECK((!tk::row_uses_split(ln) && ln.get("HELD") == 4));
     CHECK(tk::row_uses_split(

@@ -465,8 +465,26 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
   check(16384, 4, 8, 3, false, 1);   // one program per row (the heuristic's 2 of 8192)
   check(32768, 4, 8, 3, false, 2);
   check(65536, 4, 8, 3, false, 4);
-  check(131072, 4, 8, 3, true, 8);   // 8 programs of 16384 (eight_program_cluster)
-  check(262144, 4, 8, 3, true, 16);  // 16 programs of 16384: 3 per SM at 84 registers
+  // Held programs of 16384 on 8+ programs: 64 KB as 4 x 8192 on half the cluster
+  // (held_64k_programs), 128 values per thread held in shared memory.
+  for (auto [cols, cluster] : {std::pair{int64_t(131072), 4}, std::pair{int64_t(262144), 8}}) {
+    CAPTURE(cols);
+    for (DType d : {DType::bf16, DType::f16}) {
+      Config c = tk::layernorm_heuristic(cols, d, true);
+      CHECK(c.get("BLOCK") == 8192);
+      CHECK(c.get("CHUNKS") == 4);
+      CHECK(c.get("HELD") == 4);
+      CHECK(c.num_warps == 8);
+      CHECK(c.min_programs_per_sm == 3);
+      CHECK(c.cluster == cluster);
+      CHECK(tk::row_cover(c) >= cols);
+      CHECK(tk::holds_64k(c, d));
+    }
+  }
+  CHECK_FALSE(tk::holds_64k(tk::layernorm_heuristic(65536, DType::bf16, true), DType::bf16));  // 32 KB
+  Config unheld = tk::layernorm_heuristic(262140, DType::bf16, true);  // 8-byte rows: not held
+  CHECK_FALSE(unheld.has("HELD"));
+  CHECK(unheld.cluster == 16);
   // Not held (rows off 16 bytes, or the parameters' shifted copies): 8192 columns per program.
   for (const Config& c : {tk::layernorm_heuristic(32764, DType::bf16, true),               // 8-byte rows
                           tk::layernorm_heuristic(65528, DType::bf16, true, true)}) {  // copies
@@ -695,9 +713,12 @@ TEST_CASE("16-bit rows that would take clusters of 16 take 8 programs of up to 2
   auto ln = [](int64_t n) { return tk::layernorm_heuristic(n, DType::f16, true); };
   auto add = [](int64_t n) { return tk::add_rmsnorm_heuristic(n, DType::bf16, true, false); };
   auto sm = [](int64_t n) { return tk::softmax_heuristic(n, DType::bf16, true); };
-  // The norms: any chunking, RELOAD, 3 programs per SM.
+  // The norms: any chunking, RELOAD, 3 programs per SM (LayerNorm at 131072: 4 held
+  // programs of 64 KB, held_64k_programs).
+  CHECK(cfg(131072, ln).cluster == 4);
   for (int64_t cols : {100000, 131072, 151936, 163840}) {
     for (const Config& c : {cfg(cols, rms), cfg(cols, ln), cfg(cols, add)}) {
+      if (cols == 131072 && c == cfg(cols, ln)) continue;
       CHECK(c.cluster == 8);
       CHECK(c.num_warps == 8);
       CHECK(c.min_programs_per_sm == 3);

@@ -380,6 +380,23 @@ inline void hold_chunks(Config& c, DType dtype) {
   if (int64_t h = held_chunks(c, dtype)) c.set("HELD", h);
 }
 
+// 16-bit cluster programs of 16384 columns (held or not) as programs of 32768 held in
+// shared memory on half the cluster: 4 chunks of 8192 on 8 warps, 64 KB each, 3 per SM
+// (ptxas: 80 registers, no spills), and half the programs to exchange with and wait for.
+// Softmax (hold_64k_per_program) and LayerNorm (layernorm_heuristic) take them; RMSNorm
+// lost (H200 bf16 512x262144 86.4 -> 79.1% of copy, 2048x131072 92.7 -> 87.3), and the
+// residual RMSNorm holds nothing.
+inline Config held_64k_programs(Config c) {
+  c.cluster /= 2;
+  c.set("BLOCK", 8192).set("CHUNKS", 4).set("HELD", 4);
+  c.num_warps = 8;
+  c.min_programs_per_sm = 3;
+  return c;
+}
+inline bool holds_64k(const Config& c, DType dtype) {
+  return byte_size(dtype) == 2 && c.cluster > 1 && c.has("HELD") && c.get("HELD") * c.get("BLOCK") * 2 >= 65536;
+}
+
 // 16-bit programs of a cluster that cover more than 8192 columns hold them as chunks of
 // 8192 on 8 warps (64 values per thread) rather than one 16384 tile on 16 (H200 bf16
 // 512x262144, with 3 programs per SM: softmax 62.0% -> 76.4% of copy, RMSNorm 70.8% ->

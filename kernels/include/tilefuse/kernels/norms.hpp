@@ -347,6 +347,10 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bo
     per = 16384;
     c.cluster /= 2;
   }
+  // Held 16-bit programs of 16384 columns on 8+ programs (rows of 128K-256K columns): 64 KB
+  // on half the cluster (held_64k_programs). H200 bf16 % of copy, two rounds (bench/NOTES.md
+  // "Programs of 64 KB held"): 512x262144 79.9 -> 82.9, 2048x131072 85.0 -> 89.2.
+  if (!f32 && held && per == 16384 && c.cluster >= 8) return held_64k_programs(c);
   c.set("BLOCK", 4096);
   c.set("CHUNKS", per / 4096);
   c.num_warps = static_cast<int>(per / 2048);

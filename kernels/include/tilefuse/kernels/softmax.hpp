@@ -126,24 +126,19 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
-// 16-bit programs holding 2 chunks of 8192 on clusters of 8 or 16 (rows of 131072-262144
-// columns) hold 4 on half the cluster: 64 KB of shared memory each, 3 per SM, and half the
-// programs to exchange with and to wait for. Rows whose width is a multiple of 8 only (their
-// chunks are held whole; odd widths stay on their own rules). H200 % of copy, heuristic ->
-// this, two rounds (bench/NOTES.md "Softmax programs of 64 KB"): bf16 512x262144 82.8 ->
-// 92.0, 128x262144 71.8 -> 77.7, 1024x131072 88.6 -> 92.6, 256x131072 76.1 -> 78.8; f16
-// 512x262144 88.0 -> 92.8, 128x262144 75.2 -> 79.9, 256x131072 78.7 -> 81.1, 1024x131072
-// 92.7 -> 93.2. Not the programs of one held 8192 chunk on 8 (2048x65536 as 2 x 4 x 8192:
-// bf16 90.0 -> 88.6, f16 93.6 -> 89.3).
+// 16-bit programs holding 2 chunks of 8192 on clusters of 8 or 16 (rows of 128K-256K
+// columns) hold 4 on half the cluster (held_64k_programs). Rows whose width is a multiple of
+// 8 only (their chunks are held whole; odd widths stay on their own rules). H200 % of copy,
+// previous heuristic -> this, two rounds (bench/NOTES.md "Programs of 64 KB held"): bf16
+// 512x262144 82.8 -> 92.0, 256x262144 78.8 -> 87.0, 128x262144 71.8 -> 77.7, 4096x128256
+// 91.0 -> 97.1, 2048x131072 91.1 -> 95.7, 1024x131072 88.6 -> 92.6, 256x131072 76.1 ->
+// 78.8; f16 512x262144 88.0 -> 92.8, 4096x128256 95.5 -> 97.1. Not the programs of one held
+// 8192 chunk on 8 (2048x65536 as 2 x 4 x 8192: bf16 90.0 -> 88.6, f16 93.6 -> 89.3).
 inline void hold_64k_per_program(Config& c, int64_t n_cols, DType dtype) {
   bool two_held = c.has("CHUNKS") && c.get("CHUNKS") == 2 && c.has("HELD") && c.get("HELD") == 2;
-  if (byte_size(dtype) != 2 || n_cols % 8 != 0 || c.cluster < 8 || c.get("BLOCK") != 8192 || !two_held ||
-      c.has("TAIL"))
-    return;
-  c.cluster /= 2;
-  c.set("CHUNKS", 4).set("HELD", 4);
-  c.num_warps = 8;
-  c.min_programs_per_sm = 3;  // what 64 KB each leaves room for; ptxas: 80 registers, no spills
+  if (byte_size(dtype) == 2 && n_cols % 8 == 0 && c.cluster >= 8 && c.get("BLOCK") == 8192 && two_held &&
+      !c.has("TAIL"))
+    c = held_64k_programs(c);
 }
 
 // The row heuristic with rows held as CHUNKS x BLOCK per program (row_chunks.hpp).

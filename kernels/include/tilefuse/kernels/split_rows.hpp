@@ -140,14 +140,20 @@ inline void check_split_config(const Config& c, const char* kernel_name) {
 // rows 60 -> 77.5; f32 LayerNorm on held chunks 58 -> 76, 64 rows 55 -> 69); equal at 32
 // rows for bf16, and f32 LayerNorm in registers lost (58 -> 52), so `clusters_for_few_rows`
 // false keeps the earlier rule (bench/NOTES.md, "Rows of 256K columns on clusters when they
-// fill the GPU", "f32 norms on chunks held in shared memory").
+// fill the GPU", "f32 norms on chunks held in shared memory"). 16-bit programs holding 64 KB
+// (held_64k_programs) keep the cluster from 2 programs per SM (rows x cluster >= 2 x SMs;
+// bf16 softmax, split -> 8 programs of 32768: 16x262144 34.5 -> 30.7, 33 rows 47.3 -> 46.8,
+// 48 rows 49.7 -> 56.9, 64 rows 52.7 -> 63.1, 100 rows 56.5 -> 73.0; on 4 programs of 131072
+// columns: 33 rows 37.3 -> 31.3, 64 rows 45.5 -> 47.5, 100 rows 50.5 -> 60.1).
 // Chunks of 4K columns (2K for f64) on 4 warps: they beat 8K/8 warps and 16K/16 warps at
 // 64x1048577.
 template <class Buffer>
 Config with_split_rows(Config heuristic, int64_t rows, int64_t cols, DType dtype, bool clusters_for_few_rows = true) {
   int64_t sms = 1;
   if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
-  int64_t few_rows = clusters_for_few_rows && heuristic.cluster >= 16 ? 4 * sms / heuristic.cluster : sms;
+  int64_t few_rows = sms;
+  if (clusters_for_few_rows && heuristic.cluster >= 16) few_rows = 4 * sms / heuristic.cluster;
+  else if (clusters_for_few_rows && holds_64k(heuristic, dtype)) few_rows = 2 * sms / heuristic.cluster;
   bool few_long = is_device_buffer_v<Buffer> && rows < few_rows && cols >= 65536;
   bool padded_cluster = heuristic.cluster > 1 && cols >= 65536 && 2 * row_cover(heuristic) >= 3 * cols;
   if (!row_uses_loop(heuristic, cols) && !few_long && !padded_cluster) return heuristic;
