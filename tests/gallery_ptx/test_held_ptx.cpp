@@ -188,11 +188,17 @@ TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns (LayerNorm: 40
   CHECK((reload.has("RELOAD") && !reload.has("HELD")));
   CHECK(!tk::add_rmsnorm_heuristic(65536, DType::bf16, true, false).has("HELD"));
   // LayerNorm: every 16-bit config of chunks of 4096 (on clusters, or one program of 16384
-  // columns), RELOAD or not; not odd widths.
+  // columns), RELOAD or not, and of 8192 in the 64 KB programs (held_64k_programs, 262144);
+  // not odd widths.
   for (int64_t cols : {16384, 65536, 262144}) {
     Config ln = tk::layernorm_heuristic(cols, DType::bf16, true);
-    CHECK((ln.get("BLOCK") == 4096 && ln.get("CHUNKS") == 4 && ln.get("HELD") == ln.get("CHUNKS")));
+    int64_t block = cols == 262144 ? 8192 : 4096;
+    CHECK((ln.get("BLOCK") == block && ln.get("CHUNKS") == 4 && ln.get("HELD") == ln.get("CHUNKS")));
   }
+  auto ln64k_art = compile(tk::layernorm_row_kernel<bfloat16>(),
+                           tk::layernorm_config(tk::layernorm_heuristic(262144, DType::bf16, true), 262144, DType::bf16));
+  CHECK(count(ln64k_art.plan, "held in shared") == 4);
+  check_ptxas(ln64k_art.kernel.ptx, "sm_90a");
   CHECK(!tk::layernorm_heuristic(65537, DType::bf16, true, true).has("HELD"));
   // f32 LayerNorm and RMSNorm programs of chunks hold them too (their own rules); they compile.
   CHECK(tk::layernorm_heuristic(65536, DType::f32, true).get("HELD") == 2);
