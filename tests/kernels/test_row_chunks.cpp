@@ -783,6 +783,11 @@ TEST_CASE("16-bit softmax programs of 2 held chunks of 8192 hold 4 on half the c
     CHECK_FALSE((c.has("CHUNKS") && c.get("CHUNKS") == 4 && c.get("BLOCK") == 8192));
   }
   CHECK(tk::softmax_heuristic(262144, DType::bf16, false).cluster == 1);
+  // Odd rows indexed from their aligned start (a span that is a multiple of 8) neither.
+  for (int64_t odd : {int64_t(262137), int64_t(131065)}) {
+    CAPTURE(odd);
+    CHECK_FALSE(tk::holds_64k(tk::softmax_rows_config(odd, DType::bf16, true, true), DType::bf16));
+  }
 }
 
 TEST_CASE("persistent clusters within those resident at once") {

@@ -128,7 +128,8 @@ const auto& softmax_looped_kernel() {
 
 // 16-bit programs holding 2 chunks of 8192 on clusters of 8 or 16 (rows of 128K-256K
 // columns) hold 4 on half the cluster (held_64k_programs). Rows whose width is a multiple of
-// 8 only (their chunks are held whole; odd widths stay on their own rules). H200 % of copy,
+// 8 only, not spans of odd rows from their aligned start: chunks with a partly masked run
+// are not held, and 128 values per thread in registers would spill at 3 programs per SM. H200 % of copy,
 // previous heuristic -> this, two rounds (bench/NOTES.md "Programs of 64 KB held"): bf16
 // 512x262144 82.8 -> 92.0, 256x262144 78.8 -> 87.0, 128x262144 71.8 -> 77.7, 4096x128256
 // 91.0 -> 97.1, 2048x131072 91.1 -> 95.7, 1024x131072 88.6 -> 92.6, 256x131072 76.1 ->
@@ -156,7 +157,7 @@ inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = fal
   if (!row_uses_loop(c, n_cols) && c.cluster > 1) {
     c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : n_cols);
     hold_chunks(c, dtype);
-    hold_64k_per_program(c, n_cols, dtype);
+    if (!width || width == n_cols) hold_64k_per_program(c, n_cols, dtype);  // not on aligned spans
   }
   spread_one_tile_rows(c, dtype, n_cols);
   return c;
