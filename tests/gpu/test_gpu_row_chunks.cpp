@@ -161,3 +161,17 @@ TEST_CASE("gpu: 16-bit rows on clusters of 8 programs instead of 16 (eight_progr
                        int32_t(cols), cols, cols);
   }
 }
+
+// 16-bit rows of 8-byte runs a little past 262144 columns: the power of two's 16 programs
+// with a tail each (row_tail_config), for RMSNorm and LayerNorm.
+TEST_CASE("gpu: the norms' tails past 16 programs of 16384 (rows of 8-byte runs)") {
+  if (!difftest::have_gpu() || !gpu_has_clusters()) return;
+  for (int64_t cols : {int64_t(262148), int64_t(262660)}) {
+    CAPTURE(cols);
+    NormRows<bfloat16> t(2, cols, 37, difftest::Tolerance{1e-3, 1.6e-2});
+    Config rms = tk::rmsnorm_heuristic(cols, DType::bf16, true), ln = tk::layernorm_heuristic(cols, DType::bf16, true);
+    REQUIRE((rms.has("TAIL") && ln.has("TAIL")));
+    t.rmsnorm(rms, false);
+    t.layernorm(ln);
+  }
+}

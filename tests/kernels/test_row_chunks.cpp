@@ -386,6 +386,17 @@ TEST_CASE("rows a little past a power of two take its cluster programs and a tai
   // Rows past 16 programs' reach without a tail keep the split schedule (262146: none).
   CHECK(!tk::chunked_row_heuristic(262146, DType::bf16, true, tk::RowTails::any).has("TAIL"));
   CHECK(!tk::add_rmsnorm_heuristic(262146, DType::bf16, true, false).has("TAIL"));
+  CHECK(!tk::rmsnorm_heuristic(262146, DType::bf16, true).has("TAIL"));
+  // ... except the plain norms' 16-bit rows of 8-byte runs (262148, 262660: tails of 8, 64).
+  for (auto [n, tail] : {std::pair{int64_t(262148), int64_t(8)}, std::pair{int64_t(262660), int64_t(64)}}) {
+    CAPTURE(n);
+    for (const Config& k : {tk::rmsnorm_heuristic(n, DType::bf16, true), tk::layernorm_heuristic(n, DType::f16, true)}) {
+      CHECK((k.cluster == 16 && k.get("TAIL") == tail && tk::row_cover(k) >= n));
+    }
+    CHECK(!tk::add_rmsnorm_heuristic(n, DType::bf16, true, false).has("TAIL"));
+    CHECK(!tk::softmax_heuristic(n, DType::bf16, true).has("TAIL"));
+    CHECK(!tk::rmsnorm_heuristic(n, DType::f32, true).has("TAIL"));
+  }
   // Powers of two, short rows, no clusters (sm_80): none.
   CHECK(!tk::chunked_row_heuristic(16384, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
   CHECK(!tk::chunked_row_heuristic(1025, DType::bf16, true, tk::RowTails::clusters).has("TAIL"));
@@ -783,6 +794,12 @@ TEST_CASE("16-bit softmax programs of 2 held chunks of 8192 hold 4 on half the c
     CHECK_FALSE((c.has("CHUNKS") && c.get("CHUNKS") == 4 && c.get("BLOCK") == 8192));
   }
   CHECK(tk::softmax_heuristic(262144, DType::bf16, false).cluster == 1);
+  // Nor rows not known to start on 16 bytes (a base or stride off 16 bytes: their chunks would
+  // stay in registers), whatever the width.
+  CHECK_FALSE(tk::holds_64k(tk::softmax_rows_config(262144, DType::bf16, true, true), DType::bf16));
+  CHECK(tk::holds_64k(tk::softmax_rows_config(262144, DType::bf16, true, false), DType::bf16));
+  CHECK_FALSE(tk::holds_64k(tk::layernorm_heuristic(262144, DType::bf16, true, false, false), DType::bf16));
+  CHECK(tk::holds_64k(tk::layernorm_heuristic(262144, DType::bf16, true, false, true), DType::bf16));
   // Odd rows indexed from their aligned start (a span that is a multiple of 8) neither.
   for (int64_t odd : {int64_t(262137), int64_t(131065)}) {
     CAPTURE(odd);

@@ -321,15 +321,18 @@ inline Config norm_heuristic(int64_t n_cols, DType dtype, bool clusters = false,
 // 95.2, 2048x65536 82.2 -> 94.0, 1024x131072 73.6 -> 87.0, 512x262144 58.0 -> 83.7 (16 x
 // 16384 before). Short rows go in batches (row_batches.hpp).
 // Rows whose programs would hold chunks of 1024 on clusters of 4+ take half the programs
-// (half_cluster_programs).
-inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false);
+// (half_cluster_programs). Held 16-bit programs of 8192 columns cover 16384 on half the
+// cluster, and those of 16384 on 8-16 programs hold 32768 as 4 chunks of 8192 (128 values
+// per thread in shared memory) on half the cluster, where `aligned_rows` (see below).
+inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters = false, bool copies = false,
+                                  bool aligned_rows = true);
 // with_split_rows' clusters for few long rows: 16-bit LayerNorm rows, and f32 ones whose
 // programs hold their chunks in shared memory (128x262144 58 -> 76% of copy); f32 programs
 // in registers lost (58 -> 52 on 16 x 16384).
 inline bool layernorm_few_rows_on_clusters(const Config& heuristic, DType dtype) {
   return byte_size(dtype) == 2 || heuristic.has("HELD");
 }
-inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bool copies) {
+inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bool copies, bool aligned_rows) {
   int64_t width = n_cols;  // (n_cols may become the aligned span)
   if (copies) n_cols = aligned_row_span(n_cols, dtype);
   Config c = norm_heuristic(n_cols, dtype, clusters);
@@ -347,10 +350,11 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bo
     per = 16384;
     c.cluster /= 2;
   }
-  // Held 16-bit programs of 16384 columns on 8+ programs (rows of 128K-256K columns): 64 KB
-  // on half the cluster (held_64k_programs). H200 bf16 % of copy, two rounds (bench/NOTES.md
+  // Held 16-bit programs of 16384 columns on 8-16 programs (rows of 114696-131072 and
+  // 229384-262144 columns) known to start on 16 bytes (`aligned_rows`; else the chunks stay
+  // in registers and 128 per thread spill): 64 KB on half the cluster (held_64k_programs). H200 bf16 % of copy, two rounds (bench/NOTES.md
   // "Programs of 64 KB held"): 512x262144 79.9 -> 82.9, 2048x131072 85.0 -> 89.2.
-  if (!f32 && held && per == 16384 && c.cluster >= 8) return held_64k_programs(c);
+  if (!f32 && held && aligned_rows && per == 16384 && c.cluster >= 8 && c.cluster <= 16) return held_64k_programs(c);
   c.set("BLOCK", 4096);
   c.set("CHUNKS", per / 4096);
   c.num_warps = static_cast<int>(per / 2048);
@@ -361,8 +365,9 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bo
 // LayerNorm's config for rows x cols on buffers of type Buffer: its heuristic, split over
 // the GPU where with_split_rows says so.
 template <class Buffer>
-Config layernorm_rows_heuristic(int64_t rows, int64_t cols, DType dtype, bool clusters, bool copies) {
-  Config h = layernorm_heuristic(cols, dtype, clusters, copies);
+Config layernorm_rows_heuristic(int64_t rows, int64_t cols, DType dtype, bool clusters, bool copies,
+                                bool aligned_rows = true) {
+  Config h = layernorm_heuristic(cols, dtype, clusters, copies, aligned_rows);
   return with_split_rows<Buffer>(h, rows, cols, dtype, layernorm_few_rows_on_clusters(h, dtype));
 }
 // RMSNorm's: the norm heuristic, and for 16-bit rows of widths that are not a multiple of
@@ -499,7 +504,7 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
-  Config picked = cfg ? *cfg : layernorm_rows_heuristic<Out>(rows, cols, dtype_v<T>, clusters_usable<Out>(), copies);
+  Config picked = cfg ? *cfg : layernorm_rows_heuristic<Out>(rows, cols, dtype_v<T>, clusters_usable<Out>(), copies, !align);
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
   if (row_uses_split(picked))

@@ -126,10 +126,11 @@ const auto& softmax_looped_kernel() {
   return k;
 }
 
-// 16-bit programs holding 2 chunks of 8192 on clusters of 8 or 16 (rows of 128K-256K
-// columns) hold 4 on half the cluster (held_64k_programs). Rows whose width is a multiple of
-// 8 only, not spans of odd rows from their aligned start: chunks with a partly masked run
-// are not held, and 128 values per thread in registers would spill at 3 programs per SM. H200 % of copy,
+// 16-bit programs holding 2 chunks of 8192 on clusters of 8 or 16 (rows of 114696-131072 and
+// 229384-262144 columns) hold 4 on half the cluster (held_64k_programs). Only rows known to
+// start on 16 bytes (`aligned_rows`: the launch's rows_need_alignment false) whose width is a
+// multiple of 8, not spans of odd rows from their aligned start: runs off 16 bytes or partly
+// masked are not held, and 128 values per thread in registers spill at 3 programs per SM. H200 % of copy,
 // previous heuristic -> this, two rounds (bench/NOTES.md "Programs of 64 KB held"): bf16
 // 512x262144 82.8 -> 92.0, 256x262144 78.8 -> 87.0, 128x262144 71.8 -> 77.7, 4096x128256
 // 91.0 -> 97.1, 2048x131072 91.1 -> 95.7, 1024x131072 88.6 -> 92.6, 256x131072 76.1 ->
@@ -137,7 +138,7 @@ const auto& softmax_looped_kernel() {
 // 8192 chunk on 8 (2048x65536 as 2 x 4 x 8192: bf16 90.0 -> 88.6, f16 93.6 -> 89.3).
 inline void hold_64k_per_program(Config& c, int64_t n_cols, DType dtype) {
   bool two_held = c.has("CHUNKS") && c.get("CHUNKS") == 2 && c.has("HELD") && c.get("HELD") == 2;
-  if (byte_size(dtype) == 2 && n_cols % 8 == 0 && c.cluster >= 8 && c.get("BLOCK") == 8192 && two_held &&
+  if (byte_size(dtype) == 2 && n_cols % 8 == 0 && c.cluster >= 8 && c.cluster <= 16 && c.get("BLOCK") == 8192 && two_held &&
       !c.has("TAIL"))
     c = held_64k_programs(c);
 }
@@ -150,14 +151,15 @@ inline void hold_64k_per_program(Config& c, int64_t n_cols, DType dtype) {
 // 2048-4096 columns in one tile take 16 values per thread. `width`: the rows' own width
 // where n_cols is the span of rows indexed from their aligned start (0: n_cols), whose
 // alignment row_programs_per_sm asks about.
-inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false, int64_t width = 0) {
+inline Config softmax_heuristic(int64_t n_cols, DType dtype, bool clusters = false, int64_t width = 0,
+                                bool aligned_rows = true) {
   Config c = chunked_row_heuristic(n_cols, dtype, clusters);
   if (auto eight = eight_program_cluster(c, n_cols, dtype, false)) c = *eight;  // 2 x 8192 on 8 programs
   c = last_chunk_as_tail(c, n_cols, dtype);
   if (!row_uses_loop(c, n_cols) && c.cluster > 1) {
     c.min_programs_per_sm = row_programs_per_sm(c, dtype, width ? width : n_cols);
     hold_chunks(c, dtype);
-    if (!width || width == n_cols) hold_64k_per_program(c, n_cols, dtype);  // not on aligned spans
+    if (aligned_rows && (!width || width == n_cols)) hold_64k_per_program(c, n_cols, dtype);
   }
   spread_one_tile_rows(c, dtype, n_cols);
   return c;
@@ -167,7 +169,7 @@ inline bool softmax_uses_loop(const Config& c, int64_t n_cols) { return row_uses
 // aligned start, rows_need_alignment), before with_split_rows: what softmax() starts from,
 // and the tuner's fallback and the benchmark with it.
 inline Config softmax_rows_config(int64_t cols, DType dtype, bool clusters, bool align) {
-  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype, clusters, cols); };
+  auto heuristic = [&](int64_t n) { return softmax_heuristic(n, dtype, clusters, cols, !align); };
   Config c = aligned_rows_heuristic(align, cols, dtype, heuristic, true);
   batch_short_rows(c, dtype);  // rows of 1 KB or less: several per program (row_batches.hpp)
   return c;

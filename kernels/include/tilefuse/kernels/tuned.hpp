@@ -282,7 +282,8 @@ const auto& layernorm_tuner() {
                       [](const tuning::KeyView& k) {
                         bool copies = contiguous_rows_misaligned(k["n_cols"], dtype_v<T>) &&
                                       weight_copies_pay(k["n_rows"], k["n_cols"], dtype_v<T>, 0);
-                        Config h = layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies);
+                        Config h = layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies,
+                                                       !contiguous_rows_misaligned(k["n_cols"], dtype_v<T>));
                         return with_split_rows_any(h, k["n_rows"], k["n_cols"], dtype_v<T>,
                                                    layernorm_few_rows_on_clusters(h, dtype_v<T>));
                       }},
