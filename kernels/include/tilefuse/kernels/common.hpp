@@ -441,8 +441,10 @@ inline std::optional<Config> row_tail_config(int64_t n_cols, DType dtype, bool c
   // Not rows that leave the clusters without a tail (262146 columns: the split schedule):
   // the width sweep had the residual RMSNorm at 128x262146 on 16 x (2 x 8192 + 8) at 47%
   // of copy against the split schedule's 68% (bench/NOTES.md, "Tail tiles"); except the
-  // plain norms' 16-bit rows of 8-byte runs (262148: RMSNorm 55 -> 64, LayerNorm 51 -> 57
-  // with tails, bench/NOTES.md "Programs of 64 KB held").
+  // plain norms' 16-bit rows of 8-byte runs (H200 bf16 % of copy, split -> tails, two
+  // rounds, bench/NOTES.md "Programs of 64 KB held": RMSNorm 512x262148 59.6 -> 73.2,
+  // 128x262148 54.9 -> 64.1, 256x262660 57.6 -> 71.0; LayerNorm 55.8 -> 66.8, 50.8 -> 58.1,
+  // 53.2 -> 60.2; f16 alike).
   bool eight_byte_rows = tails == RowTails::clusters && byte_size(dtype) == 2 && n_cols % 4 == 0;
   if (row_uses_loop(c, base) || (row_uses_loop(without, n_cols) && !eight_byte_rows)) return std::nullopt;
   bool avoids_cluster = without.cluster > 1;
