@@ -352,9 +352,11 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bo
   }
   // Held 16-bit programs of 16384 columns on 8-16 programs (rows of 114696-131072 and
   // 229384-262144 columns) known to start on 16 bytes (`aligned_rows`; else the chunks stay
-  // in registers and 128 per thread spill): 64 KB on half the cluster (held_64k_programs). H200 bf16 % of copy, two rounds (bench/NOTES.md
-  // "Programs of 64 KB held"): 512x262144 79.9 -> 82.9, 2048x131072 85.0 -> 89.2.
-  if (!f32 && held && aligned_rows && per == 16384 && c.cluster >= 8 && c.cluster <= 16) return held_64k_programs(c);
+  // in registers and 128 per thread spill): 64 KB on half the cluster (held_64k_programs).
+  // H200 bf16 % of copy, two rounds (bench/NOTES.md "Programs of 64 KB held"): 512x262144
+  // 79.9 -> 82.9, 2048x131072 85.0 -> 89.2.
+  if (!f32 && held && aligned_rows && per == 16384 && c.cluster >= 8 && c.cluster <= 16)
+    return held_64k_programs(c);
   c.set("BLOCK", 4096);
   c.set("CHUNKS", per / 4096);
   c.num_warps = static_cast<int>(per / 2048);
@@ -504,7 +506,8 @@ void layernorm_launch(Out& out, const Mean& mean, const Rstd& rstd, bool stats, 
   bool align = rows_need_alignment(dtype_v<T>, {row_buffer(in, cols), row_buffer(out, cols)});
   int64_t span = align ? aligned_row_span(cols, dtype_v<T>) : cols;
   bool copies = align && weight_copies_pay(rows, cols, dtype_v<T>, row_buffer(in, cols).address);
-  Config picked = cfg ? *cfg : layernorm_rows_heuristic<Out>(rows, cols, dtype_v<T>, clusters_usable<Out>(), copies, !align);
+  Config picked =
+      cfg ? *cfg : layernorm_rows_heuristic<Out>(rows, cols, dtype_v<T>, clusters_usable<Out>(), copies, !align);
   if (stats) picked.set("STATS", 1);
   else picked.meta.erase("STATS");  // a config asking for them would write through unused buffers
   if (row_uses_split(picked))

@@ -130,16 +130,17 @@ const auto& softmax_looped_kernel() {
 // 229384-262144 columns) hold 4 on half the cluster (held_64k_programs). Only rows known to
 // start on 16 bytes (`aligned_rows`: the launch's rows_need_alignment false) whose width is a
 // multiple of 8, not spans of odd rows from their aligned start: runs off 16 bytes or partly
-// masked are not held, and 128 values per thread in registers spill at 3 programs per SM. H200 % of copy,
-// previous heuristic -> this, two rounds (bench/NOTES.md "Programs of 64 KB held"): bf16
+// masked are not held, and 128 values per thread in registers spill at 3 programs per SM.
+// H200 % of copy, previous heuristic -> this, two rounds (bench/NOTES.md "Programs of 64 KB
+// held"): bf16
 // 512x262144 82.8 -> 92.0, 256x262144 78.8 -> 87.0, 128x262144 71.8 -> 77.7, 4096x128256
 // 91.0 -> 97.1, 2048x131072 91.1 -> 95.7, 1024x131072 88.6 -> 92.6, 256x131072 76.1 ->
 // 78.8; f16 512x262144 88.0 -> 92.8, 4096x128256 95.5 -> 97.1. Not the programs of one held
 // 8192 chunk on 8 (2048x65536 as 2 x 4 x 8192: bf16 90.0 -> 88.6, f16 93.6 -> 89.3).
 inline void hold_64k_per_program(Config& c, int64_t n_cols, DType dtype) {
   bool two_held = c.has("CHUNKS") && c.get("CHUNKS") == 2 && c.has("HELD") && c.get("HELD") == 2;
-  if (byte_size(dtype) == 2 && n_cols % 8 == 0 && c.cluster >= 8 && c.cluster <= 16 && c.get("BLOCK") == 8192 && two_held &&
-      !c.has("TAIL"))
+  if (byte_size(dtype) == 2 && n_cols % 8 == 0 && c.cluster >= 8 && c.cluster <= 16 && c.get("BLOCK") == 8192 &&
+      two_held && !c.has("TAIL"))
     c = held_64k_programs(c);
 }
 
