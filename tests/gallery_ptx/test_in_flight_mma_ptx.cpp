@@ -335,8 +335,10 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
     s.consumer_barriers = gallery_ptx::count(ptx, std::regex("bar\\.sync 1, 256;"));
     return s;
   };
-  Config d128 = kernels::attention_heuristic(1024, 128, true, true);
+  // (N4096: blocks in ascending order, the diagonal after the key loop.)
+  Config d128 = kernels::attention_heuristic(4096, 128, true, true);
   REQUIRE(d128.warp_specialize == 1);
+  REQUIRE(d128.get("DIAGONAL_FIRST") == 0);
   // The last P.V-behind V block (after the key loop, before the masked one), by V's map.
   Seen v_only = seen(d128, nullptr);
   REQUIRE(v_only.copies.size() == 1);
@@ -397,10 +399,49 @@ TEST_CASE("the producer copies view blocks read outside loops: attention's last 
   CHECK(gallery_ptx::count(wide_ptx, bulk) > gallery_ptx::count(wide_off, bulk));  // the V block's boxes
 }
 
+TEST_CASE("causal attention with the diagonal block first: the producer copies its K block and the last V block") {
+  // DIAGONAL_FIRST (the heuristic's at causal N1024 d128): the diagonal block's Q.K^T
+  // before the key loop, which runs down to block 0, and block 0's P.V after it; no
+  // masked loop after the key loop.
+  Config d128 = kernels::attention_heuristic(1024, 128, true, true);
+  REQUIRE(d128.get("DIAGONAL_FIRST") == 1);
+  REQUIRE(kernels::attention_heuristic(4096, 128, true, true).get("DIAGONAL_FIRST") == 0);
+  REQUIRE(kernels::attention_heuristic(1024, 128, false, true).get("DIAGONAL_FIRST") == 0);
+  CHECK(kernels::attention_heuristic(16384, 64, true, true).get("DIAGONAL_FIRST") == 1);
+  auto plan_of = [](Config cfg, std::string* ptx) {
+    cfg.set("HEAD_DIM", 128).set("CAUSAL", 1);
+    const auto& k = kernels::attention_fwd_kernel<bfloat16>();
+    auto f = k.specialize(cfg, std::vector<int64_t>(k.num_runtime_params(), 16));
+    nvptx::GpuPlan plan = nvptx::plan_kernel(*f, nvptx::Target{90, true});
+    *ptx = nvptx::compile(*f, nvptx::CompileOptions{nvptx::parse_target("sm_90a")}).ptx;
+    std::vector<std::pair<int, int>> copies;  // (after_loops, tma_map)
+    for (const auto& c : plan.producer_copies) copies.push_back({c.after_loops, plan.op(c.load).tma_map});
+    const ir::Op* loop = plan.producer_loops.front();
+    const int k_map = plan.op(plan.pipelines.at(loop).loads.front()).tma_map;
+    const int v_map = plan.op(plan.pipelines.at(loop).loads.back()).tma_map;
+    return std::tuple{plan.producer_loops.size(), copies, k_map, v_map};
+  };
+  std::string first_ptx, after_ptx;
+  auto [loops, copies, k_map, v_map] = plan_of(d128, &first_ptx);
+  CHECK(loops == 1);
+  CHECK(copies == std::vector<std::pair<int, int>>{{0, k_map}, {1, v_map}});
+  Config after = d128;
+  after.set("DIAGONAL_FIRST", 0);
+  auto [loops_after, copies_after, k_after, v_after] = plan_of(after, &after_ptx);
+  CHECK(loops_after == 2);  // the key loop, then the masked one
+  CHECK(copies_after == std::vector<std::pair<int, int>>{{1, v_after}});
+  const std::regex mma("wgmma\\.mma_async");
+  CHECK(gallery_ptx::count(first_ptx, mma) < gallery_ptx::count(after_ptx, mma));
+  if (gallery_ptx::no_ptxas()) return;
+  tools::PtxasResult r = tools::run_ptxas(first_ptx, "sm_90a");
+  CHECK_MESSAGE(r.ok, r.log);
+  CHECK(r.spill_stores == 0);
+}
+
 TEST_CASE("TMA copies keep their mbarriers apart from their 1024-aligned stages") {
   // A stage read by wgmma starts on 1024 bytes (its swizzle works on address bits); the
   // barriers after it would pad the next such buffer out by 992 bytes.
-  Config cfg = kernels::attention_heuristic(1024, 128, true, true);
+  Config cfg = kernels::attention_heuristic(4096, 128, true, true);
   cfg.set("HEAD_DIM", 128).set("CAUSAL", 1).set("Q_VIEW", 1);
   cfg.persistent = 1;
   const auto& k = kernels::attention_fwd_kernel<bfloat16>();

@@ -203,6 +203,23 @@ TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {
     check_attention_d128(n, causal, lag, Config{{"BLOCK_N", 128}}, 37);
 }
 
+// Causal rows with the diagonal block first (DIAGONAL_FIRST, the d128 heuristic's at N
+// <= 1024): the producer copies the diagonal's K block before the key loop and block 0's
+// V after it; odd N (the last query block partial, one query block alone at 129), warp-
+// specialized or not, late rescale or not, and persistent (where the copy before the loop
+// goes back to the consumers).
+TEST_CASE("gpu: causal attention with the diagonal block first, odd N") {
+  const Config ws{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, {"DIAGONAL_FIRST", 1}, warp_specialize()};
+  for (int n : {1000, 129, 385, 64}) check_attention_d128(n, true, 1, ws, 61);
+  check_attention_d128(777, true, 1, Config{{"BLOCK_N", 128}, {"DIAGONAL_FIRST", 1}}, 63);
+  check_attention_d128(300, true, 1, Config{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"DIAGONAL_FIRST", 1}}, 65, 64);
+  setenv("TILEFUSE_PERSISTENT_PROGRAMS", "5", 1);
+  Config persistent_ws = ws;
+  persistent_ws.persistent = 1;
+  for (int n : {777, 129}) check_attention_d128(n, true, 1, persistent_ws, 67);
+  unsetenv("TILEFUSE_PERSISTENT_PROGRAMS");
+}
+
 // Heads that are not powers of two (in parts: 96 = 64 + 32, 80 = 64 + 16, 40 -> 32 +
 // 16 with 8 columns past the head, 176 -> 128 + 64; in one block: 112 -> 128, 200 ->
 // 256), a row stride off 16 bytes (33: no TMA), 160 on 128-key blocks and 192 / 256 on

@@ -131,6 +131,19 @@ TEST_CASE_TEMPLATE("flash attention forward matches the reference", T, half, bfl
       {2, 83, 128, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(1)}},
       {1, 70, 128, true, Config{{"BLOCK_M", 32}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(2)}},
       {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, num_warps(1)}, -0.4f},
+      // ... with the diagonal block first (DIAGONAL_FIRST, causal): one query block per
+      // key block and two, blocks down to 0, odd N (the last query block partial), late
+      // rescale, a negative scale, a head in parts; ignored where not causal
+      {2, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"DIAGONAL_FIRST", 1}, num_warps(1)}},
+      {1, 77, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 32}, {"PV_LAG", 1}, {"DIAGONAL_FIRST", 1}, num_warps(1)}},
+      {2, 70, 128, true,
+       Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"DIAGONAL_FIRST", 1}, num_warps(1)}},
+      {1, 61, 64, true,
+       Config{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"DIAGONAL_FIRST", 1}, num_warps(2)},
+       -0.6f},
+      {1, 50, 96, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"DIAGONAL_FIRST", 1}, num_warps(1)}},
+      {1, 16, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"DIAGONAL_FIRST", 1}, num_warps(1)}},
+      {2, 37, 64, false, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"PV_LAG", 1}, {"DIAGONAL_FIRST", 1}, num_warps(1)}},
       // explicit scales: the row max over raw scores (positive) and over scaled ones
       // (negative: SCALE_NEG), with and without masks and the lagged P.V
       {1, 45, 64, true, Config{{"BLOCK_M", 16}, {"BLOCK_N", 16}, num_warps(1)}, 0.9f},

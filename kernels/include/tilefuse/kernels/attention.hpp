@@ -68,7 +68,8 @@ const auto& attention_fwd_kernel() {
          Meta<"CAUSAL", bool> CAUSAL, Meta<"QK_AHEAD", bool, false> QK_AHEAD, Meta<"PV_LAG", bool, false> PV_LAG,
          Meta<"SCALE_NEG", bool, false> SCALE_NEG, Meta<"TMA_STORE", bool, true> TMA_STORE,
          Meta<"HEAD_SPLIT", bool, true> HEAD_SPLIT, Meta<"KV_GROUP", int, 1> KV_GROUP,
-         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE, Meta<"Q_VIEW", bool, false> Q_VIEW) {
+         Meta<"RESCALE_LATE", bool, false> RESCALE_LATE, Meta<"Q_VIEW", bool, false> Q_VIEW,
+         Meta<"DIAGONAL_FIRST", bool, false> DIAGONAL_FIRST) {
         // Causal: the longest rows of blocks (the last query blocks) start first, so the
         // short ones fill the last wave instead of a long one running alone.
         auto start_m = CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0);
@@ -158,7 +159,34 @@ const auto& attention_fwd_kernel() {
         // softmax (at the price of a second score tile in registers).
         auto full_hi = CAUSAL ? (start_m * BLOCK_M / BLOCK_N) * BLOCK_N : (seq_len / BLOCK_N) * BLOCK_N;
         auto hi = CAUSAL ? minimum((start_m + 1) * BLOCK_M, seq_len) : seq_len;
-        if (PV_LAG) {
+        // DIAGONAL_FIRST (causal, P.V one block behind, BLOCK_N a multiple of BLOCK_M, so
+        // exactly one masked block, at full_hi): the blocks in descending order, the
+        // diagonal first (FlashAttention-3's order). Its Q.K^T and masked softmax start
+        // the pipeline, and its P.V overlaps the next block's softmax, where after the
+        // loop it ran Q.K^T, softmax and P.V back to back; no P.V of a zero block either.
+        const bool diagonal_first = DIAGONAL_FIRST && CAUSAL && PV_LAG && BLOCK_N % BLOCK_M == 0;
+        if (diagonal_first) {
+          auto [p_first, alpha_first] = softmax(scores(full_hi), full_hi, true);
+          auto p_prev = p_first;
+          auto alpha_prev = alpha_first;  // (the accumulator is still 0: nothing to rescale)
+          // Block start_n's Q.K^T with the P.V of the block above it (start_n + BLOCK_N).
+          for_range(0, full_hi, BLOCK_N, [&](I32 j) {
+            auto start_n = full_hi - BLOCK_N - j;
+            std::vector<Tile<f32, 2>> rescaled;
+            for (auto& a : acc) rescaled.push_back(RESCALE_LATE ? a : a * alpha_prev.col());
+            auto qk = scores(start_n);
+            for (size_t i = 0; i < parts.size(); ++i)
+              acc[i] = dot(p_prev, load_v(start_n + BLOCK_N, parts[i]), rescaled[i]);
+            std::tie(p_prev, alpha_prev) = softmax(qk, start_n, false);
+            if (RESCALE_LATE)
+              for (auto& a : acc) a = a * alpha_prev.col();
+          });
+          if (RESCALE_LATE) {
+            for (size_t i = 0; i < parts.size(); ++i) acc[i] = dot(p_prev, load_v(int32_t(0), parts[i]), acc[i]);
+          } else {
+            add_pv(p_prev, int32_t(0), alpha_prev);
+          }
+        } else if (PV_LAG) {
           // P.V one block behind: block j's Q.K^T and block j-1's P.V are issued
           // together, and block j's softmax runs while the P.V MMAs are in flight
           // (FlashAttention-3's order; one P tile is carried from block to block). The
@@ -204,7 +232,8 @@ const auto& attention_fwd_kernel() {
         } else {
           for_range(0, full_hi, BLOCK_N, [&](I32 start_n) { update(scores(start_n), start_n, false); });
         }
-        for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(scores(start_n), start_n, true); });
+        if (!diagonal_first)
+          for_range(full_hi, hi, BLOCK_N, [&](I32 start_n) { update(scores(start_n), start_n, true); });
         auto inv_l = (1.0f / l_i).col();  // one division per row, not per element
         // The output block: through a view (a TMA store on sm_90), or plain stores that let
         // each warp finish on its own (TMA_STORE = 0: d128's one program per SM, -1%).
@@ -265,9 +294,13 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // Causal rows of few key blocks (N <= 1024): 64-key blocks, so the half-masked block
     // on the diagonal wastes half as much (bf16 d64 N1024 305 -> 328 TFLOP/s; N2048 even,
     // N4096 -4%: run 4 of bench/results/h200_2026-11-29j).
+    // Causal rows start with their diagonal block (DIAGONAL_FIRST; bf16 d64 N1024 329 ->
+    // 341 TFLOP/s, N2048 385 -> 392-400, N4096 439 -> 445-448, N16384 even: run 4 of
+    // bench/results/h200_2026-11-30c).
     if (w <= 64 && rows_32b)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", causal && seq_len <= 1024 ? 64 : 128}, {"HEAD_DIM", head_dim},
-                    {"CAUSAL", c}, {"PV_LAG", 1}, num_warps(4), num_stages(2), min_programs_per_sm(3)};
+                    {"CAUSAL", c}, {"PV_LAG", 1}, {"DIAGONAL_FIRST", c}, num_warps(4), num_stages(2),
+                    min_programs_per_sm(3)};
     if (w < 128 && rows_32b && 2 * smem(64, 128) <= kSharedBytes)
       return Config{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                     {"TMA_STORE", 0}, num_warps(4), num_stages(2), min_programs_per_sm(2)};
@@ -276,9 +309,13 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // two consumer warpgroups take turns on the tensor cores, each rescaling O after its
     // softmax (FlashAttention-3's schedule; H200, peers' shapes, bench/NOTES.md "Warp
     // specialization without spills"): 541-705 TFLOP/s against 447-548 in one role.
+    // Causal rows of up to 8 key blocks start with their diagonal block (DIAGONAL_FIRST):
+    // bf16 N1024 400 -> 413 TFLOP/s, f16 398 -> 405; N2048 even, N4096 and N16384 -2 to -4%
+    // (run 4 of bench/results/h200_2026-11-30c).
     if (w == 128 && bn == 128)
       return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
-                    {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, num_warps(8), num_stages(2), warp_specialize()};
+                    {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, {"DIAGONAL_FIRST", causal && seq_len <= 1024},
+                    num_warps(8), num_stages(2), warp_specialize()};
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                   {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
   }

@@ -125,7 +125,8 @@ inline tuning::Key rowwise_key(int64_t rows, int64_t cols) { return tuning::Key{
 // warpgroup and two consumer warpgroups taking turns, O rescaled after the softmax (the
 // d128 heuristic's schedule), with 64- or 128-key blocks and 2 or 3 stages, one program
 // per block or persistent (the producer copying the next program's first blocks during
-// this one's epilogue).
+// this one's epilogue). Causal configs with P.V behind also run with the diagonal block
+// first (DIAGONAL_FIRST), where BLOCK_N is a multiple of BLOCK_M.
 inline tuning::Space attention_space() {
   auto s = tuning::Space::product({tuning::values("BLOCK_M", {64, 128}), tuning::values("BLOCK_N", {32, 64, 128}),
                                    tuning::values("num_warps", {4, 8}), tuning::values("num_stages", {1, 2, 3}),
@@ -138,7 +139,13 @@ inline tuning::Space attention_space() {
           s.add(Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"PV_LAG", 1}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0},
                        {"HEAD_SPLIT", split}, num_warps(8), num_stages(stages), warp_specialize(),
                        persistent(persist)});
+  std::vector<Config> diagonal_first;
+  for (const Config& c : s.configs())
+    if (c.get("PV_LAG") && c.get("BLOCK_N") % c.get("BLOCK_M") == 0)
+      diagonal_first.push_back(Config(c).set("DIAGONAL_FIRST", 1));
+  for (const Config& c : diagonal_first) s.add(c);
   s.prune_if([](const Config& c, const tuning::KeyView& k) -> std::string {
+    if (c.has("DIAGONAL_FIRST") && !k["causal"]) return "DIAGONAL_FIRST orders the blocks of causal rows only";
     if (16 * c.num_warps > c.get("BLOCK_M"))
       return std::to_string(c.num_warps) + " warps x 16 rows > BLOCK_M " + std::to_string(c.get("BLOCK_M"));
     if (!c.get("HEAD_SPLIT") && head_parts(k["head_dim"], false) == head_parts(k["head_dim"]))
