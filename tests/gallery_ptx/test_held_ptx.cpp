@@ -187,13 +187,14 @@ TEST_CASE("the row heuristics hold 16-bit chunks of 8192+ columns (LayerNorm: 40
   Config reload = tk::rmsnorm_heuristic(131072, DType::bf16, true);
   CHECK((reload.has("RELOAD") && !reload.has("HELD")));
   CHECK(!tk::add_rmsnorm_heuristic(65536, DType::bf16, true, false).has("HELD"));
-  // LayerNorm: every 16-bit config of chunks of 4096 (on clusters, or one program of 16384
-  // columns), RELOAD or not, and of 8192 in the 64 KB programs (held_64k_programs, 262144);
-  // not odd widths.
+  // LayerNorm: every 16-bit config of chunks of 4096 on clusters, RELOAD or not, of 8192 on
+  // one program of 16384 columns, and of 8192 in the 64 KB programs (held_64k_programs,
+  // 262144); not odd widths.
   for (int64_t cols : {16384, 65536, 262144}) {
     Config ln = tk::layernorm_heuristic(cols, DType::bf16, true);
-    int64_t block = cols == 262144 ? 8192 : 4096;
-    CHECK((ln.get("BLOCK") == block && ln.get("CHUNKS") == 4 && ln.get("HELD") == ln.get("CHUNKS")));
+    int64_t block = cols == 65536 ? 4096 : 8192;
+    int64_t chunks = cols == 16384 ? 2 : 4;
+    CHECK((ln.get("BLOCK") == block && ln.get("CHUNKS") == chunks && ln.get("HELD") == ln.get("CHUNKS")));
   }
   auto ln64k_art = compile(tk::layernorm_row_kernel<bfloat16>(),
                            tk::layernorm_config(tk::layernorm_heuristic(262144, DType::bf16, true), 262144, DType::bf16));

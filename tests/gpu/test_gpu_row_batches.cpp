@@ -47,6 +47,17 @@ TEST_CASE_TEMPLATE("gpu: layernorm rows program, with statistics", T, float, hal
                          difftest::row_tolerance<T>(), y, mean, rstd, x, w, b, rows, cols, int64_t(cols), 1e-5f);
     }
   }
+  // Rows of one 4096 tile in pairs on 8 warps (layernorm_rows_in_pairs), odd row counts.
+  for (auto [rows, cols] : {std::pair{37, 4096}, std::pair{20, 3600}}) {
+    CAPTURE(cols);
+    auto x = ref::random_vec<T>(rows * cols, 7 + cols, 1, 5);
+    auto w = ref::random_vec<T>(cols, 8 + cols, 0.5, 1.5), b = ref::random_vec<T>(cols, 9 + cols);
+    std::vector<T> y(x.size());
+    std::vector<float> mean(rows), rstd(rows);
+    Config cfg{{"BLOCK", 4096}, {"ROWS", 2}, {"STATS", 1}, num_warps(8)};
+    gpu_matches_interp(tk::layernorm_rows_kernel<T>(), Grid((rows + 1) / 2), cfg, difftest::row_tolerance<T>(), y,
+                       mean, rstd, x, w, b, rows, cols, int64_t(cols), 1e-5f);
+  }
 }
 
 // The host functions with their heuristics (rows of 1 KB or less go in batches) on device

@@ -473,7 +473,6 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
     CHECK(tk::row_cover(c) >= cols);
   };
   // Held programs of 8192 columns cover 16384 (32 KB) on half the cluster.
-  check(16384, 4, 8, 3, false, 1);   // one program per row (the heuristic's 2 of 8192)
   check(32768, 4, 8, 3, false, 2);
   check(65536, 4, 8, 3, false, 4);
   // Held programs of 16384 on 8+ programs: 64 KB as 4 x 8192 on half the cluster
@@ -493,6 +492,23 @@ TEST_CASE("LayerNorm's 16-bit cluster programs of 8192+ columns hold chunks of 4
     }
   }
   CHECK_FALSE(tk::holds_64k(tk::layernorm_heuristic(65536, DType::bf16, true), DType::bf16));  // 32 KB
+  // A held row on one program (the heuristic's 2 of 8192 made one of 16384): 2 chunks of
+  // 8192 on 16 warps, no register cap; rows of 8-byte runs are not held and keep theirs.
+  for (int64_t cols : {16384, 15000, 14344}) {
+    CAPTURE(cols);
+    for (DType d : {DType::bf16, DType::f16}) {
+      Config c = tk::layernorm_heuristic(cols, d, true);
+      CHECK(c.cluster == 1);
+      CHECK(c.get("BLOCK") == 8192);
+      CHECK(c.get("CHUNKS") == 2);
+      CHECK(c.get("HELD") == 2);
+      CHECK(c.num_warps == 16);
+      CHECK(c.min_programs_per_sm == 0);
+      CHECK(tk::row_cover(c) >= cols);
+    }
+  }
+  CHECK(!tk::layernorm_heuristic(16380, DType::bf16, true).has("HELD"));
+  CHECK(tk::layernorm_heuristic(16384, DType::f32, true).num_warps != 16);
   Config unheld = tk::layernorm_heuristic(262140, DType::bf16, true);  // 8-byte rows: not held
   CHECK_FALSE(unheld.has("HELD"));
   CHECK(unheld.cluster == 16);
