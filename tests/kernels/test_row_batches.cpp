@@ -110,53 +110,6 @@ TEST_CASE_TEMPLATE("layernorm of short rows in batches matches plain C++, with i
   }
 }
 
-TEST_CASE("LayerNorm's 16-bit rows of one 4096-column tile go in pairs on 8 warps where rows fill the GPU") {
-  auto pairs = [](int64_t rows, int64_t cols, DType d, bool copies = false, int64_t sms = 132) {
-    return tk::layernorm_rows_in_pairs(tk::layernorm_heuristic(cols, d, true, copies), rows, cols, d, copies, sms);
-  };
-  for (DType d : {DType::bf16, DType::f16})
-    for (int64_t cols : {4096, 3600}) {
-      CAPTURE(cols);
-      auto c = pairs(16 * 132, cols, d);
-      REQUIRE(c);
-      CHECK(c->get("ROWS") == 2);
-      CHECK(c->get("BLOCK") == 4096);
-      CHECK(c->num_warps == 8);
-      CHECK(c->min_programs_per_sm == 0);
-    }
-  CHECK(!pairs(16 * 132 - 1, 4096, DType::bf16));                  // fewer than 16 rows per SM
-  CHECK(!pairs(16384, 4096, DType::f32));                           // f32: 16 KB rows
-  CHECK(!pairs(16384, 4092, DType::bf16));                          // rows of 8-byte runs
-  CHECK(!pairs(16384, 4096, DType::bf16, true));                    // the parameters' copies
-  CHECK(!pairs(16384, 8192, DType::bf16));                          // 8 warps already
-  CHECK(!pairs(16384, 2048, DType::bf16));                          // a 2048 tile
-  CHECK(!pairs(16384, 3000, DType::bf16));                          // chunks of 1024
-  CHECK(!pairs(16384, 4104, DType::bf16));                          // a tail or chunks past 4096
-  CHECK(tk::layernorm_rows_heuristic<std::vector<bfloat16>>(16, 4096, DType::bf16, true, false).get("ROWS") == 2);
-  CHECK(!tk::layernorm_rows_heuristic<std::vector<bfloat16>>(15, 4096, DType::bf16, true, false).has("ROWS"));
-}
-
-TEST_CASE_TEMPLATE("layernorm of 4096-column rows in pairs matches plain C++, with its statistics", T, bfloat16, half) {
-  // 37 rows (the last program's second row past the rows), 4096 and 3600 columns; on host
-  // buffers the rule counts one SM, so 16+ rows go in pairs.
-  for (int64_t cols : {4096, 3600}) {
-    const int64_t rows = 37;
-    CAPTURE(cols);
-    REQUIRE(tk::layernorm_rows_heuristic<std::vector<T>>(rows, cols, dtype_v<T>, true, false).get("ROWS") == 2);
-    auto x = ref::random_vec<T>(rows * cols, 51 + cols, 3.0f, 7.0f);
-    auto w = ref::random_vec<T>(cols, 52 + cols, 0.5f, 1.5f), b = ref::random_vec<T>(cols, 53 + cols);
-    std::vector<T> y(x.size());
-    std::vector<float> mean(rows, -1.0f), rstd(rows, -1.0f);
-    tk::layernorm(y, mean, rstd, x, w, b, rows, cols, 1e-5f);
-    std::vector<double> want;
-    ref::layernorm(want, ref::to_float(x), ref::to_float(w), ref::to_float(b), rows, cols, 1e-5);
-    CHECK(ref::max_rel_err(y, want, 2e-2, ref::rtol<T>()) <= 1.0);
-    auto stats = ref::layernorm_stats(ref::to_float(x), rows, cols, 1e-5);
-    CHECK(ref::max_rel_err(mean, stats.mean, 1e-5, 1e-5) <= 1.0);
-    CHECK(ref::max_rel_err(rstd, stats.rstd, 1e-5, 2e-3) <= 1.0);
-  }
-}
-
 TEST_CASE("rows configs: any ROWS and warps, rows that need a loop ignore ROWS") {
   int64_t rows = 10, cols = 200;
   auto x = ref::random_vec<float>(rows * cols, 31), w = ref::random_vec<float>(cols, 32, 0.5f, 1.5f);

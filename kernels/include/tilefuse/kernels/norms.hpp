@@ -376,31 +376,12 @@ inline Config layernorm_heuristic(int64_t n_cols, DType dtype, bool clusters, bo
   if (held) c.set("HELD", c.get("CHUNKS"));
   return c;
 }
-// 16-bit rows of one 4096-column tile on 4 warps (widths 3592-4096 of whole 16-byte runs;
-// narrower ones take chunks) go two to a program on 8 warps where there are at least 16 rows per SM (8 programs of
-// two per SM): H200 % of copy, two rounds (bench/NOTES.md "Causal attention with the
-// diagonal block first; LayerNorm's wide rows"), 16384x4096 bf16 88.4 -> 90.0, f16 88.4 ->
-// 89.9; four rows a program lost (84), and RMSNorm and softmax gained nothing that way.
-// nullopt where it does not apply.
-inline std::optional<Config> layernorm_rows_in_pairs(Config h, int64_t rows, int64_t cols, DType dtype, bool copies,
-                                                     int64_t sms) {
-  if (byte_size(dtype) != 2 || copies || cols % 8 != 0 || h.cluster != 1 || h.has("CHUNKS") || h.has("TAIL") ||
-      h.has("ROWS") || h.get("BLOCK") != 4096 || h.num_warps != 4 || rows < 16 * sms)
-    return std::nullopt;
-  h.set("ROWS", 2);
-  h.num_warps = 8;
-  h.min_programs_per_sm = 0;
-  return h;
-}
-// LayerNorm's config for rows x cols on buffers of type Buffer: its heuristic, rows in
-// pairs or split over the GPU where the rules above and with_split_rows say so.
+// LayerNorm's config for rows x cols on buffers of type Buffer: its heuristic, split over
+// the GPU where with_split_rows says so.
 template <class Buffer>
 Config layernorm_rows_heuristic(int64_t rows, int64_t cols, DType dtype, bool clusters, bool copies,
                                 bool aligned_rows = true) {
   Config h = layernorm_heuristic(cols, dtype, clusters, copies, aligned_rows);
-  int64_t sms = 1;
-  if constexpr (is_device_buffer_v<Buffer>) sms = cuda::device_info().sm_count;
-  if (auto pairs = layernorm_rows_in_pairs(h, rows, cols, dtype, copies, sms)) return *pairs;
   return with_split_rows<Buffer>(h, rows, cols, dtype, layernorm_few_rows_on_clusters(h, dtype));
 }
 // RMSNorm's: the norm heuristic, and for 16-bit rows of widths that are not a multiple of

@@ -291,9 +291,6 @@ const auto& layernorm_tuner() {
                                       weight_copies_pay(k["n_rows"], k["n_cols"], dtype_v<T>, 0);
                         Config h = layernorm_heuristic(k["n_cols"], dtype_v<T>, gpu_has_clusters(), copies,
                                                        !contiguous_rows_misaligned(k["n_cols"], dtype_v<T>));
-                        if (auto pairs = layernorm_rows_in_pairs(h, k["n_rows"], k["n_cols"], dtype_v<T>, copies,
-                                                                 gpu_sm_count()))
-                          return *pairs;
                         return with_split_rows_any(h, k["n_rows"], k["n_cols"], dtype_v<T>,
                                                    layernorm_few_rows_on_clusters(h, dtype_v<T>));
                       }},
