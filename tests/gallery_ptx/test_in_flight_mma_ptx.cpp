@@ -405,7 +405,10 @@ TEST_CASE("causal attention with the diagonal block first: the producer copies i
   // masked loop after the key loop.
   Config d128 = kernels::attention_heuristic(1024, 128, true, true);
   REQUIRE(d128.get("DIAGONAL_FIRST") == 1);
+  CHECK(d128.get("TMA_STORE") == 1);  // (and the output by TMA store, up to 2048 keys)
+  CHECK(kernels::attention_heuristic(2048, 128, true, true).get("DIAGONAL_FIRST") == 1);
   REQUIRE(kernels::attention_heuristic(4096, 128, true, true).get("DIAGONAL_FIRST") == 0);
+  CHECK(kernels::attention_heuristic(4096, 128, true, true).get("TMA_STORE") == 0);
   REQUIRE(kernels::attention_heuristic(1024, 128, false, true).get("DIAGONAL_FIRST") == 0);
   CHECK(kernels::attention_heuristic(16384, 64, true, true).get("DIAGONAL_FIRST") == 1);
   auto plan_of = [](Config cfg, std::string* ptx) {

@@ -204,13 +204,14 @@ TEST_CASE("gpu: attention at the head-dim-128 heuristic tiling, odd N") {
 }
 
 // Causal rows with the diagonal block first (DIAGONAL_FIRST, the d128 heuristic's at N
-// <= 1024): the producer copies the diagonal's K block before the key loop and block 0's
-// V after it; odd N (the last query block partial, one query block alone at 129), warp-
-// specialized or not, late rescale or not, and persistent (where the copy before the loop
-// goes back to the consumers).
+// <= 2048, with a TMA store): the producer copies the diagonal's K block before the key
+// loop and block 0's V after it; odd N (the last query block partial, one query block
+// alone at 129), plain or TMA stores, warp-specialized or not, late rescale or not, and
+// persistent (where the copy before the loop goes back to the consumers).
 TEST_CASE("gpu: causal attention with the diagonal block first, odd N") {
   const Config ws{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, {"DIAGONAL_FIRST", 1}, warp_specialize()};
   for (int n : {1000, 129, 385, 64}) check_attention_d128(n, true, 1, ws, 61);
+  for (int n : {1000, 129}) check_attention_d128(n, true, 1, Config(ws).set("TMA_STORE", 1), 62);
   check_attention_d128(777, true, 1, Config{{"BLOCK_N", 128}, {"DIAGONAL_FIRST", 1}}, 63);
   check_attention_d128(300, true, 1, Config{{"BLOCK_N", 128}, {"RESCALE_LATE", 1}, {"DIAGONAL_FIRST", 1}}, 65, 64);
   setenv("TILEFUSE_PERSISTENT_PROGRAMS", "5", 1);

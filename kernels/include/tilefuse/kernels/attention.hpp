@@ -309,12 +309,15 @@ inline Config attention_heuristic(int64_t seq_len, int64_t head_dim, bool causal
     // two consumer warpgroups take turns on the tensor cores, each rescaling O after its
     // softmax (FlashAttention-3's schedule; H200, peers' shapes, bench/NOTES.md "Warp
     // specialization without spills"): 541-705 TFLOP/s against 447-548 in one role.
-    // Causal rows of up to 8 key blocks start with their diagonal block (DIAGONAL_FIRST):
-    // bf16 N1024 400 -> 413 TFLOP/s, f16 398 -> 405; N2048 even, N4096 and N16384 -2 to -4%
-    // (run 4 of bench/results/h200_2026-11-30c).
+    // Causal rows of up to 16 key blocks start with their diagonal block (DIAGONAL_FIRST)
+    // and leave by TMA store: bf16 N1024 400 -> 413 TFLOP/s with the diagonal first, 420
+    // with the store too (f16 398 -> 418), N2048 527 -> 544 (the diagonal first alone:
+    // even); longer rows lost 2-4% with the diagonal first (runs 4, 8, 9 of
+    // bench/results/h200_2026-11-30c).
+    const bool short_causal = causal && seq_len <= 2048;
     if (w == 128 && bn == 128)
       return Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
-                    {"RESCALE_LATE", 1}, {"TMA_STORE", 0}, {"DIAGONAL_FIRST", causal && seq_len <= 1024},
+                    {"RESCALE_LATE", 1}, {"TMA_STORE", short_causal}, {"DIAGONAL_FIRST", short_causal},
                     num_warps(8), num_stages(2), warp_specialize()};
     return Config{{"BLOCK_M", 128}, {"BLOCK_N", bn}, {"HEAD_DIM", head_dim}, {"CAUSAL", c}, {"PV_LAG", 1},
                   {"TMA_STORE", 0}, num_warps(8), num_stages(2)};
